@@ -1,0 +1,159 @@
+"""Per-sample noisy projected SGD: Algorithm SGD1 of seed 000 (after Bassily-Smith-Thakurta 2014)."""
+import math
+import time
+import warnings
+
+import numpy as np
+
+from ._kernels import sgd as _sgd
+from ._validation import check_choice, check_int, check_real, check_rng
+from .fit import Fit
+from .privacy import PrivacyWarning, rdp_epsilon, sampled_gaussian_event
+from .problem import Problem
+
+SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD1, noise (3), step sizes (4)"
+CALIBRATIONS = ("paper",)
+STEP_SIZES = ("lipschitz", "strongly_convex")
+# Steps per kernel call: the bit generator's lock is taken once per call, and Ctrl-C is
+# honoured between calls. Chunking does not change the random stream.
+_CHUNK = 1 << 20
+
+
+def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
+    """Noise standard deviation of seed 000, eq. (3): ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
+
+    The seed states it for ``0 < epsilon < 1`` and ``delta < 1/n^3``. Its privacy proof applies
+    the Gaussian mechanism (Lemma 2) to steps of sensitivity ``2 n L``, which would need
+    ``sigma >= 4 n L sqrt(2 ln(1.25 n^2/delta) ln(1/delta)) / epsilon``, somewhat more than (3);
+    and its composition (Lemma 1 with ``delta' = delta^(1/3)``) gives a total delta near
+    ``delta + delta^(1/3)``, not delta (shared/REFERENCE.md section 5, SGD1 (a), (b)). The noise
+    is nonetheless (epsilon, delta)-DP with much room to spare, as the RDP accountant certifies
+    (``Fit.certified_epsilon``); it is kept as the seed states it so results can be compared.
+    """
+    return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
+
+
+def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="paper", sigma=None,
+              step_size="lipschitz", rng=None):
+    r"""Differentially private ERM by per-sample noisy projected SGD (seed 000, Algorithm SGD1).
+
+    Minimises the mean-form objective of ``problem`` (its sum form ``L = n F``, as in the seed)
+    over the ball C. Starting from ``theta_0 = 0``, for ``t = 1 .. T``:
+
+    .. math::
+
+        i_t &\sim \mathrm{Uniform}\{1..n\} \text{ (with replacement)}, \\
+        G_t &= n \left(\nabla \ell(\theta_t; x_{i_t}, y_{i_t}) + \lambda \theta_t\right) + z_t,
+        \qquad z_t \sim N(0, \sigma^2 I_p), \\
+        \theta_{t+1} &= \Pi_C(\theta_t - \eta(t) G_t),
+
+    and ``theta_T`` is returned. Step sizes: ``"lipschitz"`` is seed 000 eq. (4),
+    ``eta(t) = ||C||_2 / sqrt(t (n^2 G^2 + p sigma^2))`` with ``||C||_2 = 2R`` and
+    ``G = L + lambda R`` the per-sample gradient bound; ``"strongly_convex"`` is
+    ``eta(t) = 1 / (lambda n t)`` (Theorem 2, case 2, with Delta = lambda).
+
+    Parameters
+    ----------
+    problem : Problem
+    epsilon : float, optional
+        Target epsilon for ``calibration="paper"``: ``0 < epsilon < 1``. Leave None when passing
+        ``sigma``.
+    delta : float
+        Target delta; the paper calibration needs ``0 < delta < 1/n^3``. With ``sigma``, the delta
+        at which the accountant's epsilon is reported (``0 < delta < 1``).
+    steps : int, optional
+        Number of steps T (default ``n**2``, as in the seed).
+    calibration : {"paper"}
+        ``"paper"``: noise (3) of seed 000, see :func:`sgd1_paper_sigma`.
+    sigma : float, optional
+        Explicit noise standard deviation (``>= 0``) instead of a calibration; the fit then reports
+        the epsilon that the RDP accountant certifies at ``delta`` (``inf`` for ``sigma = 0``).
+    step_size : {"lipschitz", "strongly_convex"}
+        ``"lipschitz"`` needs a bounded C; ``"strongly_convex"`` needs ``problem.reg > 0``.
+    rng : None, int, SeedSequence or Generator
+        Source of the index draws and the noise. The same seed gives bit-identical results.
+
+    Returns
+    -------
+    Fit
+        ``theta = theta_T`` and its privacy: claimed (epsilon, delta), sigma, and the DpEvent
+        ``T``-fold self-composition of a Gaussian with noise multiplier ``sigma / (2 n L)`` on a
+        sample of one record out of n.
+
+    Notes
+    -----
+    Privacy. Neighbours differ in one record (replace-one), so each ``G_t`` has L2 sensitivity
+    ``2 n L`` (the regulariser term is the same for both datasets). The guarantee covers an
+    observer of ``theta_T`` or of the whole transcript ``{G_t}`` who does not know the index
+    sequence, which stays inside the solver: amplification by sampling depends on that
+    (shared/REFERENCE.md section 5, threat model). The seed's own proof of (3) has gaps
+    (see :func:`sgd1_paper_sigma`); the RDP accountant certifies the noise independently, and a
+    :class:`~dpsolve.privacy.PrivacyWarning` is raised if it ever certifies less than claimed.
+
+    Utility: Theorem 2 of seed 000, see :mod:`dpsolve.bounds`.
+
+    Source: seed 000 (``000_793393e33ee0c16c.txt``), Algorithm SGD1, eqs. (3) and (4), Theorem 2.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    n, p = problem.n, problem.p
+    L = problem.lipschitz
+    if not math.isfinite(L):
+        raise ValueError(
+            f"noisy_sgd needs a finite Lipschitz constant; the {problem.loss} loss has one only on "
+            "a bounded set: give the Problem a radius"
+        )
+    steps = n * n if steps is None else check_int(steps, "steps", low=1)
+    step_size = check_choice(step_size, "step_size", STEP_SIZES)
+    if step_size == "lipschitz" and problem.radius is None:
+        raise ValueError('step_size="lipschitz" needs a bounded C: give the Problem a radius, '
+                         'or use step_size="strongly_convex" with reg > 0')
+    if step_size == "strongly_convex" and problem.reg <= 0.0:
+        raise ValueError('step_size="strongly_convex" needs problem.reg > 0')
+
+    if sigma is None:
+        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
+        if epsilon is None or delta is None:
+            raise TypeError("noisy_sgd needs epsilon and delta (or an explicit sigma and delta)")
+        epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0)
+        delta = check_real(delta, "delta", low=0.0, high=1.0 / n ** 3)
+        sigma = sgd1_paper_sigma(n, L, epsilon, delta)
+    else:
+        if epsilon is not None:
+            raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
+        if delta is None:
+            raise TypeError("noisy_sgd with an explicit sigma needs delta, the delta at which "
+                            "the certified epsilon is reported")
+        sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=True)
+        delta = check_real(delta, "delta", low=0.0, high=1.0)
+        calibration = "explicit"
+    rng = check_rng(rng)
+
+    if step_size == "lipschitz":
+        schedule = _sgd.SCHEDULES["inv_sqrt"]
+        eta0 = problem.diameter / math.sqrt(n * n * problem.gradient_bound ** 2 + p * sigma ** 2)
+    else:
+        schedule = _sgd.SCHEDULES["inv"]
+        eta0 = 1.0 / (problem.reg * n)
+    event = sampled_gaussian_event(sigma, 2.0 * n * L, n, steps)
+    certified = rdp_epsilon(event, delta)
+    if calibration == "explicit":
+        epsilon = certified
+    elif certified > epsilon * (1.0 + 1e-9):
+        warnings.warn(f"the RDP accountant certifies epsilon={certified:.4g} for this noise, above "
+                      f"the claimed {epsilon:.4g}", PrivacyWarning, stacklevel=2)
+
+    theta = np.zeros(p)
+    radius = math.inf if problem.radius is None else problem.radius
+    start = time.perf_counter()
+    for t0 in range(1, steps + 1, _CHUNK):
+        finite = _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, theta, t0,
+                                      min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0,
+                                      problem.reg, radius, rng)
+        if not finite:
+            raise FloatingPointError("noisy_sgd produced non-finite parameters; reduce the "
+                                     "step size or give the Problem a radius")
+    wall_time = time.perf_counter() - start
+    return Fit(theta=theta, epsilon=epsilon, delta=delta, sigma=sigma, steps=steps,
+               calibration=calibration, solver="noisy_sgd", source=SOURCE, wall_time=wall_time,
+               dp_event=event)

@@ -1,0 +1,58 @@
+"""Argument checks shared by the public API: each names the parameter and the accepted range."""
+import numbers
+import math
+
+import numpy as np
+
+
+def check_real(value, name, *, low=None, high=None, low_inclusive=False, high_inclusive=False,
+               allow_inf=False):
+    """Return ``value`` as a float after checking type, finiteness and range.
+
+    ``low``/``high`` bound the accepted interval; inclusiveness is per side.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise ValueError(f"{name} must be finite, got {value}")
+    lo_ok = low is None or (value >= low if low_inclusive else value > low)
+    hi_ok = high is None or (value <= high if high_inclusive else value < high)
+    if not (lo_ok and hi_ok):
+        left = "(-inf" if low is None else ("[" if low_inclusive else "(") + f"{low:g}"
+        right = "inf)" if high is None else f"{high:g}" + ("]" if high_inclusive else ")")
+        raise ValueError(f"{name} must lie in {left}, {right}, got {value:g}")
+    return value
+
+
+def check_int(value, name, *, low=None):
+    """Return ``value`` as an int after checking it is an integer (not bool) and ``>= low``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if low is not None and value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value}")
+    return value
+
+
+def check_choice(value, name, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def check_rng(rng):
+    """Convert ``rng`` (None, int, SeedSequence or Generator) with ``np.random.default_rng``.
+
+    A Generator is used as it is (its stream advances); anything else starts a new one.
+    """
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError("rng must be None, an int, a numpy SeedSequence or a numpy Generator")
+    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence, np.random.Generator)):
+        if isinstance(rng, numbers.Integral) and rng < 0:
+            raise ValueError(f"rng must be a non-negative int seed, got {rng}")
+        return np.random.default_rng(rng)
+    raise TypeError(
+        "rng must be None, an int, a numpy SeedSequence or a numpy Generator, "
+        f"got {type(rng).__name__}"
+    )

@@ -1,0 +1,234 @@
+"""The ERM problem every solver, bound and reference minimiser works on.
+
+Conventions (shared/REFERENCE.md sections 1 and 2): mean-form objective
+``F(theta) = (1/n) sum_i loss(<theta, x_i>; y_i) + (reg/2) ||theta||^2`` over the ball
+``C = {||theta|| <= radius}`` (no constraint when ``radius is None``), rows bounded by
+``row_norm`` (a public bound chosen before seeing the data), replace-one neighbours.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ._kernels import losses as _losses
+from ._validation import check_choice, check_real
+
+LOSSES = ("logistic", "hinge", "squared")
+CLASSIFICATION_LOSSES = ("logistic", "hinge")
+
+
+class Problem:
+    """A regularised, constrained ERM problem with a convex loss of a linear model.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        Feature rows. Copied to C-contiguous float64; the caller's array is never modified.
+    y : array_like, shape (n,)
+        Labels. For classification losses, any two distinct values; the smaller is mapped to -1
+        and the larger to +1 (see ``classes``). For ``"squared"``, real targets with
+        ``|y_i| <= label_bound``.
+    loss : {"logistic", "hinge", "squared"}
+        Per-sample loss of the margin ``z = <theta, x>`` (REFERENCE.md section 2).
+    radius : float or None
+        Radius R of the constraint ball ``C = {||theta||_2 <= R}``; ``None`` means no constraint,
+        which needs ``reg > 0`` so that a minimiser exists.
+    reg : float, default 0
+        L2 regularisation ``lambda >= 0``; the objective is ``lambda``-strongly convex.
+    row_norm : float, default 1
+        Public bound B on ``||x_i||_2``. It must be chosen without looking at the data: privacy
+        guarantees are stated in terms of it.
+    label_bound : float, default 1
+        Public bound B_y on ``|y_i|`` for the squared loss (ignored otherwise).
+    clip_rows : bool, default True
+        Rows with ``||x_i|| > row_norm`` are scaled onto the bound, with a warning giving the
+        count (the count depends on the data: it is shown to the data holder, never stored).
+        With ``False`` such rows raise ``ValueError`` instead.
+
+    Attributes
+    ----------
+    X, y : ndarray
+        The validated data (read-only), labels mapped to -1/+1 for classification.
+    classes : tuple or None
+        ``(negative, positive)`` original label values for classification losses.
+    n, p : int
+        Number of records and features.
+    """
+
+    def __init__(self, X, y, loss="logistic", *, radius=1.0, reg=0.0, row_norm=1.0,
+                 label_bound=1.0, clip_rows=True):
+        self.loss = check_choice(loss, "loss", LOSSES)
+        self.reg = check_real(reg, "reg", low=0.0, low_inclusive=True)
+        self.radius = None if radius is None else check_real(radius, "radius", low=0.0)
+        if self.radius is None and self.reg == 0.0:
+            raise ValueError("radius=None (no constraint) needs reg > 0 so that a minimiser exists")
+        self.row_norm = check_real(row_norm, "row_norm", low=0.0)
+        self.label_bound = check_real(label_bound, "label_bound", low=0.0)
+        if not isinstance(clip_rows, (bool, np.bool_)):
+            raise TypeError(f"clip_rows must be a bool, got {type(clip_rows).__name__}")
+        self.X = self._validate_X(X, bool(clip_rows))
+        self.y, self.classes = self._validate_y(y, self.X.shape[0])
+        self.X.flags.writeable = False
+        self.y.flags.writeable = False
+        self._kind = _losses.LOSS_KINDS[self.loss]
+
+    # -- validation ------------------------------------------------------------------------
+    def _validate_X(self, X, clip_rows):
+        if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+            raise TypeError("X must be a dense array; sparse matrices are not supported")
+        X = np.asarray(X)
+        if X.dtype == object or not (np.issubdtype(X.dtype, np.floating)
+                                      or np.issubdtype(X.dtype, np.integer)):
+            raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+        X = np.array(X, dtype=np.float64, order="C", copy=True)
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X contains NaN or infinite values")
+        norms = np.linalg.norm(X, axis=1)
+        over = norms > self.row_norm
+        # Rows normalised by the user can exceed the bound by a rounding error: clip those
+        # silently; warn about (or refuse) only real excess.
+        beyond_rounding = norms > self.row_norm * (1.0 + 1e-12)
+        if np.any(over):
+            if not clip_rows and np.any(beyond_rounding):
+                raise ValueError(
+                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={self.row_norm:g}; "
+                    "pass clip_rows=True to clip them or choose a larger public bound"
+                )
+            X[over] *= (self.row_norm / norms[over])[:, None]
+            # Rounding can leave a scaled row an ulp above the bound: nudge it inside.
+            norms = np.linalg.norm(X, axis=1)
+            while np.any(still := norms > self.row_norm):
+                X[still] *= np.nextafter(1.0, 0.0)
+                norms[still] = np.linalg.norm(X[still], axis=1)
+            if np.any(beyond_rounding):
+                warnings.warn(
+                    f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "
+                    f"row_norm={self.row_norm:g} and were clipped to it",
+                    UserWarning, stacklevel=3,
+                )
+        return X
+
+    def _validate_y(self, y, n):
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
+        if self.loss in CLASSIFICATION_LOSSES:
+            if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinite values")
+            classes = np.unique(y)
+            if classes.shape[0] != 2:
+                raise ValueError(
+                    f"loss={self.loss!r} needs exactly two distinct labels in y, "
+                    f"got {classes.shape[0]}"
+                )
+            mapped = np.where(y == classes[1], 1.0, -1.0)
+            return np.ascontiguousarray(mapped), (classes[0].item(), classes[1].item())
+        if not (np.issubdtype(y.dtype, np.floating) or np.issubdtype(y.dtype, np.integer)):
+            raise TypeError(f"y must hold real numbers for the squared loss, got dtype {y.dtype}")
+        y = np.array(y, dtype=np.float64, copy=True)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinite values")
+        if np.any(np.abs(y) > self.label_bound):
+            raise ValueError(
+                f"squared loss needs |y_i| <= label_bound={self.label_bound:g}; "
+                "rescale y or choose a larger public bound"
+            )
+        return y, None
+
+    # -- shape and constants ---------------------------------------------------------------
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def p(self):
+        return self.X.shape[1]
+
+    @property
+    def lipschitz(self):
+        """Lipschitz constant L of each per-sample loss in theta over C (REFERENCE.md section 2).
+
+        ``B`` for logistic and hinge; ``B (R B + B_y)`` for squared, which is infinite without a
+        constraint. Sensitivities use L: the regulariser cancels between neighbours.
+        """
+        B = self.row_norm
+        if self.loss == "squared":
+            return math.inf if self.radius is None else B * (self.radius * B + self.label_bound)
+        return B
+
+    @property
+    def gradient_bound(self):
+        """Bound ``L + lambda R`` on the norm of a per-sample gradient of the regularised
+        objective over C (step sizes use it); infinite without a constraint when ``reg > 0``."""
+        if self.reg == 0.0:
+            return self.lipschitz
+        return math.inf if self.radius is None else self.lipschitz + self.reg * self.radius
+
+    @property
+    def smoothness(self):
+        """Smoothness beta of the per-sample loss: ``B^2/4`` logistic, ``B^2`` squared,
+        ``inf`` for hinge (not differentiable)."""
+        B2 = self.row_norm ** 2
+        return {"logistic": B2 / 4.0, "squared": B2, "hinge": math.inf}[self.loss]
+
+    @property
+    def strong_convexity(self):
+        """Strong convexity of the objective: lambda (``reg``)."""
+        return self.reg
+
+    @property
+    def diameter(self):
+        """Diameter ``||C||_2 = 2R`` of the constraint set (seed 000's ``||C||_2``), inf if none."""
+        return math.inf if self.radius is None else 2.0 * self.radius
+
+    # -- objective -------------------------------------------------------------------------
+    def _theta(self, theta):
+        theta = np.asarray(theta, dtype=np.float64)
+        if theta.shape != (self.p,):
+            raise ValueError(f"theta must have shape ({self.p},), got {theta.shape}")
+        if not np.all(np.isfinite(theta)):
+            raise ValueError("theta contains NaN or infinite values")
+        return np.ascontiguousarray(theta)
+
+    def margins(self, theta):
+        """``X @ theta``."""
+        return self.X @ self._theta(theta)
+
+    def objective(self, theta):
+        """Mean-form objective ``F(theta) = (1/n) sum_i loss + (reg/2) ||theta||^2``.
+
+        Evaluated anywhere in R^p (the constraint is not checked here).
+        """
+        theta = self._theta(theta)
+        values = _losses.loss_values(self._kind, self.X @ theta, self.y)
+        return float(np.mean(values) + 0.5 * self.reg * np.dot(theta, theta))
+
+    def gradient(self, theta):
+        """Gradient of F (for hinge, the subgradient with ``loss'(z) = -y 1[yz < 1]``)."""
+        theta = self._theta(theta)
+        d = _losses.loss_derivatives(self._kind, self.X @ theta, self.y)
+        return self.X.T @ d / self.n + self.reg * theta
+
+    def loss_derivatives(self, theta):
+        """``loss'(<theta, x_i>; y_i)`` for every record (used by certificates and solvers)."""
+        return _losses.loss_derivatives(self._kind, self.margins(theta), self.y)
+
+    def loss_second_derivatives(self, theta):
+        """``loss''(<theta, x_i>; y_i)`` for every record (0 for hinge)."""
+        return _losses.loss_second_derivatives(self._kind, self.margins(theta), self.y)
+
+    def describe(self):
+        """Public description of the problem (no data-dependent values beyond n and p)."""
+        return {
+            "loss": self.loss, "n": self.n, "p": self.p, "radius": self.radius, "reg": self.reg,
+            "row_norm": self.row_norm,
+            "label_bound": self.label_bound if self.loss == "squared" else None,
+        }
+
+    def __repr__(self):
+        d = self.describe()
+        return "Problem(" + ", ".join(f"{k}={v!r}" for k, v in d.items() if v is not None) + ")"

@@ -1,0 +1,58 @@
+"""dpsolve.bounds: closed forms, normalisation, errors."""
+import math
+
+import numpy as np
+import pytest
+
+from dpsolve import Problem, bounds
+
+
+@pytest.fixture
+def P():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 9)) / 4
+    return Problem(X, rng.choice([0, 1], 100), "logistic", radius=2.0, reg=0.5, row_norm=1.5)
+
+
+def test_theorem_2_lipschitz(P):
+    G, D = 1.5 + 0.5 * 2.0, 4.0
+    expected_sum = G * D * math.log(1.25 * 100 ** 2 / 1e-7) ** 2 * 3.0 / 0.5
+    assert bounds.sgd1_lipschitz_bound(P, 0.5, 1e-7, form="sum") == pytest.approx(expected_sum)
+    assert bounds.sgd1_lipschitz_bound(P, 0.5, 1e-7) == pytest.approx(expected_sum / 100)
+
+
+def test_theorem_2_strongly_convex(P):
+    G = 2.5
+    expected_sum = G ** 2 * math.log(1.25e4 / 1e-7) ** 3 * 9 / (100 * 0.5 * 0.25)
+    assert bounds.sgd1_strongly_convex_bound(P, 0.5, 1e-7, form="sum") == pytest.approx(expected_sum)
+    assert bounds.sgd1_strongly_convex_bound(P, 0.5, 1e-7, form="mean") == pytest.approx(expected_sum / 100)
+
+
+def test_lower_bounds(P):
+    G, D = 2.5, 4.0
+    assert bounds.lower_bound_lipschitz(P, 0.5) == pytest.approx(G * D * min(1, 3 / 50))
+    assert bounds.lower_bound_lipschitz(P, 0.001) == pytest.approx(G * D)
+    assert bounds.lower_bound_lipschitz(P, 0.5, form="sum") == pytest.approx(100 * G * D * 3 / 50)
+    assert bounds.lower_bound_strongly_convex(P, 0.5) == pytest.approx(
+        min(G * D, G ** 2 * 9 / (0.5 * 0.25 * 100 ** 2)))
+
+
+def test_bounds_shrink_as_epsilon_grows(P):
+    for f in (bounds.sgd1_lipschitz_bound, bounds.sgd1_strongly_convex_bound):
+        assert f(P, 0.9, 1e-7) < f(P, 0.1, 1e-7)
+
+
+def test_errors(P):
+    Q = Problem(P.X, P.y, "logistic", radius=1.0, row_norm=1.5)
+    with pytest.raises(ValueError, match="needs problem.reg > 0"):
+        bounds.sgd1_strongly_convex_bound(Q, 0.5, 1e-7)
+    with pytest.raises(ValueError, match="needs problem.reg > 0"):
+        bounds.lower_bound_strongly_convex(Q, 0.5)
+    with pytest.raises(ValueError, match="form must be one of"):
+        bounds.sgd1_lipschitz_bound(P, 0.5, 1e-7, form="total")
+    with pytest.raises(ValueError, match="epsilon must lie in"):
+        bounds.sgd1_lipschitz_bound(P, 0.0, 1e-7)
+    with pytest.raises(ValueError, match="delta must lie in"):
+        bounds.sgd1_lipschitz_bound(P, 0.5, 1.5)
+    with pytest.raises(TypeError, match="dpsolve.Problem"):
+        bounds.lower_bound_lipschitz("P", 0.5)

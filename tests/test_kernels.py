@@ -1,0 +1,188 @@
+"""Kernels: loss derivatives, projection, and the SGD1 loop against a step-by-step reference."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpsolve._kernels import losses, sgd, vector
+
+KINDS = losses.LOSS_KINDS
+
+
+def numpy_loss(name, z, y):
+    if name == "logistic":
+        return np.logaddexp(0.0, -y * z)
+    if name == "hinge":
+        return np.maximum(0.0, 1.0 - y * z)
+    return 0.5 * (z - y) ** 2
+
+
+def numpy_dloss(name, z, y):
+    if name == "logistic":
+        return -y / (1.0 + np.exp(y * z))
+    if name == "hinge":
+        return np.where(y * z < 1.0, -y, 0.0)
+    return z - y
+
+
+def _margins(name, rng, size=2000):
+    z = rng.uniform(-30, 30, size)
+    y = rng.choice([-1.0, 1.0], size) if name != "squared" else rng.uniform(-1, 1, size)
+    return z, y
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_losses_match_numpy(name):
+    z, y = _margins(name, np.random.default_rng(1))
+    np.testing.assert_allclose(losses.loss_values(KINDS[name], z, y), numpy_loss(name, z, y),
+                               rtol=1e-13, atol=1e-300)
+    np.testing.assert_allclose(losses.loss_derivatives(KINDS[name], z, y),
+                               numpy_dloss(name, z, y), rtol=1e-13, atol=1e-300)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_derivatives_match_finite_differences(name):
+    z, y = _margins(name, np.random.default_rng(2))
+    if name == "hinge":   # stay away from the kink, where there is no derivative
+        keep = np.abs(1.0 - y * z) > 1e-3
+        z, y = z[keep], y[keep]
+    h = 1e-6
+    kind = KINDS[name]
+    eps = np.finfo(float).eps
+
+    def fd_tolerance(f, df, z):
+        # truncation h^2/6 max|third derivative| (<= h^2/6 here) plus rounding: f(z +- h) is off
+        # by eps |f| and, since z +- h is itself rounded, by eps |z| |f'|; both divided by 2h.
+        return h * h / 6 + 2 * eps * (np.abs(f) + np.abs(z) * np.abs(df) + 1) / (2 * h)
+
+    value, d1 = losses.loss_values(kind, z, y), losses.loss_derivatives(kind, z, y)
+    fd = (losses.loss_values(kind, z + h, y) - losses.loss_values(kind, z - h, y)) / (2 * h)
+    assert np.all(np.abs(fd - d1) <= fd_tolerance(value, d1, z))
+    if name != "hinge":
+        d2 = losses.loss_second_derivatives(kind, z, y)
+        fd2 = (losses.loss_derivatives(kind, z + h, y) - losses.loss_derivatives(kind, z - h, y)) / (2 * h)
+        assert np.all(np.abs(fd2 - d2) <= fd_tolerance(d1, d2, z))
+
+
+def test_logistic_is_stable_at_extreme_margins():
+    z = np.array([-800.0, 800.0, 0.0])
+    y = np.ones(3)
+    kind = KINDS["logistic"]
+    assert np.all(np.isfinite(losses.loss_values(kind, z, y)))
+    np.testing.assert_allclose(losses.loss_values(kind, z, y), [800.0, 0.0, math.log(2.0)])
+    np.testing.assert_allclose(losses.loss_derivatives(kind, z, y), [-1.0, 0.0, -0.5])
+
+
+def test_projection():
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        v = rng.standard_normal(7) * rng.uniform(0.1, 10)
+        r = rng.uniform(0.5, 3)
+        out = vector.project_l2_ball(v, r)
+        expected = v if np.linalg.norm(v) <= r else v * r / np.linalg.norm(v)
+        np.testing.assert_allclose(out, expected, rtol=1e-15)
+        assert np.linalg.norm(out) <= r * (1 + 4e-16)
+    v = np.array([3.0, 4.0])
+    vector.project_l2_ball(v, 1.0)
+    assert v.tolist() == [3.0, 4.0]   # input untouched
+
+
+# -- the SGD1 loop ------------------------------------------------------------------------------
+def python_dloss(name, z, y):
+    """The same formulas as _kernels/_loss.pxd, evaluated by Python's floats (same libm)."""
+    if name == "logistic":
+        m = y * z
+        if m > 0.0:
+            e = math.exp(-m)
+            return -y * e / (1.0 + e)
+        return -y / (1.0 + math.exp(m))
+    if name == "hinge":
+        return -y if y * z < 1.0 else 0.0
+    return z - y
+
+
+def sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, rng):
+    """Seed 000's SGD1, one step at a time, in the kernel's order of floating-point operations."""
+    n, p = X.shape
+    th = [0.0] * p
+    for t in range(1, steps + 1):
+        i = int(rng.integers(n))
+        z = 0.0
+        for j in range(p):
+            z += X[i, j] * th[j]
+        g = n * python_dloss(name, z, y[i])
+        eta = eta0 / math.sqrt(t) if schedule == "inv_sqrt" else eta0 / t
+        sq = 0.0
+        for j in range(p):
+            step = g * X[i, j] + n * reg * th[j]
+            if sigma > 0.0:
+                step = step + sigma * rng.standard_normal()
+            th[j] = th[j] - eta * step
+            sq += th[j] * th[j]
+        if sq > radius * radius:
+            c = radius / math.sqrt(sq)
+            th = [v * c for v in th]
+    return np.array(th)
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.parametrize("sigma", [0.0, 2.5])
+@pytest.mark.parametrize("schedule,reg,radius", [("inv_sqrt", 0.0, 0.7), ("inv", 0.3, math.inf)])
+def test_sgd_loop_equals_step_by_step_reference(name, sigma, schedule, reg, radius):
+    rng = np.random.default_rng(4)
+    n, p, steps = 37, 6, 400
+    X = rng.standard_normal((n, p))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.choice([-1.0, 1.0], n) if name != "squared" else rng.uniform(-1, 1, n)
+    eta0 = 0.05 if schedule == "inv_sqrt" else 1.0 / (max(reg, 1e-3) * n)
+    theta = np.zeros(p)
+    g_kernel, g_ref = np.random.default_rng(99), np.random.default_rng(99)
+    assert sgd.noisy_sgd_steps(X, y, KINDS[name], theta, 1, steps + 1, sigma,
+                               sgd.SCHEDULES[schedule], eta0, reg, radius, g_kernel)
+    expected = sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, g_ref)
+    assert np.array_equal(theta, expected)          # bit for bit
+    assert g_kernel.random() == g_ref.random()       # both consumed exactly the same stream
+    assert np.any(theta != 0.0)
+
+
+def test_sgd_loop_split_into_chunks_is_identical():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((20, 4)) / 3
+    y = rng.choice([-1.0, 1.0], 20)
+    whole, parts = np.zeros(4), np.zeros(4)
+    sgd.noisy_sgd_steps(X, y, 0, whole, 1, 301, 1.0, 0, 0.1, 0.0, 1.0, np.random.default_rng(7))
+    g = np.random.default_rng(7)
+    for a, b in [(1, 50), (50, 51), (51, 301)]:
+        sgd.noisy_sgd_steps(X, y, 0, parts, a, b, 1.0, 0, 0.1, 0.0, 1.0, g)
+    assert np.array_equal(whole, parts)
+
+
+def test_sgd_noise_moments():
+    """With zero features the first step is theta_1 = -eta sigma xi: test xi ~ N(0, I_p)."""
+    p, sigma = 200_000, 3.0
+    theta = np.zeros(p)
+    sgd.noisy_sgd_steps(np.zeros((1, p)), np.ones(1), 0, theta, 1, 2, sigma, 0, 1.0, 0.0,
+                        math.inf, np.random.default_rng(11))
+    xi = -theta / sigma
+    # 5-sigma bands of the sample moments of N = p standard normals
+    assert abs(xi.mean()) < 5 / math.sqrt(p)
+    assert abs(xi.var() - 1.0) < 5 * math.sqrt(2.0 / p)
+    assert abs(stats.skew(xi)) < 5 * math.sqrt(6.0 / p)
+    assert abs(stats.kurtosis(xi)) < 5 * math.sqrt(24.0 / p)
+    # Kolmogorov-Smirnov: reject at level 1e-6 only (DKW bound sqrt(ln(2/alpha) / (2N)))
+    assert stats.kstest(xi, "norm").statistic < math.sqrt(math.log(2 / 1e-6) / (2 * p))
+
+
+def test_sgd_index_draws_are_uniform():
+    """One-hot rows, hinge with y = +1 and tiny steps (margins stay below the kink, so
+    loss' = -1): step t adds exactly eta0 n / t to the coordinate of the drawn row."""
+    n, steps, eta0 = 10, 100_000, 1e-6
+    theta = np.zeros(n)
+    sgd.noisy_sgd_steps(np.eye(n), np.ones(n), KINDS["hinge"], theta, 1, steps + 1, 0.0,
+                        sgd.SCHEDULES["inv"], eta0, 0.0, math.inf, np.random.default_rng(12))
+    idx = np.random.default_rng(12).integers(n, size=steps)
+    expected = np.zeros(n)
+    np.add.at(expected, idx, eta0 * n / np.arange(1, steps + 1))
+    np.testing.assert_allclose(theta, expected, rtol=1e-10)
+    assert stats.chisquare(np.bincount(idx, minlength=n)).pvalue > 1e-6

@@ -1,0 +1,334 @@
+"""dpsolve.reference: certified reference minimisers (shared/REFERENCE.md §6).
+
+The certificate must be a true upper bound on F(theta) - F(theta*), small at the reference
+solution, and unaffected by what is on disk. Every problem is seeded; every cache lives in
+tmp_path.
+"""
+import math
+
+import numpy as np
+import pytest
+from scipy import special
+
+import dpsolve.reference as reference_module
+from dpsolve import Problem
+from dpsolve.reference import (ReferenceSolution, certificate, excess_risk,
+                               reference_minimizer)
+
+LOSSES = ("logistic", "hinge", "squared")
+# (radius, reg): ball active without regularisation, ball inactive, ball active with
+# regularisation, no constraint.
+SETTINGS = [(0.5, 0.0), (100.0, 0.0), (0.5, 0.05), (None, 0.01)]
+SETTING_IDS = ["active", "inactive", "active-reg", "unconstrained"]
+
+
+def make_problem(loss, n=300, p=5, radius=1.0, reg=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X /= np.linalg.norm(X, axis=1).max()
+    z = 3.0 * X @ rng.standard_normal(p)
+    if loss == "squared":
+        y = np.clip(z / 3.0 + 0.1 * rng.standard_normal(n), -1.0, 1.0)
+    else:   # noisy labels: not separable, so the unregularised minimiser is interior
+        y = np.where(z + rng.standard_normal(n) > 0, 1, -1)
+    return Problem(X, y, loss, radius=radius, reg=reg)
+
+
+def random_points_in_ball(P, rng, k, scale):
+    R = P.radius if P.radius is not None else 20.0
+    pts = rng.standard_normal((k, P.p)) * scale
+    norms = np.linalg.norm(pts, axis=1, keepdims=True)
+    return np.where(norms > R, pts * (R / norms) * (1 - 1e-12), pts)
+
+
+def dual_value(P, alpha):
+    """Independent evaluation of D(alpha) (textbook formulas, no floating-point care)."""
+    lam, R = P.reg, P.radius
+    if P.loss == "squared":
+        conj = alpha ** 2 / 2 - alpha * P.y
+    else:
+        b = alpha * P.y
+        conj = -b if P.loss == "hinge" else special.xlogy(b, b) + special.xlogy(1 - b, 1 - b)
+    v = P.X.T @ alpha / P.n
+    nv = np.linalg.norm(v)
+    if R is None:
+        hstar = nv ** 2 / (2 * lam)
+    elif nv <= lam * R:
+        hstar = nv ** 2 / (2 * lam)
+    else:
+        hstar = R * nv - lam * R ** 2 / 2
+    return -np.mean(conj) - hstar
+
+
+# -- the certificate is a true upper bound -----------------------------------------------------
+@pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
+@pytest.mark.parametrize("loss", LOSSES)
+def test_gap_bounds_distance_to_a_tighter_solution(loss, radius, reg, tmp_path):
+    P = make_problem(loss, radius=radius, reg=reg, seed=1)
+    ref = reference_minimizer(P, tol=1e-6, cache=tmp_path)
+    # F(theta_hat) - F(theta*) <= gap, and F(theta*) <= F(theta) for every feasible theta:
+    # compare with a tighter solve and with an independent plain cvxpy solve.
+    others = [independent_solve(P)]
+    if loss != "hinge":     # (hinge has no polishing: the cone solver's answer is final)
+        tight = reference_minimizer(P, tol=1e-11, cache=False)
+        assert tight.gap <= 1e-11
+        assert tight.value - ref.value <= tight.gap
+        others.append(tight.theta)
+    for theta in others:
+        assert ref.value - P.objective(theta) <= ref.gap
+    assert 0.0 <= ref.gap <= 1e-6
+
+
+def independent_solve(P):
+    """Plain cvxpy (Clarabel defaults, cp.pos for the hinge), projected onto C."""
+    import cvxpy as cp
+    theta = cp.Variable(P.p)
+    margins = cp.multiply(P.y, P.X @ theta)
+    obj = {"logistic": lambda: cp.sum(cp.logistic(-margins)) / P.n,
+           "hinge": lambda: cp.sum(cp.pos(1 - margins)) / P.n,
+           "squared": lambda: cp.sum_squares(P.X @ theta - P.y) / (2 * P.n)}[P.loss]()
+    obj = obj + P.reg / 2 * cp.sum_squares(theta)
+    cons = [] if P.radius is None else [cp.norm(theta, 2) <= P.radius]
+    cp.Problem(cp.Minimize(obj), cons).solve(solver="CLARABEL")
+    return reference_module._project(P, theta.value)
+
+
+@pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
+@pytest.mark.parametrize("loss", LOSSES)
+def test_certificate_is_an_upper_bound_at_random_feasible_points(loss, radius, reg, tmp_path):
+    P = make_problem(loss, radius=radius, reg=reg, seed=2)
+    ref = reference_minimizer(P, cache=tmp_path)
+    rng = np.random.default_rng(3)
+    theta_star = np.asarray(ref.theta)
+    points = np.vstack([
+        random_points_in_ball(P, rng, 10, scale=1.0),                          # far away
+        theta_star + random_points_in_ball(P, rng, 10, scale=1e-3),            # close by
+        theta_star + random_points_in_ball(P, rng, 10, scale=1e-7),            # very close
+    ])
+    for theta in points:
+        theta = reference_module._project(P, theta)
+        F = P.objective(theta)
+        cert = certificate(P, theta)
+        assert cert >= F - ref.value          # F(theta*) <= ref.value
+        # any dual point, even a random one, gives a valid (if poor) bound
+        alpha = rng.uniform(-1.5, 1.5, P.n)
+        assert certificate(P, theta, alpha) >= F - ref.value
+        assert certificate(P, theta, alpha) <= cert
+        # and it is the duality gap of the default dual point, plus a small allowance
+        gap = F - dual_value(P, -P.loss_derivatives(theta))
+        assert gap - 1e-12 <= cert <= max(gap, 0.0) + 1e-10
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_certificate_is_not_fooled_at_the_optimum(loss, tmp_path):
+    """Near theta* the raw duality gap is at the rounding level. The certificate must still
+    dominate the true suboptimality of every nearby feasible point, which a tighter solve
+    bounds from below."""
+    P = make_problem(loss, n=1000, p=10, radius=0.5, reg=0.0, seed=4)
+    tight = reference_minimizer(P, tol=1e-12, cache=tmp_path)
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        theta = reference_module._project(P, tight.theta + 1e-9 * rng.standard_normal(P.p))
+        assert certificate(P, theta) >= P.objective(theta) - tight.value
+        assert certificate(P, theta) > 0.0
+
+
+def test_certificate_grows_with_suboptimality(tmp_path):
+    P = make_problem("logistic", seed=6)
+    ref = reference_minimizer(P, cache=tmp_path)
+    worse = reference_module._project(P, 0.5 * np.asarray(ref.theta))
+    assert certificate(P, worse) >= P.objective(worse) - ref.value > 1e-4
+
+
+# -- the certificate is small ------------------------------------------------------------------
+@pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
+@pytest.mark.parametrize("loss", LOSSES)
+def test_reference_reaches_1e_9(loss, radius, reg, tmp_path):
+    P = make_problem(loss, n=2000, p=20, radius=radius, reg=reg, seed=7)
+    ref = reference_minimizer(P, cache=tmp_path)
+    assert ref.gap <= 1e-9
+    assert ref.gap == certificate(P, ref.theta, None) or loss == "hinge"
+    assert ref.value == P.objective(ref.theta)
+    assert ref.solver in ("CLARABEL", "SCS")
+    assert ref.time > 0 and ref.cached is False
+    assert not ref.theta.flags.writeable
+    if radius is not None:
+        assert np.linalg.norm(ref.theta) <= radius
+        if radius < 1:      # the small ball is active at the solution
+            assert np.linalg.norm(ref.theta) > radius * (1 - 1e-9)
+        else:
+            assert np.linalg.norm(ref.theta) < 0.9 * radius
+
+
+def test_hinge_gap_uses_the_solvers_dual_point(tmp_path):
+    """At a hinge minimiser the subgradient dual point is poor (b_i in {0, 1} on the support
+    vectors); the solver's constraint duals certify the solution."""
+    P = make_problem("hinge", n=2000, p=20, radius=100.0, reg=0.0, seed=7)
+    ref = reference_minimizer(P, cache=tmp_path)
+    assert ref.gap <= 1e-9
+    assert certificate(P, ref.theta) > 100 * ref.gap
+
+
+def test_logistic_n10000_p50(tmp_path):
+    """The hard case: plain cvxpy returns optimal_inaccurate at tight tolerances here."""
+    P = make_problem("logistic", n=10_000, p=50, radius=1.0, reg=0.0, seed=8)
+    ref = reference_minimizer(P, cache=tmp_path)
+    assert ref.gap <= 1e-9
+    assert "polished" in ref.status
+
+
+def test_polishing_recovers_from_solver_failure(monkeypatch, tmp_path):
+    monkeypatch.setattr(reference_module, "_cone_solve",
+                        lambda problem, tol: (None, None, "failed", "NONE"))
+    for loss in ("logistic", "squared"):
+        P = make_problem(loss, n=500, p=8, radius=0.5, reg=0.01, seed=9)
+        ref = reference_minimizer(P, cache=False)
+        assert ref.status == "failed+polished" and ref.solver == "NONE"
+        assert ref.gap <= 1e-9
+
+
+def test_scs_is_the_fallback_when_clarabel_errs(monkeypatch):
+    import cvxpy as cp
+    real_solve = cp.Problem.solve
+
+    def solve(self, *args, **kwargs):
+        if kwargs.get("solver") == "CLARABEL":
+            raise cp.error.SolverError("simulated Clarabel failure")
+        return real_solve(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", solve)
+    P = make_problem("squared", n=300, p=5, radius=0.5, seed=10)
+    ref = reference_minimizer(P, cache=False)
+    assert ref.solver == "SCS"
+    assert ref.gap <= 1e-9
+
+
+def test_gap_above_tol_warns_and_is_not_cached(monkeypatch, tmp_path):
+    """Hinge has no polishing: with both solvers failing, the origin cannot be certified."""
+    monkeypatch.setattr(reference_module, "_cone_solve",
+                        lambda problem, tol: (None, None, "failed", "NONE"))
+    P = make_problem("hinge", seed=11)
+    with pytest.warns(RuntimeWarning, match="above tol"):
+        ref = reference_minimizer(P, cache=tmp_path)
+    assert ref.status.endswith("+gap_above_tol") and ref.gap > 1e-9
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- cache -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("loss", LOSSES)
+def test_cache_round_trip(loss, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSOLVE_CACHE", str(tmp_path / "env-cache"))
+    P = make_problem(loss, radius=0.5, seed=12)
+    fresh = reference_minimizer(P)
+    files = list((tmp_path / "env-cache").glob("*.npz"))
+    assert len(files) == 1
+    again = reference_minimizer(P)
+    assert fresh.cached is False and again.cached is True
+    assert np.array_equal(again.theta, fresh.theta)
+    assert again.value == fresh.value
+    assert again.gap <= 1e-9           # re-certified (hinge: with the stored dual point)
+    assert (again.status, again.solver, again.time) == (fresh.status, fresh.solver, fresh.time)
+    assert not again.theta.flags.writeable
+    # the same data under another problem or tolerance is another entry
+    reference_minimizer(Problem(P.X, P.y, loss, radius=0.6))
+    reference_minimizer(P, tol=1e-8)
+    assert len(list((tmp_path / "env-cache").glob("*.npz"))) == 3
+
+
+def test_cache_locations(tmp_path, monkeypatch):
+    P = make_problem("squared", seed=13)
+    monkeypatch.delenv("DPSOLVE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    reference_minimizer(P)
+    assert len(list((tmp_path / "xdg" / "dpsolve").glob("*.npz"))) == 1
+    monkeypatch.setenv("DPSOLVE_CACHE", str(tmp_path / "env"))
+    assert reference_minimizer(P).cached is False
+    assert reference_minimizer(P, cache=str(tmp_path / "xdg" / "dpsolve")).cached is True
+    assert reference_minimizer(P, cache=tmp_path / "env").cached is True
+    assert reference_minimizer(P, cache=False).cached is False
+
+
+def test_corrupted_cache_is_detected_and_replaced(tmp_path):
+    P = make_problem("logistic", radius=0.5, seed=14)
+    fresh = reference_minimizer(P, cache=tmp_path)
+    (path,) = tmp_path.glob("*.npz")
+    path.write_bytes(b"not an npz file")
+    resolved = reference_minimizer(P, cache=tmp_path)
+    assert resolved.cached is False and resolved.gap <= 1e-9
+    np.testing.assert_allclose(resolved.theta, fresh.theta, atol=1e-6)
+    assert reference_minimizer(P, cache=tmp_path).cached is True     # the file was rewritten
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]       # no temporary files left
+
+
+def test_tampered_cache_is_not_trusted(tmp_path):
+    """A well-formed file with the right key but a suboptimal theta fails re-certification."""
+    P = make_problem("squared", radius=0.5, seed=15)
+    fresh = reference_minimizer(P, cache=tmp_path)
+    (path,) = tmp_path.glob("*.npz")
+    with np.load(path) as f:
+        contents = dict(f)
+    contents["theta"] = 0.9 * contents["theta"]
+    contents["gap"] = np.float64(0.0)       # lies are ignored: the certificate is recomputed
+    with open(path, "wb") as fh:
+        np.savez(fh, **contents)
+    resolved = reference_minimizer(P, cache=tmp_path)
+    assert resolved.cached is False
+    assert resolved.value == pytest.approx(fresh.value, abs=1e-9)
+    assert resolved.gap <= 1e-9
+
+
+# -- excess risk -------------------------------------------------------------------------------
+@pytest.mark.parametrize("loss", LOSSES)
+def test_excess_risk(loss, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPSOLVE_CACHE", str(tmp_path))
+    P = make_problem(loss, radius=0.5, reg=0.01, seed=16)
+    ref = reference_minimizer(P)
+    assert -ref.gap <= excess_risk(P, ref.theta, ref) <= ref.gap
+    assert excess_risk(P, ref.theta) == excess_risk(P, ref.theta, ref)   # computed (cached)
+    worse = np.zeros(P.p)
+    assert excess_risk(P, worse, ref) == pytest.approx(P.objective(worse) - ref.value)
+    assert excess_risk(P, worse, ref) > 1e-3
+    # points outside C (output perturbation) are evaluated as they are
+    outside = 10.0 * np.asarray(ref.theta) / np.linalg.norm(ref.theta)
+    assert excess_risk(P, outside, ref) == pytest.approx(P.objective(outside) - ref.value)
+
+
+# -- errors ------------------------------------------------------------------------------------
+def test_bad_inputs(tmp_path):
+    P = make_problem("logistic", radius=0.5, seed=17)
+    ref = reference_minimizer(P, cache=tmp_path)
+    with pytest.raises(TypeError, match="dpsolve.Problem"):
+        reference_minimizer("P")
+    with pytest.raises(TypeError, match="dpsolve.Problem"):
+        certificate(None, np.zeros(P.p))
+    with pytest.raises(TypeError, match="dpsolve.Problem"):
+        excess_risk({}, np.zeros(P.p), ref)
+    for tol in (0.0, -1e-9, 0.1, math.nan, math.inf):
+        with pytest.raises(ValueError, match="tol"):
+            reference_minimizer(P, tol=tol, cache=False)
+    with pytest.raises(TypeError, match="tol"):
+        reference_minimizer(P, tol="1e-9", cache=False)
+    with pytest.raises(TypeError, match="cache"):
+        reference_minimizer(P, cache=3)
+    with pytest.raises(ValueError, match=r"theta must have shape \(5,\)"):
+        certificate(P, np.zeros(4))
+    with pytest.raises(ValueError, match=r"theta must have shape \(5,\)"):
+        excess_risk(P, np.zeros((5, 1)), ref)
+    with pytest.raises(ValueError, match="NaN"):
+        certificate(P, np.full(P.p, np.nan))
+    with pytest.raises(ValueError, match="outside the constraint set"):
+        certificate(P, np.full(P.p, 1.0))
+    with pytest.raises(ValueError, match=r"alpha must have shape \(300,\)"):
+        certificate(P, np.zeros(P.p), alpha=np.zeros(3))
+    with pytest.raises(TypeError, match="ReferenceSolution"):
+        excess_risk(P, np.zeros(P.p), reference=np.zeros(P.p))
+    other = reference_minimizer(make_problem("logistic", radius=0.5, seed=18), cache=tmp_path)
+    with pytest.raises(ValueError, match="does not belong"):
+        excess_risk(P, np.zeros(P.p), other)
+    with pytest.raises(ValueError, match="does not belong"):
+        excess_risk(make_problem("logistic", p=6, seed=17), np.zeros(6), ref)
+    assert isinstance(ref, ReferenceSolution)
+    with pytest.raises(AttributeError):
+        ref.gap = 0.0                  # frozen
+    with pytest.raises(ValueError):
+        ref.theta[0] = 1.0             # read-only
