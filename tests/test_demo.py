@@ -20,13 +20,13 @@ def test_demo_runs_end_to_end(tmp_path, capsys):
     assert "nan" not in text.lower()
 
 
-def test_cli_help_and_entry_point():
-    result = subprocess.run([sys.executable, "-m", "dpsolve.cli", "demo", "--help"],
-                            capture_output=True, text=True, check=True)
-    assert "--seeds" in result.stdout
-    # the console script pip installs next to the interpreter
+def test_cli_help_and_entry_point(tmp_path):
+    # the console script pip installs next to the interpreter, run outside the source tree
     scripts = Path(sys.executable).parent
-    assert (scripts / "dpsolve").exists() or (scripts / "dpsolve.exe").exists()
+    script = next(p for p in (scripts / "dpsolve", scripts / "dpsolve.exe") if p.exists())
+    result = subprocess.run([str(script), "demo", "--help"], capture_output=True, text=True,
+                            check=True, cwd=tmp_path)
+    assert "--seeds" in result.stdout
     assert main([]) == 2
 
 
