@@ -8,11 +8,13 @@ import numpy as np
 from ._kernels import sgd as _sgd
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
-from .privacy import PrivacyWarning, rdp_epsilon, sampled_gaussian_event
+from .privacy.accounting import (ACCOUNTANTS, PrivacyWarning, UniformSampling, calibrate,
+                                 certify, gaussian_event)
 from .problem import Problem
 
 SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD1, noise (3), step sizes (4)"
-CALIBRATIONS = ("paper",)
+# pld cannot account for sampling without replacement, which SGD1's index draws are
+CALIBRATIONS = ("paper",) + tuple(a for a in ACCOUNTANTS if a != "pld")
 STEP_SIZES = ("lipschitz", "strongly_convex")
 # Steps per kernel call: the bit generator's lock is taken once per call, and Ctrl-C is
 # honoured between calls. Chunking does not change the random stream.
@@ -56,15 +58,18 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     ----------
     problem : Problem
     epsilon : float, optional
-        Target epsilon for ``calibration="paper"``: ``0 < epsilon < 1``. Leave None when passing
-        ``sigma``.
+        Target epsilon. Leave None when passing ``sigma``.
     delta : float
-        Target delta; the paper calibration needs ``0 < delta < 1/n^3``. With ``sigma``, the delta
-        at which the accountant's epsilon is reported (``0 < delta < 1``).
+        Target delta. With ``sigma``, the delta at which the certified epsilon is reported.
+        A :class:`~dpsolve.privacy.PrivacyWarning` is raised for ``delta >= 1/n``.
     steps : int, optional
         Number of steps T (default ``n**2``, as in the seed).
-    calibration : {"paper"}
-        ``"paper"``: noise (3) of seed 000, see :func:`sgd1_paper_sigma`.
+    calibration : {"paper", "rdp", "zcdp", "strong", "basic"}
+        ``"paper"``: noise (3) of seed 000, see :func:`sgd1_paper_sigma` (needs
+        ``0 < epsilon < 1`` and ``delta < 1/n^3``). An accountant name: the least noise that
+        accountant certifies for T steps, each a Gaussian of sensitivity ``2 n L`` on one record
+        drawn uniformly (:func:`dpsolve.privacy.calibrate`); ``"rdp"`` is the tightest
+        (``"pld"`` cannot account for the index sampling). Any ``epsilon > 0``, ``0 < delta < 1``.
     sigma : float, optional
         Explicit noise standard deviation (``>= 0``) instead of a calibration; the fit then reports
         the epsilon that the RDP accountant certifies at ``delta`` (``inf`` for ``sigma = 0``).
@@ -76,9 +81,9 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     Returns
     -------
     Fit
-        ``theta = theta_T`` and its privacy: claimed (epsilon, delta), sigma, and the DpEvent
-        ``T``-fold self-composition of a Gaussian with noise multiplier ``sigma / (2 n L)`` on a
-        sample of one record out of n.
+        ``theta = theta_T``, sigma, and its privacy: the report (claim, method, and the epsilon
+        the RDP accountant certifies) and the DpEvent, the ``T``-fold self-composition of a
+        Gaussian with noise multiplier ``sigma / (2 n L)`` on a sample of one record out of n.
 
     Notes
     -----
@@ -87,8 +92,9 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     observer of ``theta_T`` or of the whole transcript ``{G_t}`` who does not know the index
     sequence, which stays inside the solver: amplification by sampling depends on that
     (shared/REFERENCE.md section 5, threat model). The seed's own proof of (3) has gaps
-    (see :func:`sgd1_paper_sigma`); the RDP accountant certifies the noise independently, and a
-    :class:`~dpsolve.privacy.PrivacyWarning` is raised if it ever certifies less than claimed.
+    (see :func:`sgd1_paper_sigma`); the RDP accountant certifies every fit's noise independently
+    (``Fit.privacy``), and a :class:`~dpsolve.privacy.PrivacyWarning` is raised if it certifies
+    less than claimed.
 
     Utility: Theorem 2 of seed 000, see :mod:`dpsolve.bounds`.
 
@@ -111,13 +117,24 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     if step_size == "strongly_convex" and problem.reg <= 0.0:
         raise ValueError('step_size="strongly_convex" needs problem.reg > 0')
 
+    sensitivity = 2.0 * n * L              # replace-one sensitivity of each G_t
+    sampling = UniformSampling(n, 1)        # one index drawn uniformly per step
     if sigma is None:
+        if calibration == "pld":
+            raise ValueError('calibration="pld" is not available for noisy_sgd: dp_accounting\'s '
+                             'PLD cannot account for its index sampling; use "rdp", the tightest')
         calibration = check_choice(calibration, "calibration", CALIBRATIONS)
         if epsilon is None or delta is None:
             raise TypeError("noisy_sgd needs epsilon and delta (or an explicit sigma and delta)")
-        epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0)
-        delta = check_real(delta, "delta", low=0.0, high=1.0 / n ** 3)
-        sigma = sgd1_paper_sigma(n, L, epsilon, delta)
+        if calibration == "paper":
+            epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0)
+            delta = check_real(delta, "delta", low=0.0, high=1.0 / n ** 3)
+            sigma = sgd1_paper_sigma(n, L, epsilon, delta)
+        else:
+            epsilon = check_real(epsilon, "epsilon", low=0.0)
+            delta = check_real(delta, "delta", low=0.0, high=1.0)
+            sigma = calibrate(epsilon, delta, sensitivity=sensitivity, steps=steps,
+                              sampling=sampling, accountant=calibration)
     else:
         if epsilon is not None:
             raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
@@ -127,6 +144,9 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=True)
         delta = check_real(delta, "delta", low=0.0, high=1.0)
         calibration = "explicit"
+    if delta >= 1.0 / n:
+        warnings.warn(f"delta={delta:.3g} >= 1/n: a mechanism that publishes a random record "
+                      "meets such a guarantee", PrivacyWarning, stacklevel=2)
     rng = check_rng(rng)
 
     if step_size == "lipschitz":
@@ -135,13 +155,8 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     else:
         schedule = _sgd.SCHEDULES["inv"]
         eta0 = 1.0 / (problem.reg * n)
-    event = sampled_gaussian_event(sigma, 2.0 * n * L, n, steps)
-    certified = rdp_epsilon(event, delta)
-    if calibration == "explicit":
-        epsilon = certified
-    elif certified > epsilon * (1.0 + 1e-9):
-        warnings.warn(f"the RDP accountant certifies epsilon={certified:.4g} for this noise, above "
-                      f"the claimed {epsilon:.4g}", PrivacyWarning, stacklevel=2)
+    event = gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling)
+    report = certify(event, None if calibration == "explicit" else epsilon, delta, calibration)
 
     theta = np.zeros(p)
     radius = math.inf if problem.radius is None else problem.radius
@@ -154,6 +169,5 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
             raise FloatingPointError("noisy_sgd produced non-finite parameters; reduce the "
                                      "step size or give the Problem a radius")
     wall_time = time.perf_counter() - start
-    return Fit(theta=theta, epsilon=epsilon, delta=delta, sigma=sigma, steps=steps,
-               calibration=calibration, solver="noisy_sgd", source=SOURCE, wall_time=wall_time,
-               dp_event=event)
+    return Fit(theta=theta, sigma=sigma, steps=steps, solver="noisy_sgd", source=SOURCE,
+               wall_time=wall_time, dp_event=event, privacy=report)

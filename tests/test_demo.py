@@ -16,7 +16,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
     for name in ("synthetic", "breast cancer"):
         for loss in ("logistic", "hinge", "squared"):
-            assert sum(1 for line in text.splitlines() if line.startswith(name) and f" {loss} " in line) == 4
+            assert sum(1 for line in text.splitlines() if line.startswith(name) and f" {loss} " in line) == 7
     assert "nan" not in text.lower()
 
 

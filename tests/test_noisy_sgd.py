@@ -5,9 +5,10 @@ import dp_accounting
 import numpy as np
 import pytest
 
+import dpsolve
 from dpsolve import Problem, noisy_sgd, reference_minimizer
 from dpsolve._noisy_sgd import sgd1_paper_sigma
-from dpsolve.privacy import PrivacyWarning
+from dpsolve.privacy import PrivacyWarning, epsilon_of
 
 
 def problem(loss="logistic", n=200, p=5, seed=0, **kw):
@@ -54,8 +55,7 @@ def test_paper_noise_is_certified_far_below_the_claim():
     P = problem(n=1000, p=3)
     fit = noisy_sgd(P, 0.5, 0.999e-9, steps=5, rng=0)    # steps=5: only the event is checked
     full = dp_accounting.SelfComposedDpEvent(fit.dp_event.event, 1000 ** 2)
-    from dpsolve.privacy import rdp_epsilon
-    assert rdp_epsilon(full, 0.999e-9) == pytest.approx(0.0821, abs=0.001)
+    assert epsilon_of(full, 0.999e-9, "rdp") == pytest.approx(0.0821, abs=0.001)
 
 
 def test_explicit_sigma_reports_certified_epsilon():
@@ -147,7 +147,10 @@ BAD = [
     (dict(delta=None), TypeError, "needs epsilon and delta"),
     (dict(steps=0), ValueError, "steps must be an integer >= 1"),
     (dict(steps=10.5), TypeError, "steps must be an integer"),
-    (dict(calibration="rdp"), ValueError, "calibration must be one of"),
+    (dict(calibration="exact"), ValueError, "calibration must be one of"),
+    (dict(calibration="pld"), ValueError, "PLD cannot account for its index sampling"),
+    (dict(calibration="rdp", epsilon=0.0), ValueError, "epsilon must lie in"),
+    (dict(calibration="rdp", delta=1.0), ValueError, "delta must lie in"),
     (dict(step_size="adagrad"), ValueError, "step_size must be one of"),
     (dict(step_size="strongly_convex"), ValueError, "needs problem.reg > 0"),
     (dict(rng="seed"), TypeError, "rng must be"),
@@ -174,3 +177,40 @@ def test_problem_requirements():
         noisy_sgd(problem("squared", radius=None, reg=1.0), 0.5, 1e-9)
     with pytest.raises(ValueError, match="needs a bounded C"):
         noisy_sgd(problem(radius=None, reg=1.0), 0.5, 1e-9)
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "zcdp", "strong", "basic"])
+def test_tight_calibrations_certify_the_target_with_less_noise(accountant):
+    """Same (epsilon, delta) as the paper calibration; the accountant certifies it, within the
+    calibration's relative precision (sigma within 1e-3 of the least certified noise)."""
+    P = problem(n=100)
+    paper = noisy_sgd(P, 0.5, 1e-7, steps=5000, rng=0)
+    fit = noisy_sgd(P, 0.5, 1e-7, steps=5000, calibration=accountant, rng=0)
+    assert fit.calibration == accountant and fit.epsilon == 0.5
+    assert fit.certified_epsilon(accountant=accountant) <= 0.5
+    # 0.2% less noise would exceed the target: the calibration is not loose
+    from dpsolve.privacy import gaussian_event
+    tighter = gaussian_event(fit.sigma / 1.002, 2 * 100 * 1.0, steps=5000,
+                             sampling=dpsolve.privacy.UniformSampling(100))
+    assert epsilon_of(tighter, 1e-7, accountant) > 0.5
+    assert fit.privacy.certified_by == "rdp" and fit.privacy.holds
+    if accountant == "rdp":
+        assert fit.sigma < paper.sigma / 3
+
+
+def test_tight_calibration_accepts_epsilon_above_one():
+    fit = noisy_sgd(problem(n=100), 2.0, 1e-6, steps=2000, calibration="rdp", rng=0)
+    assert fit.privacy.certified_epsilon <= 2.0
+
+
+def test_privacy_report_of_paper_fit():
+    fit = noisy_sgd(problem(n=100), 0.5, 1e-7, steps=2000, rng=0)
+    report = fit.privacy
+    assert (report.epsilon, report.delta, report.method, report.certified_by) == (0.5, 1e-7, "paper", "rdp")
+    assert report.certified_epsilon == fit.certified_epsilon() < 0.5
+    assert "certifies" in str(report)
+
+
+def test_warns_when_delta_is_not_below_one_over_n():
+    with pytest.warns(PrivacyWarning, match="delta=0.02 >= 1/n"):
+        noisy_sgd(problem(n=50), sigma=10.0, delta=0.02, steps=10, rng=0)

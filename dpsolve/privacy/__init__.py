@@ -1,0 +1,29 @@
+"""Privacy: noise calibration, composition, and accounting of what dpsolve's solvers release.
+
+Conventions (shared/REFERENCE.md sections 3 and 4): replace-one neighbours unless a function says
+otherwise; a DpEvent built by dpsolve carries Gaussian noise multipliers ``sigma / Delta`` where
+Delta is the L2 sensitivity under the stated neighbour relation (see :mod:`.accounting`).
+
+- mechanisms: ``gaussian_sigma_classic``, ``gaussian_sigma_analytic``, ``gaussian_epsilon``,
+  ``laplace_scale``, ``gamma_norm_scale``;
+- composition: ``basic_composition``, ``strong_composition`` (KOV), ``drv_composition``,
+  ``seed000_lemma1_composition`` (labelled reproduction), ``gaussian_zcdp``, ``zcdp_to_dp``;
+- accounting: ``gaussian_event``, ``epsilon_of``, ``delta_of``, ``calibrate``,
+  ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``.
+"""
+from .accounting import (ACCOUNTANTS, NEIGHBOURS, PoissonSampling, PrivacyReport, PrivacyWarning,
+                         UniformSampling, calibrate, certify, delta_of, epsilon_of,
+                         gaussian_event, tightest_accountant)
+from .composition import (basic_composition, drv_composition, gaussian_zcdp,
+                          seed000_lemma1_composition, strong_composition, zcdp_to_dp)
+from .mechanisms import (gaussian_epsilon, gaussian_log_delta, gaussian_sigma_analytic,
+                         gaussian_sigma_classic, gamma_norm_scale, laplace_scale)
+
+__all__ = [
+    "ACCOUNTANTS", "NEIGHBOURS", "PoissonSampling", "PrivacyReport", "PrivacyWarning",
+    "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",
+    "drv_composition", "epsilon_of", "gamma_norm_scale", "gaussian_epsilon", "gaussian_event",
+    "gaussian_log_delta", "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp",
+    "laplace_scale", "seed000_lemma1_composition", "strong_composition", "tightest_accountant",
+    "zcdp_to_dp",
+]

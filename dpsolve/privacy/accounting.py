@@ -1,0 +1,436 @@
+"""What a solver released, as a ``dp_accounting`` DpEvent, and the epsilon each accountant gives it.
+
+The one place where dpsolve's conventions meet dp_accounting's (shared/REFERENCE.md section 4):
+
+* **Events.** A Gaussian release built here (:func:`gaussian_event`) carries the noise multiplier
+  ``sigma / Delta``, with Delta the L2 sensitivity under the stated neighbour relation
+  (replace-one by default: a sum of per-record vectors of norm <= c has Delta = 2c). That is how
+  dp_accounting's RDP accountant reads a ``GaussianDpEvent`` under any relation. Its PLD
+  accountant instead reads the multiplier relative to the per-record bound and doubles it under
+  ``REPLACE_ONE``; :func:`epsilon_of` rescales for it. Fed to PLD *without* that rescaling (as a
+  user composing ``Fit.dp_event`` by hand might), an event gives a larger, still valid, epsilon.
+* **Sampling.** One index drawn uniformly per step is the same as a sample of one record drawn
+  without replacement (:class:`UniformSampling`); RDP supports that under replace-one, PLD does
+  not. Poisson sampling (:class:`PoissonSampling`) is supported by PLD under both relations and by
+  RDP under add/remove only.
+* **Calibration** (:func:`calibrate`) returns the conservative end of its search, verified.
+"""
+import dataclasses
+import functools
+import math
+import warnings
+
+import dp_accounting
+from dp_accounting import pld, rdp
+from scipy import optimize
+
+from .._validation import check_choice, check_int, check_real
+from . import composition, mechanisms
+
+NEIGHBOURS = "replace_one"
+_RELATIONS = {
+    "replace_one": dp_accounting.NeighboringRelation.REPLACE_ONE,
+    "add_remove": dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+}
+ACCOUNTANTS = ("pld", "rdp", "zcdp", "strong", "basic")
+
+
+class PrivacyWarning(UserWarning):
+    """A fit's certified privacy is weaker than it claims, or a setting weakens privacy."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PoissonSampling:
+    """Each record joins each step's sample independently with probability ``rate``."""
+
+    rate: float
+
+    def __post_init__(self):
+        check_real(self.rate, "rate", low=0.0, high=1.0, high_inclusive=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class UniformSampling:
+    """Each step uses a uniformly random subset of ``sample_size`` of the ``dataset_size``
+    records. For ``sample_size = 1`` this is one index drawn uniformly with replacement
+    (seed 000's SGD1, seed 003's NSGD)."""
+
+    dataset_size: int
+    sample_size: int = 1
+
+    def __post_init__(self):
+        check_int(self.dataset_size, "dataset_size", low=1)
+        check_int(self.sample_size, "sample_size", low=1)
+        if self.sample_size > self.dataset_size:
+            raise ValueError(f"sample_size must be <= dataset_size={self.dataset_size}, "
+                             f"got {self.sample_size}")
+
+
+def gaussian_event(sigma, sensitivity, *, steps=1, sampling=None):
+    """DpEvent of ``steps`` Gaussian releases with noise ``sigma`` and L2 ``sensitivity``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation per coordinate (0: no noise, a ``NonPrivateDpEvent``).
+    sensitivity : float
+        L2 sensitivity of each un-noised release under the neighbour relation the event will be
+        accounted under (replace-one unless said otherwise).
+    steps : int
+        Number of releases (adaptively composed).
+    sampling : None, PoissonSampling or UniformSampling
+        How each release's records are chosen; None: every release uses every record.
+    """
+    check_real(sigma, "sigma", low=0.0, low_inclusive=True)
+    check_real(sensitivity, "sensitivity", low=0.0)
+    check_int(steps, "steps", low=1)
+    if sigma == 0.0:
+        return dp_accounting.NonPrivateDpEvent()
+    event = dp_accounting.GaussianDpEvent(noise_multiplier=sigma / sensitivity)
+    if isinstance(sampling, PoissonSampling):
+        if sampling.rate < 1.0:
+            event = dp_accounting.PoissonSampledDpEvent(sampling.rate, event)
+    elif isinstance(sampling, UniformSampling):
+        if sampling.sample_size < sampling.dataset_size:
+            event = dp_accounting.SampledWithoutReplacementDpEvent(
+                sampling.dataset_size, sampling.sample_size, event)
+    elif sampling is not None:
+        raise TypeError("sampling must be None, PoissonSampling or UniformSampling, got "
+                        f"{type(sampling).__name__}")
+    return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, steps)
+
+
+# -- reading events ------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Component:
+    """``count`` releases of a Gaussian with multiplier m (sigma / Delta), sampled or not."""
+
+    count: int
+    multiplier: float
+    sampling: object = None     # None, ("poisson", q) or ("uniform", q)
+
+
+def _components(event, count=1):
+    """Flatten an event into Gaussian components; ValueError for what dpsolve cannot read."""
+    if isinstance(event, dp_accounting.NoOpDpEvent):
+        return []
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return [_Component(count, 0.0)]
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return [_Component(count, event.noise_multiplier)]
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return _components(event.event, count * event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return [c for e in event.events for c in _components(e, count)]
+    if isinstance(event, (dp_accounting.PoissonSampledDpEvent,
+                          dp_accounting.SampledWithoutReplacementDpEvent)):
+        if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+            sampling = ("poisson", event.sampling_probability)
+        else:
+            sampling = ("uniform", event.sample_size / event.source_dataset_size)
+        inner = _components(event.event, count)
+        if any(c.sampling is not None for c in inner) or len(inner) != 1:
+            raise ValueError("a sampled event must wrap a single Gaussian event")
+        return [dataclasses.replace(inner[0], sampling=sampling)]
+    raise ValueError(f"dpsolve's accountants cannot read a {type(event).__name__}")
+
+
+def _pld_event(event, factor):
+    """The same event with every Gaussian noise multiplier scaled by ``factor``."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return dp_accounting.GaussianDpEvent(event.noise_multiplier * factor)
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return dp_accounting.SelfComposedDpEvent(_pld_event(event.event, factor), event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return dp_accounting.ComposedDpEvent([_pld_event(e, factor) for e in event.events])
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        return dp_accounting.PoissonSampledDpEvent(event.sampling_probability,
+                                                   _pld_event(event.event, factor))
+    return event
+
+
+def _unsupported(accountant, why):
+    raise ValueError(f"accountant={accountant!r} {why}; choose another accountant "
+                     f"(one of {list(ACCOUNTANTS)})")
+
+
+def _amplification_rate(sampling, neighbours):
+    """Rate q of privacy amplification by subsampling (Balle, Barthe & Gaboardi 2018): a sample
+    of rate q turns (eps, delta) into (ln(1 + q (e^eps - 1)), q delta). Proven for sampling
+    without replacement under replace-one and for Poisson sampling under add/remove; other pairs
+    get no amplification (q = 1)."""
+    if sampling is None:
+        return 1.0
+    kind, q = sampling
+    return q if (kind == "uniform") == (neighbours == "replace_one") else 1.0
+
+
+def _per_step_epsilon(component, step_delta, neighbours):
+    """Epsilon of one step of ``component`` at per-step delta ``step_delta`` (analytic Gaussian,
+    amplified by sampling where that is proven)."""
+    q = _amplification_rate(component.sampling, neighbours)
+    base_delta = step_delta / q
+    if base_delta >= 1.0:
+        return 0.0
+    eps = mechanisms.gaussian_epsilon(1.0 / component.multiplier, base_delta)
+    return math.log1p(q * math.expm1(eps))
+
+
+_EPSILON_CACHE = {}
+
+
+def _epsilon(event, delta, accountant, neighbours):
+    """Cached by the event's repr: attrs reprs are complete (floats exactly), and some events
+    (ComposedDpEvent holds a list) are not hashable."""
+    key = (repr(event), delta, accountant, neighbours)
+    if key not in _EPSILON_CACHE:
+        if len(_EPSILON_CACHE) >= 4096:
+            _EPSILON_CACHE.clear()
+        _EPSILON_CACHE[key] = _compute_epsilon(event, delta, accountant, neighbours)
+    return _EPSILON_CACHE[key]
+
+
+def _compute_epsilon(event, delta, accountant, neighbours):
+    components = _components(event)
+    if not components:
+        return 0.0
+    if any(c.multiplier == 0.0 for c in components):
+        return math.inf
+    relation = _RELATIONS[neighbours]
+    if accountant == "pld":
+        if all(c.sampling is None for c in components):
+            # A composition of Gaussians is exactly Gaussian: mu^2 = sum count / m^2.
+            mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in components))
+            return mechanisms.gaussian_epsilon(mu, delta)
+        if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
+            _unsupported("pld", "does not support sampling without replacement "
+                                "(dp_accounting's PLD has no such event); 'rdp' does")
+        acc = pld.PLDAccountant(neighboring_relation=relation)
+        acc.compose(_pld_event(event, 2.0 if neighbours == "replace_one" else 1.0))
+        return float(acc.get_epsilon(delta))
+    if accountant == "rdp":
+        acc = rdp.RdpAccountant(neighboring_relation=relation)
+        if not acc.supports(event):
+            _unsupported("rdp", f"does not support this event under {neighbours} neighbours "
+                                "(Poisson sampling needs add_remove, sampling without "
+                                "replacement needs replace_one)")
+        acc.compose(event)
+        return float(acc.get_epsilon(delta))
+    if accountant == "zcdp":
+        # Subsampling never increases a Renyi divergence (quasi-convexity): ignoring it is valid.
+        rho = sum(c.count / (2.0 * c.multiplier ** 2) for c in components)
+        return composition.zcdp_to_dp(rho, delta)
+    steps = sum(c.count for c in components)
+    if accountant == "basic":
+        return sum(c.count * _per_step_epsilon(c, delta / steps, neighbours) for c in components)
+    # strong: KOV needs identical steps; any split of delta gives a valid bound, take the best
+    first = dataclasses.replace(components[0], count=1)
+    if any(dataclasses.replace(c, count=1) != first for c in components):
+        _unsupported("strong", "needs every step to be the same mechanism")
+    best = math.inf
+    for fraction in (0.999, 0.99, 0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1,
+                     0.05, 0.02, 0.01, 1e-3, 1e-4):
+        slack = fraction * delta
+        step_delta = -math.expm1((math.log1p(-delta) - math.log1p(-slack)) / steps)
+        eps0 = _per_step_epsilon(first, step_delta, neighbours)
+        best = min(best, composition.strong_composition(eps0, step_delta, steps, slack)[0])
+    return best
+
+
+def _event_of(event_or_fit, neighbours):
+    event = getattr(event_or_fit, "dp_event", event_or_fit)
+    if neighbours is None:
+        neighbours = getattr(event_or_fit, "neighbours", NEIGHBOURS)
+    if not isinstance(event, dp_accounting.DpEvent):
+        raise TypeError("expected a dp_accounting DpEvent or a dpsolve Fit, got "
+                        f"{type(event_or_fit).__name__}")
+    return event, check_choice(neighbours, "neighbours", tuple(_RELATIONS))
+
+
+def tightest_accountant(event_or_fit, neighbours=None):
+    """``"pld"`` where it supports the event, else ``"rdp"``."""
+    event, neighbours = _event_of(event_or_fit, neighbours)
+    components = _components(event)
+    if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
+        return "rdp"
+    return "pld"
+
+
+def epsilon_of(event_or_fit, delta, accountant=None, neighbours=None):
+    """Epsilon at ``delta`` of a DpEvent (or a Fit's ``dp_event``) under one accountant.
+
+    Parameters
+    ----------
+    event_or_fit : dp_accounting.DpEvent or Fit
+        Built with dpsolve's convention (:func:`gaussian_event`): Gaussian multipliers are
+        ``sigma / Delta`` under ``neighbours``.
+    delta : float
+        In (0, 1).
+    accountant : {"pld", "rdp", "zcdp", "strong", "basic"} or None
+        ``"pld"``: privacy loss distributions (exact closed form for unsampled Gaussian
+        compositions, dp_accounting's PLD with Poisson sampling); ``"rdp"``: dp_accounting's
+        Renyi accountant; ``"zcdp"``: rho's added, converted with seed 002's rule (sampling
+        ignored); ``"strong"``: KOV's strong composition of the per-step analytic Gaussian
+        epsilon, amplified by sampling; ``"basic"``: the sum of per-step epsilons at
+        ``delta / steps``. None: the tightest that supports the event (pld, else rdp).
+    neighbours : {"replace_one", "add_remove"} or None
+        None: the Fit's relation, or replace-one for an event.
+
+    Returns
+    -------
+    float
+        ``inf`` for a non-private event.
+    """
+    event, neighbours = _event_of(event_or_fit, neighbours)
+    delta = check_real(delta, "delta", low=0.0, high=1.0)
+    if accountant is None:
+        accountant = tightest_accountant(event, neighbours)
+    accountant = check_choice(accountant, "accountant", ACCOUNTANTS)
+    return _epsilon(event, delta, accountant, neighbours)
+
+
+def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
+    """Delta at ``epsilon`` of a DpEvent (or a Fit) under ``"pld"`` or ``"rdp"``."""
+    event, neighbours = _event_of(event_or_fit, neighbours)
+    epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=True)
+    accountant = check_choice(accountant, "accountant", ("pld", "rdp"))
+    components = _components(event)
+    if any(c.multiplier == 0.0 for c in components):
+        return 1.0
+    if accountant == "pld" and all(c.sampling is None for c in components):
+        mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in components))
+        return math.exp(mechanisms.gaussian_log_delta(mu, epsilon))
+    relation = _RELATIONS[neighbours]
+    if accountant == "pld":
+        if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
+            _unsupported("pld", "does not support sampling without replacement")
+        acc = pld.PLDAccountant(neighboring_relation=relation)
+        acc.compose(_pld_event(event, 2.0 if neighbours == "replace_one" else 1.0))
+    else:
+        acc = rdp.RdpAccountant(neighboring_relation=relation)
+        if not acc.supports(event):
+            _unsupported("rdp", f"does not support this event under {neighbours} neighbours")
+        acc.compose(event)
+    return float(acc.get_delta(epsilon))
+
+
+@functools.lru_cache(maxsize=256)
+def _calibrate(epsilon, delta, steps, sampling, accountant, neighbours, rtol):
+    """Noise multiplier m = sigma / Delta: the safe end of a search, verified."""
+    def excess(log_m):
+        eps = _epsilon(gaussian_event(math.exp(log_m), 1.0, steps=steps, sampling=sampling),
+                       delta, accountant, neighbours)
+        return math.log(eps) - math.log(epsilon)
+
+    # Starting guess: the exact multiplier for unsampled Gaussian composition; a sample of rate q
+    # behaves like a Gaussian with mu ~ q sqrt(steps) / m when q is small.
+    mu_star = 1.0 / mechanisms.gaussian_sigma_analytic(1.0, epsilon, delta)
+    q = 1.0
+    if isinstance(sampling, PoissonSampling):
+        q = sampling.rate
+    elif isinstance(sampling, UniformSampling):
+        q = sampling.sample_size / sampling.dataset_size
+    log_guess = math.log(max(q, 1.0 / math.sqrt(steps)) * math.sqrt(steps) / mu_star)
+    lo = hi = log_guess
+    while excess(hi) > 0.0:
+        lo, hi = hi, hi + 0.5
+    if lo == hi:
+        lo = hi - 0.5
+        while excess(lo) <= 0.0:
+            lo, hi = lo - 0.5, lo
+    log_m = optimize.brentq(excess, lo, hi, xtol=rtol / 4.0)
+    # keep the private side: step up until the accountant certifies the target
+    log_m += rtol / 4.0
+    while excess(log_m) > 0.0:
+        log_m += rtol / 4.0
+    return math.exp(log_m)
+
+
+def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant="rdp",
+              neighbours="replace_one", rtol=1e-3):
+    """Smallest Gaussian sigma for which ``steps`` releases are (epsilon, delta)-DP.
+
+    The search runs over the noise multiplier ``m = sigma / sensitivity`` and returns the
+    upper (private) end of its final bracket: ``epsilon_of(gaussian_event(sigma, ...)) <=
+    epsilon`` always holds, and sigma exceeds the exact minimum by at most a factor ``1 + rtol``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target; ``epsilon > 0``, ``0 < delta < 1``.
+    sensitivity : float
+        L2 sensitivity of each release under ``neighbours``.
+    steps : int
+        Number of releases.
+    sampling : None, PoissonSampling or UniformSampling
+    accountant : {"pld", "rdp", "zcdp", "strong", "basic"}
+    neighbours : {"replace_one", "add_remove"}
+    rtol : float
+        Relative precision of the search: sigma is at most about ``1 + rtol`` times the least
+        noise the accountant certifies.
+    """
+    epsilon = check_real(epsilon, "epsilon", low=0.0)
+    delta = check_real(delta, "delta", low=0.0, high=1.0)
+    sensitivity = check_real(sensitivity, "sensitivity", low=0.0)
+    steps = check_int(steps, "steps", low=1)
+    accountant = check_choice(accountant, "accountant", ACCOUNTANTS)
+    neighbours = check_choice(neighbours, "neighbours", tuple(_RELATIONS))
+    rtol = check_real(rtol, "rtol", low=0.0, high=0.1, high_inclusive=True)
+    if sampling is not None and not isinstance(sampling, (PoissonSampling, UniformSampling)):
+        raise TypeError("sampling must be None, PoissonSampling or UniformSampling")
+    return sensitivity * _calibrate(epsilon, delta, steps, sampling, accountant, neighbours, rtol)
+
+
+# -- what a fit reports --------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PrivacyReport:
+    """The privacy a fit claims and what a tight accountant certifies for the noise it used.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The claim: (epsilon, delta)-DP under ``neighbours`` for everything the solver released.
+    method : str
+        How the noise was chosen: ``"paper"`` (the source's own formula), an accountant name
+        (calibrated by it), or ``"explicit"`` (noise given by the user; epsilon is then the
+        certified value).
+    certified_epsilon : float
+        Epsilon at ``delta`` that ``certified_by`` certifies for the noise actually used.
+    certified_by : str
+        The tightest accountant that supports the release (``"pld"`` or ``"rdp"``).
+    neighbours : str
+    """
+
+    epsilon: float
+    delta: float
+    method: str
+    certified_epsilon: float
+    certified_by: str
+    neighbours: str = NEIGHBOURS
+
+    @property
+    def holds(self):
+        """Whether the certified epsilon is within the claim (up to 1e-9 relative)."""
+        return self.certified_epsilon <= self.epsilon * (1.0 + 1e-9)
+
+    def __str__(self):
+        return (f"({self.epsilon:.4g}, {self.delta:.3g})-DP claimed ({self.method}); "
+                f"{self.certified_by} certifies epsilon = {self.certified_epsilon:.4g} "
+                f"({self.neighbours} neighbours)")
+
+
+def certify(event, epsilon, delta, method, neighbours=NEIGHBOURS, *, stacklevel=3):
+    """Build a fit's PrivacyReport; warn (PrivacyWarning) if the claim is not certified.
+
+    ``epsilon=None`` (explicit noise) claims what the accountant certifies.
+    """
+    accountant = tightest_accountant(event, neighbours)
+    certified = epsilon_of(event, delta, accountant, neighbours)
+    report = PrivacyReport(epsilon=certified if epsilon is None else epsilon, delta=delta,
+                           method=method, certified_epsilon=certified, certified_by=accountant,
+                           neighbours=neighbours)
+    if not report.holds:
+        warnings.warn(f"the {accountant} accountant certifies epsilon={certified:.4g} for this "
+                      f"noise at delta={delta:.3g}, above the claimed {epsilon:.4g} ({method})",
+                      PrivacyWarning, stacklevel=stacklevel)
+    return report

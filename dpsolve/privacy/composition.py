@@ -1,0 +1,81 @@
+"""Composition theorems for (epsilon, delta)-DP and zCDP (shared/REFERENCE.md section 4).
+
+Each function composes k mechanisms that are each (epsilon, delta)-DP and returns the total
+``(epsilon, delta)``. These are the textbook rules that the source documents use; the tight
+accountants live in :mod:`dpsolve.privacy.accounting`.
+"""
+import math
+
+from .._validation import check_int, check_real
+
+
+def _checks(epsilon, delta, k, delta_slack=None):
+    check_real(epsilon, "epsilon", low=0.0, low_inclusive=True)
+    check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
+    check_int(k, "k", low=1)
+    if delta_slack is not None:
+        check_real(delta_slack, "delta_slack", low=0.0, high=1.0)
+
+
+def basic_composition(epsilon, delta, k):
+    """Basic composition: k-fold (epsilon, delta) gives ``(k epsilon, k delta)``."""
+    _checks(epsilon, delta, k)
+    return k * epsilon, min(1.0, k * delta)
+
+
+def strong_composition(epsilon, delta, k, delta_slack):
+    r"""Kairouz, Oh & Viswanath (2015), Theorem 3.4: k-fold adaptive composition of
+    (epsilon, delta)-DP mechanisms is ``(eps_total, 1 - (1 - delta)^k (1 - delta_slack))``-DP with
+
+    .. math::
+
+        \tilde\epsilon = \min\Big\{k\epsilon,\;
+        k\epsilon\tanh(\epsilon/2) + \epsilon\sqrt{2k\ln(e + \sqrt{k\epsilon^2}/\tilde\delta)},\;
+        k\epsilon\tanh(\epsilon/2) + \epsilon\sqrt{2k\ln(1/\tilde\delta)}\Big\}.
+
+    Valid for every epsilon > 0 (seed 000's reference [2]).
+    """
+    _checks(epsilon, delta, k, delta_slack)
+    base = k * epsilon * math.tanh(epsilon / 2.0)
+    eps = min(k * epsilon,
+              base + epsilon * math.sqrt(2 * k * math.log(math.e + math.sqrt(k) * epsilon / delta_slack)),
+              base + epsilon * math.sqrt(2 * k * math.log(1.0 / delta_slack)))
+    return eps, 1.0 - (1.0 - delta) ** k * (1.0 - delta_slack)
+
+
+def drv_composition(epsilon, delta, k, delta_slack):
+    """Dwork, Rothblum & Vadhan (2010): ``(eps sqrt(2k ln(1/delta')) + k eps (e^eps - 1),
+    k delta + delta')``."""
+    _checks(epsilon, delta, k, delta_slack)
+    return (epsilon * math.sqrt(2 * k * math.log(1.0 / delta_slack)) + k * epsilon * math.expm1(epsilon),
+            min(1.0, k * delta + delta_slack))
+
+
+def seed000_lemma1_composition(epsilon, delta, k, delta_slack):
+    """Seed 000, Lemma 1 (labelled reproduction): ``min{k eps, k eps^2 + eps sqrt(2k ln(1/delta'))}``
+    with total delta ``1 - (1 - delta)^k (1 - delta')``, stated for 0 < epsilon < 1.
+
+    Since ``tanh(eps/2) <= eps``, this is a valid, looser form of KOV's bound
+    (:func:`strong_composition`, third term).
+    """
+    _checks(epsilon, delta, k, delta_slack)
+    if not epsilon < 1.0:
+        raise ValueError(f"seed 000's Lemma 1 is stated for epsilon < 1, got {epsilon:g}")
+    eps = min(k * epsilon, k * epsilon ** 2 + epsilon * math.sqrt(2 * k * math.log(1.0 / delta_slack)))
+    return eps, 1.0 - (1.0 - delta) ** k * (1.0 - delta_slack)
+
+
+def gaussian_zcdp(sigma, sensitivity):
+    """zCDP of the Gaussian mechanism: ``rho = Delta^2 / (2 sigma^2)`` (seed 002; Bun & Steinke
+    2016). rho's add up under composition."""
+    check_real(sigma, "sigma", low=0.0)
+    check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=True)
+    return sensitivity ** 2 / (2.0 * sigma ** 2)
+
+
+def zcdp_to_dp(rho, delta):
+    """rho-zCDP implies ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP (seed 002; Bun & Steinke
+    2016, Prop. 1.3)."""
+    check_real(rho, "rho", low=0.0, low_inclusive=True, allow_inf=True)
+    check_real(delta, "delta", low=0.0, high=1.0)
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))

@@ -1,0 +1,106 @@
+"""Noise calibration of single mechanisms: Gaussian (classic and analytic), Laplace, gamma-norm.
+
+shared/REFERENCE.md section 3. Sensitivities are L2 unless a name says L1; every function returns
+the noise parameter for the sensitivity it is given, under whatever neighbour relation that
+sensitivity was computed for.
+"""
+import math
+
+from scipy import optimize, special
+
+from .._validation import check_real
+
+
+def _checks(sensitivity, epsilon, delta=None):
+    check_real(sensitivity, "sensitivity", low=0.0)
+    check_real(epsilon, "epsilon", low=0.0)
+    if delta is not None:
+        check_real(delta, "delta", low=0.0, high=1.0)
+
+
+def gaussian_sigma_classic(sensitivity, epsilon, delta):
+    r"""Classic Gaussian mechanism: ``sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon``.
+
+    (epsilon, delta)-DP for L2 sensitivity Delta, **only for epsilon < 1** (Dwork & Roth 2014,
+    Thm A.1; seed 002; seed 000 Lemma 2). Raises ValueError for epsilon >= 1: use
+    :func:`gaussian_sigma_analytic`, which is exact for every epsilon.
+    """
+    _checks(sensitivity, epsilon, delta)
+    if epsilon >= 1.0:
+        raise ValueError(f"the classic Gaussian mechanism needs epsilon < 1, got {epsilon:g}; "
+                         "use gaussian_sigma_analytic")
+    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+
+
+def gaussian_log_delta(mu, epsilon):
+    r"""Exact ``ln delta(epsilon)`` of the Gaussian mechanism with ``mu = Delta / sigma``.
+
+    .. math:: \delta(\epsilon) = \Phi\left(\frac{\mu}{2} - \frac{\epsilon}{\mu}\right)
+              - e^{\epsilon}\,\Phi\left(-\frac{\mu}{2} - \frac{\epsilon}{\mu}\right)
+
+    (Balle & Wang 2018, Thm 8; equivalently mu-GDP, Dong, Roth & Su 2022). A composition of
+    Gaussian mechanisms with ``mu_i`` is exactly Gaussian with ``mu = sqrt(sum mu_i^2)``.
+    Computed in log space so that tiny deltas (1e-12 and below) keep full relative precision.
+    """
+    if mu <= 0.0:
+        return -math.inf
+    if math.isinf(mu):
+        return 0.0
+    x = special.log_ndtr(mu / 2.0 - epsilon / mu)
+    y = epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu)
+    return float(x + math.log1p(-math.exp(y - x))) if y < x else -math.inf
+
+
+def gaussian_epsilon(mu, delta):
+    """Smallest epsilon with ``delta(epsilon) <= delta`` for the Gaussian mechanism with
+    ``mu = Delta / sigma`` (exact; conservative side of the root guaranteed)."""
+    check_real(delta, "delta", low=0.0, high=1.0)
+    if mu == 0.0:
+        return 0.0
+    if math.isinf(mu):
+        return math.inf
+    log_delta = math.log(delta)
+    if gaussian_log_delta(mu, 0.0) <= log_delta:
+        return 0.0
+    hi = max(1.0, mu * mu)
+    while gaussian_log_delta(mu, hi) > log_delta:
+        hi *= 2.0
+    eps = optimize.brentq(lambda e: gaussian_log_delta(mu, e) - log_delta, 0.0, hi,
+                          xtol=1e-14, rtol=1e-14)
+    # the root may land a hair on the wrong side: step up until delta(eps) <= delta holds
+    while gaussian_log_delta(mu, eps) > log_delta:
+        eps = max(eps * (1.0 + 1e-14), 1e-300)
+    return float(eps)
+
+
+def gaussian_sigma_analytic(sensitivity, epsilon, delta):
+    """Smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP, exactly
+    (Balle & Wang 2018), for every epsilon > 0. dp_accounting's root finder can land a hair on
+    the non-conservative side; the result is re-checked with the exact delta and stepped up."""
+    _checks(sensitivity, epsilon, delta)
+    log_delta = math.log(delta)
+    lo, hi = 1e-3, 1.0      # bracket mu = Delta / sigma
+    while gaussian_log_delta(hi, epsilon) <= log_delta:
+        lo, hi = hi, hi * 2.0
+    while gaussian_log_delta(lo, epsilon) > log_delta:
+        lo /= 2.0
+    mu = optimize.brentq(lambda m: gaussian_log_delta(m, epsilon) - log_delta, lo, hi,
+                         xtol=1e-15, rtol=1e-15)
+    while gaussian_log_delta(mu, epsilon) > log_delta:
+        mu *= 1.0 - 1e-14
+    return sensitivity / mu
+
+
+def laplace_scale(l1_sensitivity, epsilon):
+    """Per-coordinate Laplace scale ``b = Delta_1 / epsilon`` for L1 sensitivity Delta_1
+    (epsilon-DP). With only an L2 bound, ``Delta_1 <= sqrt(p) Delta_2``."""
+    _checks(l1_sensitivity, epsilon)
+    return l1_sensitivity / epsilon
+
+
+def gamma_norm_scale(l2_sensitivity, epsilon):
+    """Scale ``s = Delta_2 / epsilon`` of the gamma-norm (l2-Laplace) mechanism, density
+    proportional to ``exp(-||z|| / s)``: epsilon-DP for L2 sensitivity Delta_2. Seed 001's
+    ``exp(-(alpha/2) ||z||)`` is ``Delta_2 = 2``, ``epsilon = alpha``."""
+    _checks(l2_sensitivity, epsilon)
+    return l2_sensitivity / epsilon
