@@ -320,7 +320,7 @@ def _calibrate(epsilon, delta, steps, sampling, accountant, neighbours, rtol):
     def excess(log_m):
         eps = _epsilon(gaussian_event(math.exp(log_m), 1.0, steps=steps, sampling=sampling),
                        delta, accountant, neighbours)
-        return math.log(eps) - math.log(epsilon)
+        return math.log(max(eps, 1e-300)) - math.log(epsilon)   # eps can be exactly 0
 
     # Starting guess: the exact multiplier for unsampled Gaussian composition; a sample of rate q
     # behaves like a Gaussian with mu ~ q sqrt(steps) / m when q is small.
