@@ -9,7 +9,8 @@ Delta is the L2 sensitivity under the stated neighbour relation (see :mod:`.acco
 - composition: ``basic_composition``, ``strong_composition`` (KOV), ``drv_composition``,
   ``seed000_lemma1_composition`` (labelled reproduction), ``gaussian_zcdp``, ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``epsilon_of``, ``delta_of``, ``calibrate``,
-  ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``.
+  ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
+- samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator).
 """
 from .accounting import (ACCOUNTANTS, NEIGHBOURS, PoissonSampling, PrivacyReport, PrivacyWarning,
                          UniformSampling, calibrate, certify, delta_of, epsilon_of,
@@ -18,12 +19,13 @@ from .composition import (basic_composition, drv_composition, gaussian_zcdp,
                           seed000_lemma1_composition, strong_composition, zcdp_to_dp)
 from .mechanisms import (gaussian_epsilon, gaussian_log_delta, gaussian_sigma_analytic,
                          gaussian_sigma_classic, gamma_norm_scale, laplace_scale)
+from .samplers import gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
     "ACCOUNTANTS", "NEIGHBOURS", "PoissonSampling", "PrivacyReport", "PrivacyWarning",
     "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",
-    "drv_composition", "epsilon_of", "gamma_norm_scale", "gaussian_epsilon", "gaussian_event",
+    "drv_composition", "epsilon_of", "gamma_norm_noise", "gamma_norm_scale", "gaussian_noise", "gaussian_epsilon", "gaussian_event",
     "gaussian_log_delta", "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp",
-    "laplace_scale", "seed000_lemma1_composition", "strong_composition", "tightest_accountant",
+    "laplace_noise", "laplace_scale", "seed000_lemma1_composition", "strong_composition", "tightest_accountant",
     "zcdp_to_dp",
 ]
