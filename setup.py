@@ -9,7 +9,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["losses", "vector", "noise", "sgd"]
+KERNELS = ["losses", "vector", "noise", "sgd", "gd"]
 
 # numpy ships its random C library (bit generators, distributions) as a static library.
 NUMPY_RANDOM_LIB = os.path.join(os.path.dirname(np.__file__), "random", "lib")
@@ -17,6 +17,11 @@ NUMPY_RANDOM_LIB = os.path.join(os.path.dirname(np.__file__), "random", "lib")
 # Bit-identical results across platforms: never let the compiler fuse a*b + c into an FMA.
 COMPILE_ARGS = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off"]
 LIBRARIES = ["npyrandom"] + ([] if sys.platform == "win32" else ["m"])
+
+# Kernels whose loops run on several cores (Cython prange).
+PARALLEL = {"gd"}
+# Apple's clang has no OpenMP of its own: there the loops run on one core, with the same result.
+OPENMP = {"win32": ["/openmp"], "darwin": []}.get(sys.platform, ["-fopenmp"])
 
 extensions = [
     Extension(
@@ -26,7 +31,8 @@ extensions = [
         library_dirs=[NUMPY_RANDOM_LIB],
         libraries=LIBRARIES,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=COMPILE_ARGS,
+        extra_compile_args=COMPILE_ARGS + (OPENMP if name in PARALLEL else []),
+        extra_link_args=OPENMP if name in PARALLEL and sys.platform != "win32" else [],
     )
     for name in KERNELS
 ]

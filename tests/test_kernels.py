@@ -186,3 +186,82 @@ def test_sgd_index_draws_are_uniform():
     np.add.at(expected, idx, eta0 * n / np.arange(1, steps + 1))
     np.testing.assert_allclose(theta, expected, rtol=1e-10)
     assert stats.chisquare(np.bincount(idx, minlength=n)).pvalue > 1e-6
+
+
+# -- full-batch clipped gradient (DP-GD, seed 004) ------------------------------------------------
+def _clipped_sum_reference(X, y, name, theta, clip):
+    """Python floats in the kernel's order: 64 fixed row blocks, rows summed in order within a
+    block, block sums added in block order. IEEE doubles, so the result must agree bit for bit."""
+    n, p = X.shape
+    kind = KINDS[name]
+    norms = np.linalg.norm(X, axis=1)
+    out = [0.0] * p
+    clipped = 0
+    for b in range(64):
+        acc = [0.0] * p
+        for i in range(b * n // 64, (b + 1) * n // 64):
+            z = 0.0
+            for j in range(p):
+                z += float(X[i, j]) * float(theta[j])
+            d = float(losses.loss_derivatives(kind, np.array([z]), y[i:i + 1])[0])
+            g = abs(d) * float(norms[i])
+            if g > clip:
+                d = d * (clip / g)
+                clipped += 1
+            if d != 0.0:
+                for j in range(p):
+                    acc[j] += d * float(X[i, j])
+        for j in range(p):
+            out[j] += acc[j]
+    return np.array(out), clipped
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.parametrize("clip", [0.05, math.inf])
+def test_clipped_gradient_sum_matches_reference_bitwise(name, clip):
+    from dpsolve._kernels import gd
+    rng = np.random.default_rng(21)
+    n, p = 300, 4
+    X = rng.normal(size=(n, p)) / 2
+    y = rng.choice([-1.0, 1.0], n) if name != "squared" else rng.uniform(-1, 1, n)
+    theta = rng.normal(size=p)
+    out, scratch = np.empty(p), np.empty((64, p))
+    clipped = gd.clipped_gradient_sum(X, y, KINDS[name], theta, np.linalg.norm(X, axis=1),
+                                      clip, out, scratch)
+    expected, expected_clipped = _clipped_sum_reference(X, y, name, theta, clip)
+    assert np.array_equal(out, expected)
+    assert clipped == expected_clipped
+    if clip == math.inf:    # unclipped: the plain gradient sum, up to summation order
+        d = losses.loss_derivatives(KINDS[name], X @ theta, y)
+        np.testing.assert_allclose(out, X.T @ d, rtol=1e-12, atol=1e-12)
+    else:
+        assert 0 < clipped
+
+
+def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
+    """Fixed blocks make the result independent of the number of OpenMP threads. (Run outside
+    the source tree, whose dpsolve/ has no compiled kernels after a regular install.)"""
+    import subprocess
+    import sys
+    code = (
+        "import numpy as np; from dpsolve._kernels import gd\n"
+        "r = np.random.default_rng(3); X = r.normal(size=(5000, 7)); y = r.choice([-1., 1.], 5000)\n"
+        "o = np.empty(7); gd.clipped_gradient_sum(X, y, 0, r.normal(size=7),"
+        " np.linalg.norm(X, axis=1), 0.3, o, np.empty((64, 7))); print(o.tobytes().hex())"
+    )
+    outs = {threads: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    check=True, cwd=tmp_path, env={**__import__("os").environ,
+                                                     "OMP_NUM_THREADS": threads}).stdout
+            for threads in ("1", "2", "3")}
+    assert outs["1"] == outs["2"] == outs["3"] != ""
+
+
+def test_clipped_gradient_sum_rejects_bad_shapes():
+    from dpsolve._kernels import gd
+    X = np.ones((10, 3))
+    with pytest.raises(ValueError, match="scratch"):
+        gd.clipped_gradient_sum(X, np.ones(10), 0, np.zeros(3), np.ones(10), 1.0, np.empty(3),
+                                np.empty((8, 3)))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        gd.clipped_gradient_sum(X, np.ones(9), 0, np.zeros(3), np.ones(10), 1.0, np.empty(3),
+                                np.empty((64, 3)))
