@@ -1,15 +1,14 @@
 """Per-sample noisy projected SGD: Algorithm SGD1 of seed 000 (after Bassily-Smith-Thakurta 2014)."""
 import math
 import time
-import warnings
 
 import numpy as np
 
+from ._calibration import check_finite_lipschitz, gaussian_sigma
 from ._kernels import sgd as _sgd
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
-from .privacy.accounting import (ACCOUNTANTS, PrivacyWarning, UniformSampling, calibrate,
-                                 certify, gaussian_event)
+from .privacy.accounting import ACCOUNTANTS, UniformSampling, certify, gaussian_event
 from .problem import Problem
 
 SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD1, noise (3), step sizes (4)"
@@ -103,12 +102,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     n, p = problem.n, problem.p
-    L = problem.lipschitz
-    if not math.isfinite(L):
-        raise ValueError(
-            f"noisy_sgd needs a finite Lipschitz constant; the {problem.loss} loss has one only on "
-            "a bounded set: give the Problem a radius"
-        )
+    L = check_finite_lipschitz("noisy_sgd", problem)
     steps = n * n if steps is None else check_int(steps, "steps", low=1)
     step_size = check_choice(step_size, "step_size", STEP_SIZES)
     if step_size == "lipschitz" and problem.radius is None:
@@ -119,34 +113,19 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
 
     sensitivity = 2.0 * n * L              # replace-one sensitivity of each G_t
     sampling = UniformSampling(n, 1)        # one index drawn uniformly per step
-    if sigma is None:
-        if calibration == "pld":
-            raise ValueError('calibration="pld" is not available for noisy_sgd: dp_accounting\'s '
-                             'PLD cannot account for its index sampling; use "rdp", the tightest')
-        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
-        if epsilon is None or delta is None:
-            raise TypeError("noisy_sgd needs epsilon and delta (or an explicit sigma and delta)")
-        if calibration == "paper":
-            epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0)
-            delta = check_real(delta, "delta", low=0.0, high=1.0 / n ** 3)
-            sigma = sgd1_paper_sigma(n, L, epsilon, delta)
-        else:
-            epsilon = check_real(epsilon, "epsilon", low=0.0)
-            delta = check_real(delta, "delta", low=0.0, high=1.0)
-            sigma = calibrate(epsilon, delta, sensitivity=sensitivity, steps=steps,
-                              sampling=sampling, accountant=calibration)
-    else:
-        if epsilon is not None:
-            raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
-        if delta is None:
-            raise TypeError("noisy_sgd with an explicit sigma needs delta, the delta at which "
-                            "the certified epsilon is reported")
-        sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=True)
-        delta = check_real(delta, "delta", low=0.0, high=1.0)
-        calibration = "explicit"
-    if delta >= 1.0 / n:
-        warnings.warn(f"delta={delta:.3g} >= 1/n: a mechanism that publishes a random record "
-                      "meets such a guarantee", PrivacyWarning, stacklevel=2)
+    if sigma is None and calibration == "pld":
+        raise ValueError('calibration="pld" is not available for noisy_sgd: dp_accounting\'s '
+                         'PLD cannot account for its index sampling; use "rdp", the tightest')
+
+    def paper(epsilon, delta):
+        epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0)
+        delta = check_real(delta, "delta", low=0.0, high=1.0 / n ** 3)
+        return sgd1_paper_sigma(n, L, epsilon, delta)
+
+    sigma, epsilon, delta, calibration = gaussian_sigma(
+        "noisy_sgd", n=n, epsilon=epsilon, delta=delta, sigma=sigma, calibration=calibration,
+        calibrations=CALIBRATIONS, paper=paper, sensitivity=sensitivity, steps=steps,
+        sampling=sampling)
     rng = check_rng(rng)
 
     if step_size == "lipschitz":
@@ -156,7 +135,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         schedule = _sgd.SCHEDULES["inv"]
         eta0 = 1.0 / (problem.reg * n)
     event = gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling)
-    report = certify(event, None if calibration == "explicit" else epsilon, delta, calibration)
+    report = certify(event, epsilon, delta, calibration)
 
     theta = np.zeros(p)
     radius = math.inf if problem.radius is None else problem.radius

@@ -12,7 +12,9 @@ Lipschitz constant of a per-sample term of the regularised objective over C),
 """
 import math
 
-from ._validation import check_choice, check_real
+import numpy as np
+
+from ._validation import check_choice, check_int, check_real
 from .problem import Problem
 
 FORMS = ("mean", "sum")
@@ -92,4 +94,114 @@ def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
         raise ValueError("the strongly convex lower bound needs problem.reg > 0")
     G, n = problem.gradient_bound, problem.n
     value = min(G * problem.diameter, G * G * problem.p / (problem.reg * epsilon ** 2 * n * n))
+    return value if form == "mean" else value * n
+
+
+# -- DP-GD with clipping (seed 004) -------------------------------------------------------------
+def minimizer_norm_bound(problem):
+    r"""A data-independent bound R on ``||theta*||`` (and on ``||theta_0 - theta*||`` from 0).
+
+    The radius when the Problem has one. Without a constraint (``reg > 0``),
+    ``lambda ||theta*||^2 / 2 <= F(theta*) <= F(0) <= max_y loss(0; y)``, so
+    ``R = sqrt(2 max_y loss(0; y) / lambda)``: ``ln 2`` for logistic, 1 for hinge,
+    ``B_y^2 / 2`` for squared.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if problem.radius is not None:
+        return problem.radius
+    at_zero = {"logistic": math.log(2.0), "hinge": 1.0,
+               "squared": 0.5 * problem.label_bound ** 2}[problem.loss]
+    return math.sqrt(2.0 * at_zero / problem.reg)
+
+
+def dpgd_optimisation_error(problem, clip_norm, steps, noise_std):
+    r"""Bound on ``E F(theta_bar) - F(theta*)`` for T steps of projected gradient descent from 0
+    with gradient noise ``N(0, s^2 I_p)``, for the average ``theta_bar`` of the iterates, with
+    dpsolve's default step sizes (numpy arrays broadcast over ``steps`` and ``noise_std``):
+
+    * smooth loss, ``eta = 1 / beta_F`` with ``beta_F = beta + lambda``:
+      ``beta_F R^2 / (2T) + p s^2 / (2 beta_F)``;
+    * non-smooth loss, ``eta = R / sqrt(T (G^2 + p s^2))`` with ``G = C + lambda R``:
+      ``R sqrt((G^2 + p s^2) / T)``,
+
+    with R from :func:`minimizer_norm_bound` (the standard analysis of (sub)gradient descent
+    with unbiased gradient noise, e.g. Bubeck 2015, Thms 3.2 and 6.3 with exact gradients
+    of variance ``p s^2``). Valid when the clipping norm C is at least the Lipschitz constant L
+    (then clipping never changes a gradient); with ``C < L`` the clipped gradient is biased and
+    no such bound holds.
+    """
+    R = minimizer_norm_bound(problem)
+    steps = np.asarray(steps, dtype=float)
+    noise = np.asarray(noise_std, dtype=float)
+    p = problem.p
+    beta = problem.smoothness + problem.reg
+    if math.isfinite(beta):
+        return beta * R * R / (2.0 * steps) + p * noise ** 2 / (2.0 * beta)
+    G = clip_norm + problem.reg * R
+    return R * np.sqrt((G * G + p * noise ** 2) / steps)
+
+
+def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibration="pld",
+                     form="mean"):
+    r"""Excess-risk bound of :func:`dpsolve.clipped_gd` (seed 004's DP-GD) with its default
+    step size and ``output="average"``, at the noise its calibration gives for T = ``steps``.
+
+    The noise is ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)`` for ``calibration="paper"``,
+    else the accountant's least noise for T Gaussian releases of sensitivity ``2C/n``
+    (``"pld"``: exactly ``s = (2C/n) sqrt(T) sigma_1``, ``sigma_1`` the analytic Gaussian noise
+    for (epsilon, delta) at sensitivity 1); the bound is :func:`dpgd_optimisation_error` at that
+    noise. With ``"pld"`` and a smooth loss it is minimised at
+    ``T* = beta_F R n / (2 C sqrt(p) sigma_1)``, where it equals ``2 R C sqrt(p) sigma_1 / n``,
+    the rate ``O(R L sqrt(p ln(1/delta)) / (epsilon n))`` of shared/REFERENCE.md section 7.
+
+    Mean form (times n for ``form="sum"``), explicit constants, valid for ``C >= L``
+    (``clip_norm`` defaults to L).
+    """
+    from ._clipped_gd import dpgd_noise
+    _check(problem, epsilon, delta, form)
+    clip = problem.lipschitz if clip_norm is None else check_real(clip_norm, "clip_norm", low=0.0)
+    if clip < problem.lipschitz:
+        raise ValueError(f"the bound needs clip_norm >= the Lipschitz constant "
+                         f"{problem.lipschitz:g}; clipping below it biases the gradient")
+    noise = dpgd_noise(problem.n, clip, steps, epsilon, delta, calibration)
+    value = float(dpgd_optimisation_error(problem, clip, steps, noise))
+    return value if form == "mean" else value * problem.n
+
+
+# -- mini-batch SGD with gamma-norm noise (seed 001) --------------------------------------------
+def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
+    r"""Excess-risk bound for :func:`dpsolve.minibatch_sgd` with ``schedule="inv"``
+    (``eta_t = 1/(lambda t)``) on a smooth loss, for the last iterate after its one pass of
+    ``T = ceil(n / b)`` steps.
+
+    Song, Chaudhuri & Sarwate (2013; seed 001) state no convergence theorem. This is the standard
+    analysis of SGD on a lambda-strongly convex objective (Rakhlin, Shamir & Sridharan 2012,
+    Lemma 1: ``E ||w_T - w*||^2 <= 4 M^2 / (lambda^2 T)`` when ``E ||g_t||^2 <= M^2``), turned
+    into objective values by smoothness:
+
+    .. math:: E[F(w_T)] - F(w^*) \le \frac{\beta_F}{2} E\|w_T - w^*\|^2
+              \le \frac{2 \beta_F M^2}{\lambda^2 T}, \qquad
+              M^2 = G^2 + \frac{p (p + 1) s^2}{b^2},
+
+    with ``G = L + lambda r`` (the batch gradient plus regulariser, r the projection radius),
+    ``s = 2L/epsilon`` the noise scale (``||Z|| ~ Gamma(p, s)``, so ``E ||Z||^2 = p (p+1) s^2``),
+    ``beta_F = beta + lambda``. Mean form (times n for ``form="sum"``), explicit constants. The
+    last batch may be smaller than b; the bound then uses it for every step (conservative).
+    """
+    _check(problem, epsilon, None, form)
+    if problem.reg <= 0.0:
+        raise ValueError("the bound needs problem.reg > 0")
+    beta = problem.smoothness + problem.reg
+    if not math.isfinite(beta):
+        raise ValueError(f"the bound needs a smooth loss; {problem.loss} is not")
+    n, p, lam, L = problem.n, problem.p, problem.reg, problem.lipschitz
+    b = check_int(batch_size, "batch_size", low=1)
+    if b > n:
+        raise ValueError(f"batch_size must be <= n={n}, got {b}")
+    smallest = n - (math.ceil(n / b) - 1) * b
+    r = 1.0 / lam if problem.radius is None else min(1.0 / lam, problem.radius)
+    s = 2.0 * L / epsilon
+    M2 = (L + lam * r) ** 2 + p * (p + 1) * s * s / smallest ** 2
+    value = 2.0 * beta * M2 / (lam * lam * math.ceil(n / b))
     return value if form == "mean" else value * n

@@ -5,7 +5,7 @@ does not weaken a privacy guarantee stated for the transformed rows.
 """
 import numpy as np
 
-from ._validation import check_choice, check_int, check_rng
+from ._validation import check_choice, check_int, check_real, check_rng
 
 
 def unit_rows(X):
@@ -33,6 +33,34 @@ def make_synthetic(n=1000, p=10, *, task="classification", noise=0.1, rng=None):
     if task == "classification":
         return X, np.where(score >= 0.0, 1.0, -1.0)
     return X, np.clip(score, -1.0, 1.0)
+
+
+def make_separable(n=10_000, p=5, *, margin=0.001, rng=None):
+    """Rows uniform on the unit sphere in R^p, linearly separable with the given margin.
+
+    A unit vector w is drawn uniformly; points are drawn uniformly on the sphere, those with
+    ``|<w, x>| < margin`` are rejected, and ``y = sign(<w, x>)``. This is the synthetic data of
+    Song, Chaudhuri & Sarwate (2013; seed 001): n = 10,000, p = 5, margin 0.001.
+    """
+    n = check_int(n, "n", low=1)
+    p = check_int(p, "p", low=1)
+    margin = check_real(margin, "margin", low=0.0, high=1.0, low_inclusive=True)
+    rng = check_rng(rng)
+    w = unit_rows(rng.standard_normal((1, p)))[0]
+    rows = []
+    kept = 0
+    for rounds in range(10_001):
+        if kept == n:
+            break
+        if rounds == 10_000:
+            raise ValueError(f"margin={margin:g} rejects almost every point in p={p} "
+                             "dimensions; choose a smaller margin")
+        X = unit_rows(rng.standard_normal((2 * (n - kept) + 16, p)))
+        X = X[np.abs(X @ w) >= margin][: n - kept]
+        rows.append(X)
+        kept += X.shape[0]
+    X = np.concatenate(rows)
+    return X, np.where(X @ w > 0.0, 1.0, -1.0)
 
 
 def load_breast_cancer():

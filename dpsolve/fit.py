@@ -1,5 +1,6 @@
 """The result of a private solver: the released parameters and exactly what privacy they carry."""
 import dataclasses
+import types
 
 import dp_accounting
 import numpy as np
@@ -15,8 +16,9 @@ class Fit:
     ----------
     theta : ndarray, shape (p,)
         The released parameters (read-only).
-    sigma : float
-        Standard deviation of the Gaussian noise per coordinate and step.
+    sigma : float or None
+        Standard deviation of the Gaussian noise per coordinate and step; None when the solver
+        adds no Gaussian noise (see ``noise``).
     steps : int
         Number of iterations (data-independent; solvers never stop early on private data).
     solver, source : str
@@ -31,6 +33,13 @@ class Fit:
         The claimed (epsilon, delta), how the noise was chosen, and the epsilon a tight
         accountant certifies for the noise used. ``epsilon``, ``delta``, ``calibration`` and
         ``neighbours`` are read from it.
+    noise : mapping of str to float
+        Every noise the solver drew, by name, with its scale: ``"gaussian"`` (standard
+        deviation), ``"gamma_norm"`` (scale s of the density ``exp(-||z|| / s)``), and
+        solver-specific names documented by the solver (read-only).
+    settings : mapping of str to object
+        The solver's data-independent settings with defaults resolved (step sizes, clipping
+        norm, ...), so a run can be repeated exactly (read-only).
     """
 
     theta: np.ndarray
@@ -41,11 +50,18 @@ class Fit:
     wall_time: float
     dp_event: dp_accounting.DpEvent
     privacy: PrivacyReport
+    noise: dict = dataclasses.field(default_factory=dict)
+    settings: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         theta = np.array(self.theta, dtype=np.float64, copy=True)
         theta.flags.writeable = False
         object.__setattr__(self, "theta", theta)
+        noise = dict(self.noise)
+        if not noise and self.sigma is not None:
+            noise = {"gaussian": float(self.sigma)}
+        object.__setattr__(self, "noise", types.MappingProxyType(noise))
+        object.__setattr__(self, "settings", types.MappingProxyType(dict(self.settings)))
 
     @property
     def epsilon(self):

@@ -216,3 +216,26 @@ def test_strong_accountant_is_kov_of_the_per_step_gaussian():
     eps0 = privacy.gaussian_epsilon(1 / m, step_delta)
     kov = privacy.strong_composition(eps0, step_delta, k, slack)[0]
     assert epsilon_of(gaussian_event(m, 1.0, steps=k), delta, "strong") <= kov * (1 + 1e-9)
+
+
+# -- pure-DP releases (gamma-norm noise) ----------------------------------------------------------
+def test_pure_event_accounting():
+    from dpsolve.privacy import pure_event
+    import dp_accounting
+    event = pure_event(0.5, steps=3)
+    assert epsilon_of(event, 0.0) == 1.5                 # basic composition, exact at delta = 0
+    assert epsilon_of(event, 0.0, "zcdp") == 1.5
+    # KOV: k-fold eps-DP at delta' has eps ~ k eps tanh(eps/2) + eps sqrt(2k ln(1/delta')) for
+    # large k; for k = 3 the PLD of randomized response stays just below k eps
+    assert 1.4 < epsilon_of(event, 1e-6, "pld") <= 1.5
+    assert epsilon_of(pure_event(0.1, steps=400), 1e-6, "pld") < 0.6 * 40
+    mixed = dp_accounting.ComposedDpEvent([pure_event(0.5), gaussian_event(2.0, 1.0)])
+    gauss = epsilon_of(gaussian_event(2.0, 1.0), 1e-6)
+    tight, basic = epsilon_of(mixed, 1e-6, "pld"), epsilon_of(mixed, 1e-6, "basic")
+    assert basic == pytest.approx(0.5 + gauss, rel=1e-12)
+    assert max(0.5, gauss) < tight <= basic
+    assert epsilon_of(mixed, 0.0) == math.inf           # a Gaussian is never pure DP
+    with pytest.raises(ValueError, match="rdp"):
+        epsilon_of(mixed, 1e-6, "rdp")
+    report = privacy.certify(pure_event(0.5), 0.5, 0.0, "paper")
+    assert report.holds and report.certified_by == "basic" and report.certified_epsilon == 0.5

@@ -66,6 +66,31 @@ class UniformSampling:
                              f"got {self.sample_size}")
 
 
+@dataclasses.dataclass(frozen=True)
+class PureDpEvent(dp_accounting.DpEvent):
+    """A release that is ``epsilon``-DP (delta = 0) and described by nothing finer.
+
+    The gamma-norm (l2-Laplace) mechanism is one: dp_accounting 0.6 has no event for it, and
+    its ``LaplaceDpEvent`` (per-coordinate Laplace) would claim a privacy loss distribution that
+    has not been shown for the p-dimensional mechanism. dpsolve's accountants read this event as
+    the worst case for epsilon-DP, randomized response with parameter epsilon (Kairouz, Oh &
+    Viswanath 2015), which every epsilon-DP mechanism is dominated by; dp_accounting's own
+    accountants do not read it (compose it by adding epsilons).
+    """
+
+    epsilon: float
+
+    def __post_init__(self):
+        check_real(self.epsilon, "epsilon", low=0.0, low_inclusive=True)
+
+
+def pure_event(epsilon, *, steps=1):
+    """DpEvent of ``steps`` adaptively composed ``epsilon``-DP releases (:class:`PureDpEvent`)."""
+    check_int(steps, "steps", low=1)
+    event = PureDpEvent(float(epsilon))
+    return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, steps)
+
+
 def gaussian_event(sigma, sensitivity, *, steps=1, sampling=None):
     """DpEvent of ``steps`` Gaussian releases with noise ``sigma`` and L2 ``sensitivity``.
 
@@ -103,11 +128,13 @@ def gaussian_event(sigma, sensitivity, *, steps=1, sampling=None):
 # -- reading events ------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class _Component:
-    """``count`` releases of a Gaussian with multiplier m (sigma / Delta), sampled or not."""
+    """``count`` releases of a Gaussian with multiplier m (sigma / Delta), sampled or not; or,
+    when ``pure`` is set, of a ``pure``-DP mechanism (multiplier inf)."""
 
     count: int
     multiplier: float
     sampling: object = None     # None, ("poisson", q) or ("uniform", q)
+    pure: float = None
 
 
 def _components(event, count=1):
@@ -118,6 +145,8 @@ def _components(event, count=1):
         return [_Component(count, 0.0)]
     if isinstance(event, dp_accounting.GaussianDpEvent):
         return [_Component(count, event.noise_multiplier)]
+    if isinstance(event, PureDpEvent):
+        return [_Component(count, math.inf, pure=event.epsilon)]
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         return _components(event.event, count * event.count)
     if isinstance(event, dp_accounting.ComposedDpEvent):
@@ -129,7 +158,8 @@ def _components(event, count=1):
         else:
             sampling = ("uniform", event.sample_size / event.source_dataset_size)
         inner = _components(event.event, count)
-        if any(c.sampling is not None for c in inner) or len(inner) != 1:
+        if (any(c.sampling is not None or c.pure is not None for c in inner)
+                or len(inner) != 1):
             raise ValueError("a sampled event must wrap a single Gaussian event")
         return [dataclasses.replace(inner[0], sampling=sampling)]
     raise ValueError(f"dpsolve's accountants cannot read a {type(event).__name__}")
@@ -196,6 +226,10 @@ def _compute_epsilon(event, delta, accountant, neighbours):
         return 0.0
     if any(c.multiplier == 0.0 for c in components):
         return math.inf
+    if any(c.pure is not None for c in components):
+        return _epsilon_with_pure(components, delta, accountant, neighbours)
+    if delta == 0.0:
+        return math.inf     # a Gaussian is never (epsilon, 0)-DP
     relation = _RELATIONS[neighbours]
     if accountant == "pld":
         if all(c.sampling is None for c in components):
@@ -237,6 +271,40 @@ def _compute_epsilon(event, delta, accountant, neighbours):
     return best
 
 
+def _epsilon_with_pure(components, delta, accountant, neighbours):
+    """Epsilon of a composition that includes pure-DP components (and unsampled Gaussians)."""
+    pure = [c for c in components if c.pure is not None]
+    gaussians = [c for c in components if c.pure is None]
+    pure_sum = sum(c.count * c.pure for c in pure)
+    if not gaussians and (delta == 0.0 or accountant == "basic"):
+        return pure_sum                     # basic composition is exact at delta = 0
+    if delta == 0.0:
+        return math.inf
+    if any(c.sampling is not None for c in gaussians):
+        _unsupported(accountant, "cannot compose a pure-DP release with sampled Gaussians")
+    mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in gaussians))
+    basic = pure_sum + (mechanisms.gaussian_epsilon(mu, delta) if gaussians else 0.0)
+    if accountant == "basic":
+        return basic
+    if accountant == "zcdp":
+        # epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
+        rho = sum(c.count * c.pure ** 2 / 2.0 for c in pure) + mu ** 2 / 2.0
+        return composition.zcdp_to_dp(rho, delta)
+    if accountant != "pld":
+        _unsupported(accountant, "cannot read a PureDpEvent")
+    # Randomized response dominates every epsilon-DP mechanism; the Gaussians compose exactly to
+    # one Gaussian of parameter mu. PLDs are discretised pessimistically (an upper bound).
+    from dp_accounting.pld import common, privacy_loss_distribution as pldlib
+    total = None
+    for c in pure:
+        one = pldlib.from_privacy_parameters(common.DifferentialPrivacyParameters(c.pure, 0.0))
+        one = one.self_compose(c.count) if c.count > 1 else one
+        total = one if total is None else total.compose(one)
+    if gaussians:
+        total = total.compose(pldlib.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0))
+    return min(float(total.get_epsilon_for_delta(delta)), basic)
+
+
 def _event_of(event_or_fit, neighbours):
     event = getattr(event_or_fit, "dp_event", event_or_fit)
     if neighbours is None:
@@ -248,7 +316,7 @@ def _event_of(event_or_fit, neighbours):
 
 
 def tightest_accountant(event_or_fit, neighbours=None):
-    """``"pld"`` where it supports the event, else ``"rdp"``."""
+    """``"pld"`` where it supports the event, else ``"rdp"`` (pure-DP releases: ``"pld"``)."""
     event, neighbours = _event_of(event_or_fit, neighbours)
     components = _components(event)
     if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
@@ -265,7 +333,8 @@ def epsilon_of(event_or_fit, delta, accountant=None, neighbours=None):
         Built with dpsolve's convention (:func:`gaussian_event`): Gaussian multipliers are
         ``sigma / Delta`` under ``neighbours``.
     delta : float
-        In (0, 1).
+        In [0, 1). At ``delta = 0`` only pure-DP releases (:class:`PureDpEvent`) have a finite
+        epsilon, the sum of theirs (basic composition, exact at delta = 0).
     accountant : {"pld", "rdp", "zcdp", "strong", "basic"} or None
         ``"pld"``: privacy loss distributions (exact closed form for unsampled Gaussian
         compositions, dp_accounting's PLD with Poisson sampling); ``"rdp"``: dp_accounting's
@@ -282,7 +351,7 @@ def epsilon_of(event_or_fit, delta, accountant=None, neighbours=None):
         ``inf`` for a non-private event.
     """
     event, neighbours = _event_of(event_or_fit, neighbours)
-    delta = check_real(delta, "delta", low=0.0, high=1.0)
+    delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
     if accountant is None:
         accountant = tightest_accountant(event, neighbours)
     accountant = check_choice(accountant, "accountant", ACCOUNTANTS)
@@ -422,9 +491,10 @@ class PrivacyReport:
 def certify(event, epsilon, delta, method, neighbours=NEIGHBOURS, *, stacklevel=3):
     """Build a fit's PrivacyReport; warn (PrivacyWarning) if the claim is not certified.
 
-    ``epsilon=None`` (explicit noise) claims what the accountant certifies.
+    ``epsilon=None`` (explicit noise) claims what the accountant certifies. A pure-DP claim
+    (``delta = 0``) is certified by basic composition, which is exact there.
     """
-    accountant = tightest_accountant(event, neighbours)
+    accountant = "basic" if delta == 0.0 else tightest_accountant(event, neighbours)
     certified = epsilon_of(event, delta, accountant, neighbours)
     report = PrivacyReport(epsilon=certified if epsilon is None else epsilon, delta=delta,
                            method=method, certified_epsilon=certified, certified_by=accountant,

@@ -72,11 +72,12 @@ def sgd2_rows(steps_grid=(100, 1000), epsilons=(0.5, 1.0), delta=1e-6, lipschitz
 def dpgd_rows(ns=(1000, 10000), steps_grid=(10, 100), epsilon=1.0, delta=1e-6, clip=1.0):
     """Seed 004, DP-GD: ``s = 4 C T sqrt(ln(2T/delta)) / (eps n)`` (basic composition of the
     lecture's Gaussian claim), T Gaussians of sensitivity 2C/n."""
+    from .._clipped_gd import dpgd_paper_sigma
     rows = []
     for n in ns:
         for steps in steps_grid:
             sens = 2.0 * clip / n
-            s = 4.0 * clip * steps * math.sqrt(math.log(2.0 * steps / delta)) / (epsilon * n)
+            s = float(dpgd_paper_sigma(n, clip, steps, epsilon, delta))
             event = gaussian_event(s, sens, steps=steps)
             rows.append(AuditRow(
                 "DP-GD basic composition", "seed 004, Claim (basic composition + Gaussian)",

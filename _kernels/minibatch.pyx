@@ -1,0 +1,99 @@
+"""One pass of mini-batch SGD with gamma-norm noise (seed 001, Song-Chaudhuri-Sarwate 2013).
+
+The Python API (``dpsolve.minibatch_sgd``) validates, calibrates and explains; this only computes.
+"""
+from libc.math cimport isfinite, sqrt
+from libc.stdlib cimport free, malloc
+from numpy.random cimport bitgen_t
+
+from _bitgen cimport generator_bitgen
+from _loss cimport loss_derivative
+from _noise cimport add_gamma_norm
+from _vector cimport dot, scale_onto_ball
+
+cdef enum Schedule:
+    INV_SQRT = 0    # eta(t) = eta0 / sqrt(t)
+    CONSTANT = 1    # eta(t) = eta0
+    INV = 2         # eta(t) = eta0 / t
+
+SCHEDULES = {"inv_sqrt": INV_SQRT, "constant": CONSTANT, "inv": INV}
+
+
+def minibatch_sgd_pass(
+    const double[:, ::1] X,
+    const double[::1] y,
+    int loss,
+    double[::1] theta,
+    const Py_ssize_t[::1] order,
+    Py_ssize_t batch_size,
+    double scale,
+    int schedule,
+    double eta0,
+    double reg,
+    double radius,
+    object generator,
+):
+    """One pass over the rows in ``order``, in batches of ``batch_size`` (the last may be
+    smaller), updating theta in place. Step t, batch B_t of m rows:
+
+    ``g = sum_{i in B_t} loss'(<theta, x_i>, y_i) x_i`` (rows in order), then ``g += z`` with
+    density proportional to exp(-||z|| / scale) (no draw when scale == 0), then
+    ``theta <- Proj_radius(theta - eta(t) * (reg * theta + g / m))``.
+    Returns False if theta became non-finite.
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    if y.shape[0] != n or theta.shape[0] != p or order.shape[0] != n:
+        raise ValueError("shape mismatch between X, y, theta and order")
+    if n == 0 or p == 0 or batch_size < 1:
+        raise ValueError("need n >= 1, p >= 1 and batch_size >= 1")
+    cdef Py_ssize_t k
+    for k in range(n):
+        if order[k] < 0 or order[k] >= n:
+            raise ValueError("order must hold row indices in [0, n)")
+    cdef double* g = <double*> malloc(2 * p * sizeof(double))
+    if g == NULL:
+        raise MemoryError()
+    cdef double* direction = g + p
+    cdef double* th = &theta[0]
+    cdef const double* xi
+    cdef double d, eta, v, sq, m
+    cdef Py_ssize_t t, start, stop, i, j
+    cdef bitgen_t* rng = generator_bitgen(generator)
+    try:
+        with generator.bit_generator.lock, nogil:
+            t = 0
+            start = 0
+            while start < n:
+                t += 1
+                stop = start + batch_size if start + batch_size < n else n
+                m = <double> (stop - start)
+                for j in range(p):
+                    g[j] = 0.0
+                for k in range(start, stop):
+                    i = order[k]
+                    xi = &X[i, 0]
+                    d = loss_derivative(loss, dot(xi, th, p), y[i])
+                    if d != 0.0:
+                        for j in range(p):
+                            g[j] += d * xi[j]
+                if scale > 0.0:
+                    add_gamma_norm(rng, g, p, scale, direction)
+                if schedule == INV_SQRT:
+                    eta = eta0 / sqrt(<double> t)
+                elif schedule == INV:
+                    eta = eta0 / <double> t
+                else:
+                    eta = eta0
+                sq = 0.0
+                for j in range(p):
+                    v = th[j] - eta * (reg * th[j] + g[j] / m)
+                    th[j] = v
+                    sq += v * v
+                scale_onto_ball(th, sq, radius, p)
+                start = stop
+    finally:
+        free(g)
+    for j in range(p):
+        if not isfinite(th[j]):
+            return False
+    return True

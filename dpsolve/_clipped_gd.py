@@ -1,0 +1,226 @@
+"""Full-batch gradient descent with per-sample clipping and Gaussian noise: DP-GD of seed 004."""
+import math
+import time
+
+import numpy as np
+
+from . import bounds
+from ._calibration import gaussian_sigma
+from ._kernels import gd as _gd
+from ._validation import check_choice, check_int, check_real, check_rng
+from .fit import Fit
+from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event
+from .privacy.mechanisms import gaussian_sigma_analytic
+from .problem import Problem
+
+SOURCE = "seed 004 (DP-GD lecture), Alg. DP-GD and its basic-composition privacy analysis"
+CALIBRATIONS = ("paper",) + ACCOUNTANTS
+OUTPUTS = ("average", "last")
+# Default T is searched up to this many steps (each costs two passes over X).
+MAX_DEFAULT_STEPS = 10_000
+# Default T: the fewest steps whose bound is within this factor of the best in [1, MAX].
+DEFAULT_STEPS_SLACK = 1.1
+
+
+def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
+    """Seed 004's noise: ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)``.
+
+    The lecture makes each step ``(epsilon/T, delta/T)``-DP with its Gaussian claim
+    (``sigma >= 2 Delta sqrt(ln(2/delta)) / epsilon`` for ``epsilon, delta in (0, 1)``) at the
+    sensitivity ``Delta = 2C/n`` of the clipped mean gradient, and adds up by basic composition.
+    (Its final line writes ``sqrt(log^2(1/delta))``; the expression above is what its own claims
+    give.) Valid as stated for ``epsilon, delta in (0, 1)``. Works on arrays of ``steps``.
+    """
+    steps = np.asarray(steps, dtype=float)
+    return 4.0 * clip_norm * steps * np.sqrt(np.log(2.0 * steps / delta)) / (epsilon * n)
+
+
+def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
+    """Noise standard deviation s on the clipped mean gradient for T = ``steps`` (an int, or an
+    array for ``"paper"`` and ``"pld"``) under ``calibration``."""
+    if calibration == "paper":
+        return dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta)
+    sensitivity = 2.0 * clip_norm / n
+    if calibration == "pld":
+        # T Gaussians compose exactly to one with mu = sqrt(T) Delta / s
+        sigma_1 = gaussian_sigma_analytic(1.0, epsilon, delta)
+        return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * sigma_1
+    return calibrate(epsilon, delta, sensitivity=sensitivity, steps=int(steps),
+                     accountant=calibration)
+
+
+def default_steps(problem, clip_norm, epsilon, delta, calibration):
+    """The fewest steps T in [1, 10^4] whose bound (:func:`dpsolve.bounds.dpgd_optimisation_error`
+    at the noise of ``"paper"``, or of exact Gaussian accounting for any accountant) is within
+    10% of the least. Depends only on public quantities (n, p, the Problem's constants, C,
+    epsilon, delta), never on the data."""
+    grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
+    curve_calibration = "paper" if calibration == "paper" else "pld"
+    noise = dpgd_noise(problem.n, clip_norm, grid, epsilon, delta, curve_calibration)
+    error = bounds.dpgd_optimisation_error(problem, clip_norm, grid, noise)
+    return int(grid[np.argmax(error <= DEFAULT_STEPS_SLACK * error.min())])
+
+
+def default_step_size(problem, clip_norm, steps, sigma):
+    """``1 / beta_F`` for a smooth loss; ``R / sqrt(T (G^2 + p s^2))`` otherwise (the step sizes
+    of :func:`dpsolve.bounds.dpgd_optimisation_error`)."""
+    beta = problem.smoothness + problem.reg
+    if math.isfinite(beta):
+        return 1.0 / beta
+    R = bounds.minimizer_norm_bound(problem)
+    G = clip_norm + problem.reg * R
+    return R / math.sqrt(steps * (G * G + problem.p * sigma * sigma))
+
+
+def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None, step_size=None,
+               calibration="pld", sigma=None, project=True, output="average", rng=None):
+    r"""Differentially private ERM by full-batch gradient descent with per-sample clipping
+    (seed 004, Alg. DP-GD).
+
+    From ``w_0 = 0``, for ``t = 1 .. T``:
+
+    .. math::
+
+        \hat g_t &= \frac1n \sum_{i=1}^n \mathrm{CLIP}_C\!\left(\nabla \ell(w_{t-1}; x_i, y_i)\right),
+        \qquad \mathrm{CLIP}_C(v) = v \min\!\left(1, \frac{C}{\|v\|}\right), \\
+        w_t &= \Pi\!\left(w_{t-1} - \eta \left(\hat g_t + \lambda w_{t-1} + z_t\right)\right),
+        \qquad z_t \sim N(0, s^2 I_p),
+
+    and the average of ``w_1 .. w_T`` (or ``w_T``) is returned. The regulariser's gradient is added
+    after clipping (it is the same for neighbouring datasets). For a linear model the per-sample
+    gradient is ``loss'(z_i) x_i``, of norm ``|loss'(z_i)| ||x_i||``, so clipping costs one
+    multiply per row; the sum runs on both cores (``_kernels/gd.pyx``).
+
+    Parameters
+    ----------
+    problem : Problem
+    epsilon, delta : float
+        Target privacy. ``calibration="paper"`` needs both in (0, 1); the accountants accept any
+        ``epsilon > 0``, ``0 < delta < 1``. Leave epsilon None when passing ``sigma``.
+    clip_norm : float, optional
+        Clipping norm C > 0. Default: the Lipschitz constant L of the loss, so that clipping
+        never changes a gradient and the bounds hold (a smaller C trades bias for less noise,
+        which is tuning and would have to be done on public data).
+    steps : int, optional
+        T >= 1. Default: :func:`default_steps`, the fewest steps within 10% of the best value of
+        the excess-risk bound (:func:`dpsolve.bounds.clipped_gd_bound`) over T in [1, 10^4],
+        computed from public constants only.
+    step_size : float, optional
+        Constant eta > 0. Default: ``1 / (beta + lambda)`` for smooth losses, and
+        ``R / sqrt(T (G^2 + p s^2))`` (``G = C + lambda R``) for the hinge loss, the step sizes of
+        :func:`dpsolve.bounds.dpgd_optimisation_error`.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
+        ``"paper"``: the lecture's basic composition, :func:`dpgd_paper_sigma`. An accountant
+        name: the least noise it certifies for T Gaussian releases of sensitivity ``2C/n``;
+        ``"pld"`` (default) is exact here (T Gaussians compose to one Gaussian).
+    sigma : float, optional
+        Explicit noise standard deviation s >= 0 on the mean gradient instead of a calibration;
+        the fit claims the epsilon the PLD accountant certifies at ``delta``.
+    project : bool, default True
+        Project every iterate onto C. Without a constraint (``radius=None``) the iterates are
+        projected onto the ball of radius ``sqrt(2 max loss(0) / lambda)``
+        (:func:`dpsolve.bounds.minimizer_norm_bound`), which contains the minimiser, so the
+        problem is unchanged and the iterates stay bounded. ``False`` runs plain gradient steps
+        (the bounds then do not apply).
+    output : {"average", "last"}
+        The average of ``w_1 .. w_T`` (the bounds are for it) or ``w_T``.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise, ``rng.standard_normal(p)`` once per step.
+
+    Returns
+    -------
+    Fit
+        ``sigma = s`` (on the mean gradient), ``steps = T``, ``settings`` with the resolved
+        ``clip_norm``, ``step_size``, ``project`` and ``output``; the DpEvent is the T-fold
+        composition of a Gaussian with noise multiplier ``s / (2C/n)``.
+
+    Notes
+    -----
+    Privacy. Under replace-one neighbours the clipped mean gradient has L2 sensitivity ``2C/n``
+    whatever the data, so each step is a Gaussian mechanism and the T steps compose adaptively.
+    The guarantee covers the whole sequence of noisy gradients (equivalently all iterates, as the
+    lecture releases them); the returned average is post-processing. The solver never stops
+    early and never reports how many gradients were clipped (that count depends on the data).
+
+    Utility: :func:`dpsolve.bounds.clipped_gd_bound`.
+
+    Source: seed 004 (``004_0e47751ae7ae9c35.txt``), Alg. DP-GD (steps 1-6) and "A First Privacy
+    Analysis". Differences, all stated in shared/REFERENCE.md section 5: the lecture's CLIP is
+    garbled and is read as ``v min(1, C/||v||)``; its final noise line is worked through from its
+    own claims (:func:`dpgd_paper_sigma`); the projection and the regulariser are dpsolve's
+    additions for constrained, regularised problems.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    n, p = problem.n, problem.p
+    if clip_norm is None:
+        clip_norm = problem.lipschitz
+        if not math.isfinite(clip_norm):
+            raise ValueError(f"the {problem.loss} loss has no finite Lipschitz constant without "
+                             "a radius, so clip_norm has no default: give the Problem a radius "
+                             "or pass clip_norm")
+    else:
+        clip_norm = check_real(clip_norm, "clip_norm", low=0.0)
+    if steps is not None:
+        steps = check_int(steps, "steps", low=1)
+    if step_size is not None:
+        step_size = check_real(step_size, "step_size", low=0.0)
+    if not isinstance(project, (bool, np.bool_)):
+        raise TypeError(f"project must be a bool, got {type(project).__name__}")
+    output = check_choice(output, "output", OUTPUTS)
+    if sigma is None:
+        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
+        if calibration == "paper" and epsilon is not None and delta is not None:
+            check_real(epsilon, "epsilon", low=0.0, high=1.0)
+            check_real(delta, "delta", low=0.0, high=1.0)
+        elif epsilon is not None and delta is not None:
+            check_real(epsilon, "epsilon", low=0.0)
+            check_real(delta, "delta", low=0.0, high=1.0)
+    if steps is None:
+        if sigma is not None:
+            raise TypeError("clipped_gd with an explicit sigma needs steps")
+        if epsilon is not None and delta is not None:
+            steps = default_steps(problem, clip_norm, epsilon, delta, calibration)
+
+    sensitivity = 2.0 * clip_norm / n       # replace-one, of the clipped mean gradient
+    sigma, epsilon, delta, calibration = gaussian_sigma(
+        "clipped_gd", n=n, epsilon=epsilon, delta=delta, sigma=sigma, calibration=calibration,
+        calibrations=CALIBRATIONS,
+        paper=lambda e, d: float(dpgd_paper_sigma(n, clip_norm, steps, e, d)),
+        sensitivity=sensitivity, steps=steps)
+    rng = check_rng(rng)
+    if step_size is None:
+        step_size = default_step_size(problem, clip_norm, steps, sigma)
+    radius = math.inf
+    if project:
+        radius = bounds.minimizer_norm_bound(problem)
+
+    event = gaussian_event(sigma, sensitivity, steps=steps)
+    report = certify(event, epsilon, delta, calibration)
+
+    start = time.perf_counter()
+    X, y = problem.X, problem.y
+    row_norms = np.linalg.norm(X, axis=1)
+    w = np.zeros(p)
+    total = np.zeros(p)
+    grad = np.empty(p)
+    scratch = np.empty((64, p))
+    lam = problem.reg
+    for _ in range(steps):
+        _gd.clipped_gradient_sum(X, y, problem._kind, w, row_norms, clip_norm, grad, scratch)
+        noise = rng.standard_normal(p)
+        # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
+        w -= step_size * (grad / n + lam * w + sigma * noise)
+        norm = math.sqrt(float(w @ w))
+        if norm > radius:
+            w *= radius / norm
+        total += w
+    if not np.all(np.isfinite(w)):
+        raise FloatingPointError("clipped_gd produced non-finite parameters; reduce step_size "
+                                 "or keep project=True")
+    theta = total / steps if output == "average" else w
+    wall_time = time.perf_counter() - start
+    return Fit(theta=theta, sigma=sigma, steps=steps, solver="clipped_gd", source=SOURCE,
+               wall_time=wall_time, dp_event=event, privacy=report,
+               settings={"clip_norm": clip_norm, "step_size": step_size, "project": bool(project),
+                         "output": output})
