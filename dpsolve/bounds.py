@@ -110,9 +110,17 @@ def minimizer_norm_bound(problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     if problem.radius is not None:
         return problem.radius
-    at_zero = {"logistic": math.log(2.0), "hinge": 1.0,
-               "squared": 0.5 * problem.label_bound ** 2}[problem.loss]
-    return math.sqrt(2.0 * at_zero / problem.reg)
+    return math.sqrt(2.0 * _max_loss_at_zero(problem) / problem.reg)
+
+
+def _max_loss_at_zero(problem):
+    """``max_y loss(0; y)``: ln 2 logistic, 1 hinge, ``B_y^2/2`` squared; huber_hinge (width h)
+    1 for h < 1, else ``(1 + h)^2 / (4h)``."""
+    if problem.loss == "huber_hinge":
+        h = problem.huber_width
+        return 1.0 if h < 1.0 else (1.0 + h) ** 2 / (4.0 * h)
+    return {"logistic": math.log(2.0), "hinge": 1.0,
+            "squared": 0.5 * problem.label_bound ** 2}[problem.loss]
 
 
 def dpgd_optimisation_error(problem, clip_norm, steps, noise_std):
@@ -204,4 +212,96 @@ def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
     s = 2.0 * L / epsilon
     M2 = (L + lam * r) ** 2 + p * (p + 1) * s * s / smallest ** 2
     value = 2.0 * beta * M2 / (lam * lam * math.ceil(n / b))
+    return value if form == "mean" else value * n
+
+
+# -- output and objective perturbation ----------------------------------------------------------
+def _noise_moments(noise, scale, p):
+    """(E||b||, E||b||^2) for gamma-norm noise of scale s (||b|| ~ Gamma(p, s)) or Gaussian
+    noise of standard deviation s (E||b|| <= s sqrt(p) by Jensen)."""
+    if noise == "gamma_norm":
+        return p * scale, p * (p + 1) * scale * scale
+    return scale * math.sqrt(p), p * scale * scale
+
+
+
+
+def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
+                              calibration="pld", form="mean"):
+    r"""Excess-risk bound of :func:`dpsolve.output_perturbation` at its noise, explicit constants:
+
+    * with a constraint (the released vector is projected onto C, and F is G-Lipschitz on C with
+      ``G = L + lambda R``): ``g + G E||b||``;
+    * without one, smooth loss: ``g + (beta + lambda) E||b||^2 / 2`` (the linear term has mean 0);
+    * without one, hinge: ``g + L E||b|| + lambda E||b||^2 / 2``,
+
+    with g the tolerance and b the output noise (``E||b|| = p s``, ``E||b||^2 = p(p+1)s^2`` for
+    gamma-norm of scale s; ``sqrt(p) sigma`` and ``p sigma^2`` for Gaussian). Chaudhuri et al.
+    (2011) bound the generalisation error rather than this; these follow from Lipschitz
+    continuity or smoothness of F at a g-optimal point. Mean form (times n for ``form="sum"``).
+    """
+    from ._perturbation import _resolve_noise
+    _check(problem, epsilon, None, form)
+    if problem.reg <= 0.0:
+        raise ValueError("output perturbation needs problem.reg > 0")
+    noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
+                                                        problem.n)
+    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
+    n, p, lam, L = problem.n, problem.p, problem.reg, problem.lipschitz
+    sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
+    scale = _output_scale(noise, epsilon, delta, sensitivity, calibration)
+    m1, m2 = _noise_moments(noise, scale, p)
+    if problem.radius is not None:
+        value = tolerance + (L + lam * problem.radius) * m1
+    elif math.isfinite(problem.smoothness):
+        value = tolerance + 0.5 * (problem.smoothness + lam) * m2
+    else:
+        value = tolerance + L * m1 + 0.5 * lam * m2
+    return value if form == "mean" else value * n
+
+
+def _output_scale(noise, epsilon, delta, sensitivity, calibration):
+    from .privacy.accounting import calibrate
+    from .privacy.mechanisms import gaussian_sigma_classic
+    if noise == "gamma_norm":
+        return sensitivity / epsilon
+    if calibration == "paper":
+        return gaussian_sigma_classic(sensitivity, epsilon, delta)
+    return calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
+
+
+def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fraction=0.1,
+                                 noise=None, tolerance=1e-12, calibration="pld", form="mean"):
+    r"""Excess-risk bound of :func:`dpsolve.objective_perturbation`, explicit constants.
+
+    With ``v = b/n`` the objective noise, Delta the extra regularisation, ``mu = lambda + Delta``,
+    ``gamma = sqrt(2 mu g)`` the certified gradient norm and ``r = sqrt(2g/mu)``: the inner
+    solution satisfies ``||grad F(theta_hat)|| <= gamma + ||v|| + Delta ||theta_hat||`` and
+    ``||theta_hat|| <= (2||v|| + sqrt(2 mu l_0)) / mu + r`` (``l_0`` = max loss at 0), so by
+    lambda-strong convexity ``F(theta_hat) - F* <= (A + C||v||)^2 / (2 lambda)`` with
+    ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``, ``C = 1 + 2 Delta / mu``; the output noise
+    ``b_2`` adds ``(beta + lambda) E||b_2||^2 / 2``. Expectations use the gamma-norm moments of
+    b (``||b|| ~ Gamma(p, 2B/epsilon')``). This is ``O(p^2 / (n^2 epsilon^2 lambda))``, the rate
+    of Chaudhuri et al. (2011). Mean form (times n for ``form="sum"``).
+    """
+    from ._perturbation import _resolve_noise, objective_perturbation_constants
+    _check(problem, epsilon, None, form)
+    if problem.reg <= 0.0 or problem.radius is not None:
+        raise ValueError("objective perturbation needs reg > 0 and radius=None")
+    output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
+    noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
+                                                        problem.n)
+    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
+    n, p, lam = problem.n, problem.p, problem.reg
+    eps_prime, extra = objective_perturbation_constants(problem, (1 - output_fraction) * epsilon)
+    mu = lam + extra
+    r = math.sqrt(2.0 * tolerance / mu)
+    l0 = _max_loss_at_zero(problem)
+    A = math.sqrt(2.0 * mu * tolerance) + extra * (math.sqrt(2.0 * mu * l0) / mu + r)
+    C = 1.0 + 2.0 * extra / mu
+    v1, v2 = _noise_moments("gamma_norm", 2.0 * problem.row_norm / eps_prime / n, p)
+    inner = (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * lam)
+    scale = _output_scale(noise, output_fraction * epsilon, delta, 2.0 * r, calibration)
+    _, m2 = _noise_moments(noise, scale, p)
+    value = inner + 0.5 * (problem.smoothness + lam) * m2
     return value if form == "mean" else value * n

@@ -1,0 +1,324 @@
+"""Output perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1; seed 002) and objective
+perturbation as Approximate Minima Perturbation (CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et
+al. 2019)."""
+import math
+import time
+import warnings
+
+import dp_accounting
+import numpy as np
+
+from . import bounds
+from ._calibration import check_finite_lipschitz, warn_large_delta
+from ._validation import check_choice, check_real, check_rng
+from .fit import Fit
+from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event, pure_event
+from .privacy.mechanisms import gaussian_sigma_classic
+from .privacy.samplers import gamma_norm_noise, gaussian_noise
+from .problem import Problem
+from .reference import reference_minimizer
+
+OUTPUT_SOURCE = ("seed 002 (Jayaraman et al. slides), Algorithm 1 'ERM with output perturbation' "
+                 "(Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1)")
+OBJECTIVE_SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
+                    "2012's constants, as Approximate Minima Perturbation (Iyengar et al. 2019); "
+                    "not in the seeds")
+NOISES = ("gamma_norm", "gaussian")
+GAUSSIAN_CALIBRATIONS = ("paper",) + ACCOUNTANTS
+# c with |loss''(z)| <= c (as a function of the margin): logistic 1/4, huber_hinge 1/(2h)
+_CURVATURE = {"logistic": lambda problem: 0.25,
+              "huber_hinge": lambda problem: 1.0 / (2.0 * problem.huber_width)}
+
+
+def _check_common(solver, problem, tolerance):
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if problem.reg <= 0.0:
+        raise ValueError(f"{solver} needs a strongly convex objective: give the Problem reg > 0")
+    L = check_finite_lipschitz(solver, problem)
+    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
+    return L, tolerance
+
+
+def _output_noise(noise, delta, epsilon, sensitivity, calibration, p, n, rng):
+    """Noise for one release of L2 ``sensitivity``: returns (vector, event, noise dict, sigma)."""
+    if noise == "gamma_norm":
+        scale = sensitivity / epsilon
+        return (gamma_norm_noise(scale, p, rng=rng), pure_event(epsilon),
+                {"gamma_norm": scale}, None)
+    if calibration == "paper":
+        # seed 002's Gaussian mechanism theorem: for epsilon, delta in (0, 1)
+        sigma = gaussian_sigma_classic(sensitivity, epsilon, delta)
+    else:
+        sigma = calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
+    return gaussian_noise(sigma, p, rng=rng), gaussian_event(sigma, sensitivity), \
+        {"gaussian": sigma}, sigma
+
+
+def _resolve_noise(noise, epsilon, delta, calibration, n):
+    epsilon = check_real(epsilon, "epsilon", low=0.0)
+    if noise is None:
+        noise = "gamma_norm" if delta is None else "gaussian"
+    noise = check_choice(noise, "noise", NOISES)
+    if noise == "gamma_norm":
+        if delta not in (None, 0, 0.0):
+            raise ValueError('noise="gamma_norm" is epsilon-DP (delta = 0); pass delta=None, '
+                             'or noise="gaussian" for (epsilon, delta)')
+        delta = 0.0
+    else:
+        if delta is None:
+            raise TypeError('noise="gaussian" needs delta')
+        delta = check_real(delta, "delta", low=0.0, high=1.0)
+        calibration = check_choice(calibration, "calibration", GAUSSIAN_CALIBRATIONS)
+        if calibration == "paper" and epsilon >= 1.0:
+            raise ValueError('calibration="paper" (the classic Gaussian mechanism) needs '
+                             f"epsilon < 1, got {epsilon:g}; use calibration=\"pld\"")
+        warn_large_delta(delta, n, stacklevel=3)
+    return noise, epsilon, delta, calibration
+
+
+def _certified_minimizer(problem, tolerance):
+    """The reference solver's minimiser, certified to the fixed tolerance, never cached (it is
+    not private). Fails without saying how far it got: the gap reached depends on the data."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        solution = reference_minimizer(problem, tol=tolerance, cache=False)
+    if not solution.gap <= tolerance:
+        raise RuntimeError(f"the solver could not certify the minimiser to tolerance="
+                           f"{tolerance:g}; choose a larger tolerance (nothing was released)")
+    return solution.theta
+
+
+def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
+                        calibration="pld", project=True, rng=None):
+    r"""Differentially private ERM by output perturbation (Chaudhuri, Monteleoni & Sarwate
+    2011, Alg. 1; seed 002).
+
+    Releases ``theta_hat + b``: ``theta_hat`` minimises the objective
+    ``F(theta) = (1/n) sum_i loss(<theta, x_i>; y_i) + (lambda/2) ||theta||^2`` over C to a
+    certified gap ``F(theta_hat) - min F <= g`` (the ``tolerance``, fixed before solving), and
+    ``b`` is noise for the L2 sensitivity
+
+    .. math:: \Delta_2 = \frac{2L}{n\lambda} + 2\sqrt{\frac{2g}{\lambda}}.
+
+    The first term bounds how far the exact minimiser moves when one record is replaced (seed
+    002's claim, with L the Lipschitz constant; it holds for non-smooth losses and with the ball
+    constraint). The second covers the solver: ``||theta_hat - theta*|| <= sqrt(2g/lambda)`` by
+    lambda-strong convexity, on both datasets.
+
+    Parameters
+    ----------
+    problem : Problem
+        Needs ``reg > 0`` and a finite Lipschitz constant. Any loss, hinge included.
+    epsilon : float
+        > 0.
+    delta : float, optional
+        None (default) with ``noise="gamma_norm"``: epsilon-DP. In (0, 1) with
+        ``noise="gaussian"``.
+    noise : {"gamma_norm", "gaussian"}, optional
+        ``"gamma_norm"``: density proportional to ``exp(-epsilon ||b|| / Delta_2)`` (seed 002's
+        ``exp(-n lambda epsilon ||b|| / 2)`` for ``L = 1``, ``g = 0``). ``"gaussian"``: ``N(0,
+        sigma^2 I)``. Default: gamma-norm when ``delta`` is None, else Gaussian.
+    tolerance : float, default 1e-10
+        The certified gap g, in (0, 1e-2]. Chosen before seeing the data; the solver must reach
+        it on every input, else a RuntimeError is raised and nothing is released.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
+        Gaussian noise only: ``"paper"`` is the classic Gaussian mechanism of seed 002
+        (``sigma = Delta_2 sqrt(2 ln(1.25/delta)) / epsilon``, epsilon < 1); ``"pld"`` (default)
+        the exact, least sigma (analytic Gaussian mechanism).
+    project : bool, default True
+        Project the released vector onto C (post-processing; it can only move it closer to
+        theta*). No effect without a constraint.
+    rng : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    Fit
+        ``steps = 1``; ``noise`` holds the scale; ``settings`` the tolerance and sensitivity;
+        ``dp_event`` a :class:`~dpsolve.privacy.PureDpEvent` or a Gaussian event.
+
+    Notes
+    -----
+    Never released: the un-noised ``theta_hat`` (it is not cached on disk either) and the gap
+    actually reached (it depends on the data; only the fixed ``tolerance`` sets the noise,
+    shared/REFERENCE.md section 5). Utility: :func:`dpsolve.bounds.output_perturbation_bound`.
+
+    Source: seed 002 (``002_ddbf4c350adab548.txt``), "Output Perturbation - non-distributed
+    setting", Algorithm 1 and its sensitivity claim.
+    """
+    L, tolerance = _check_common("output_perturbation", problem, tolerance)
+    noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
+                                                        problem.n)
+    if not isinstance(project, (bool, np.bool_)):
+        raise TypeError(f"project must be a bool, got {type(project).__name__}")
+    rng = check_rng(rng)
+    n, p, lam = problem.n, problem.p, problem.reg
+    sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
+
+    start = time.perf_counter()
+    theta_hat = _certified_minimizer(problem, tolerance)
+    b, event, noise_scales, sigma = _output_noise(noise, delta, epsilon, sensitivity, calibration,
+                                                  p, n, rng)
+    theta = theta_hat + b
+    del theta_hat
+    if project and problem.radius is not None:
+        norm = np.linalg.norm(theta)
+        if norm > problem.radius:
+            theta *= problem.radius / norm
+    wall_time = time.perf_counter() - start
+    method = "paper" if noise == "gamma_norm" else calibration
+    report = certify(event, epsilon, delta, method)
+    return Fit(theta=theta, sigma=sigma, steps=1, solver="output_perturbation",
+               source=OUTPUT_SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
+               noise=noise_scales,
+               settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
+                         "project": bool(project)})
+
+
+def objective_perturbation_constants(problem, epsilon):
+    """Kifer et al. (2012) / CMS (2011) Alg. 2 constants for an objective-perturbation budget
+    ``epsilon``: returns ``(epsilon_prime, extra_reg)``.
+
+    With ``c`` the bound on ``loss''`` (1/4 logistic, 1/(2h) huber_hinge) and B the row bound,
+    ``epsilon' = epsilon - ln(1 + 2cB^2/(n lambda) + c^2 B^4/(n^2 lambda^2))``. If it is
+    positive, no extra regularisation; else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda``
+    and ``epsilon' = epsilon / 2``. (diffprivlib uses ``cB`` for ``cB^2``, which is not
+    conservative for B > 1.)
+    """
+    c = _CURVATURE[problem.loss](problem)
+    n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
+    eps_prime = epsilon - math.log1p(2.0 * c * B2 / (n * lam) + (c * B2 / (n * lam)) ** 2)
+    if eps_prime > 0.0:
+        return eps_prime, 0.0
+    return epsilon / 2.0, c * B2 / (n * math.expm1(epsilon / 4.0)) - lam
+
+
+def _newton_perturbed(problem, linear, extra_reg, gradient_tol, max_iter=100):
+    """Minimise ``F(theta) + <linear, theta> + (extra_reg/2)||theta||^2`` (unconstrained, smooth,
+    (lambda + extra_reg)-strongly convex) by damped Newton until ``||gradient|| <= gradient_tol``
+    (with a rounding allowance). Returns theta, or None if that was not reached."""
+    X, n, p = problem.X, problem.n, problem.p
+    mu = problem.reg + extra_reg
+    eps = np.finfo(float).eps
+
+    def value(theta):
+        return problem.objective(theta) + linear @ theta + 0.5 * extra_reg * (theta @ theta)
+
+    theta = np.zeros(p)
+    for _ in range(max_iter):
+        grad = problem.gradient(theta) + linear + extra_reg * theta
+        # each gradient entry is a sum of n terms of size <= B |loss'| plus the ridge terms
+        allowance = 4 * (n + p) * eps * (problem.row_norm + mu * np.linalg.norm(theta)
+                                         + np.linalg.norm(linear))
+        if np.linalg.norm(grad) + allowance <= gradient_tol:
+            return theta
+        curvature = problem.loss_second_derivatives(theta)
+        H = (X.T * curvature) @ X / n + mu * np.eye(p)
+        step = np.linalg.solve(H, grad)
+        f0, t = value(theta), 1.0
+        while t > 1e-10 and value(theta - t * step) > f0 - 0.25 * t * (grad @ step):
+            t *= 0.5
+        theta = theta - t * step
+    return None
+
+
+def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
+                           noise=None, tolerance=1e-12, calibration="pld", rng=None):
+    r"""Differentially private ERM by objective perturbation, run as Approximate Minima
+    Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
+
+    The budget is split: ``epsilon_obj = (1 - output_fraction) epsilon`` perturbs the objective,
+    ``epsilon_out = output_fraction * epsilon`` pays for the solver's inexactness.
+
+    1. ``(epsilon', Delta) = objective_perturbation_constants(problem, epsilon_obj)``; draw
+       ``b`` with density proportional to ``exp(-epsilon' ||b|| / (2B))``.
+    2. Minimise ``F_b(theta) = F(theta) + <b, theta>/n + (Delta/2)||theta||^2`` by Newton's
+       method until ``||grad F_b|| <= sqrt(2 (lambda + Delta) g)``, which certifies
+       ``F_b(theta_hat) - min F_b <= g`` (strong convexity), g = ``tolerance`` fixed in advance.
+    3. Release ``theta_hat + b_2``, with ``b_2`` noise for L2 sensitivity
+       ``2 sqrt(2 g / (lambda + Delta))`` at ``epsilon_out`` (gamma-norm; or Gaussian at
+       ``(epsilon_out, delta)``).
+
+    Parameters
+    ----------
+    problem : Problem
+        ``reg > 0``, no constraint (``radius=None``), a loss with ``|loss'| <= 1`` and bounded
+        ``loss''``: ``"logistic"`` or ``"huber_hinge"`` (use it for hinge-type problems).
+    epsilon : float
+        Total epsilon > 0.
+    delta : float, optional
+        None: epsilon-DP (gamma-norm output noise). In (0, 1): Gaussian output noise, and the
+        claim is (epsilon, delta).
+    output_fraction : float, default 0.1
+        Share of epsilon for the output noise, in (0, 1).
+    noise : {"gamma_norm", "gaussian"}, optional
+        Output noise; default gamma-norm when delta is None, else Gaussian.
+    tolerance : float, default 1e-12
+        Certified gap g of the inner solve, in (0, 1e-2]. If Newton's method cannot certify it
+        (it almost always does within a few steps), RuntimeError, nothing released.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
+        For Gaussian output noise, as in :func:`output_perturbation`.
+    rng : None, int, SeedSequence or Generator
+        ``b`` is drawn first, then ``b_2``.
+
+    Returns
+    -------
+    Fit
+        ``noise = {"objective_gamma_norm": 2B/epsilon', "gamma_norm" or "gaussian": ...}``,
+        ``settings`` with epsilon', Delta, the split and the tolerance; ``dp_event`` the
+        composition of a :class:`~dpsolve.privacy.PureDpEvent` (objective) and the output
+        event.
+
+    Notes
+    -----
+    Privacy. Objective perturbation's proof (CMS 2011 Thm 9; Kifer et al. 2012 Thm 4) is for the
+    exact minimiser of ``F_b``, which no solver delivers; AMP's argument (Iyengar et al. 2019,
+    Thm 1) covers a minimiser within a fixed distance ``r = sqrt(2g/(lambda+Delta))`` of it with
+    output noise for sensitivity ``2r``, composing to ``epsilon_obj + epsilon_out``. Needs
+    ``|loss'| <= 1`` and ``loss'' <= c`` (shared/REFERENCE.md section 5). Never released: the
+    un-noised minimiser, the perturbed objective's gap. Utility:
+    :func:`dpsolve.bounds.objective_perturbation_bound`.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if problem.loss not in _CURVATURE:
+        raise ValueError(f"objective_perturbation needs a twice-differentiable loss with "
+                         f"|loss'| <= 1: one of {sorted(_CURVATURE)}, got {problem.loss!r} "
+                         "(for hinge problems use huber_hinge)")
+    if problem.radius is not None:
+        raise ValueError("objective_perturbation's analysis is for an unconstrained problem: "
+                         "use a Problem with radius=None (and reg > 0)")
+    L, tolerance = _check_common("objective_perturbation", problem, tolerance)
+    output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
+    noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
+                                                        problem.n)
+    rng = check_rng(rng)
+    n, p, lam, B = problem.n, problem.p, problem.reg, problem.row_norm
+    eps_obj = (1.0 - output_fraction) * epsilon
+    eps_out = output_fraction * epsilon
+    eps_prime, extra_reg = objective_perturbation_constants(problem, eps_obj)
+    objective_scale = 2.0 * B / eps_prime
+    radius_gap = math.sqrt(2.0 * tolerance / (lam + extra_reg))
+    sensitivity = 2.0 * radius_gap
+
+    start = time.perf_counter()
+    b = gamma_norm_noise(objective_scale, p, rng=rng)
+    theta_hat = _newton_perturbed(problem, b / n, extra_reg,
+                                  math.sqrt(2.0 * (lam + extra_reg) * tolerance))
+    if theta_hat is None:
+        raise RuntimeError(f"the solver could not certify the perturbed minimiser to tolerance="
+                           f"{tolerance:g}; choose a larger tolerance (nothing was released)")
+    b2, out_event, out_noise, sigma = _output_noise(noise, delta, eps_out, sensitivity,
+                                                    calibration, p, n, rng)
+    theta = theta_hat + b2
+    del theta_hat, b
+    wall_time = time.perf_counter() - start
+    event = dp_accounting.ComposedDpEvent([pure_event(eps_obj), out_event])
+    report = certify(event, epsilon, delta, "paper" if noise == "gamma_norm" else calibration)
+    return Fit(theta=theta, sigma=sigma, steps=1, solver="objective_perturbation",
+               source=OBJECTIVE_SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
+               noise={"objective_gamma_norm": objective_scale, **out_noise},
+               settings={"epsilon_objective": eps_obj, "epsilon_output": eps_out,
+                         "epsilon_prime": eps_prime, "extra_reg": extra_reg,
+                         "tolerance": tolerance, "output_sensitivity": sensitivity,
+                         "noise": noise})
