@@ -82,16 +82,15 @@ def test_gap_bounds_distance_to_a_tighter_solution(loss, radius, reg, tmp_path):
 
 def independent_solve(P):
     """Plain cvxpy (Clarabel defaults, cp.pos for the hinge), projected onto C. huber_hinge is
-    written as an infimal convolution, not with cp.huber as in the module: with
-    w = 1 + h - yz, loss = min_a a^2 / (4h) + pos(w - a) (the minimiser is a = clip(w, 0, 2h))."""
+    written with cvxpy's Huber function, not as the module's infimal convolution: with
+    w = 1 + h - yz, loss = huber(pos(w), 2h) / (4h), huber(s, M) = s^2 (|s| <= M), 2M|s| - M^2."""
     import cvxpy as cp
     theta = cp.Variable(P.p)
     margins = cp.multiply(P.y, P.X @ theta)
     h = P.huber_width
 
     def huber_hinge():
-        a = cp.Variable(P.n)
-        return (cp.sum_squares(a) / (4 * h) + cp.sum(cp.pos(1 + h - margins - a))) / P.n
+        return cp.sum(cp.huber(cp.pos(1 + h - margins), 2 * h)) / (4 * h * P.n)
 
     obj = {"logistic": lambda: cp.sum(cp.logistic(-margins)) / P.n,
            "hinge": lambda: cp.sum(cp.pos(1 - margins)) / P.n,
@@ -237,7 +236,7 @@ def test_huber_hinge_reference_agrees_with_scipy(radius, reg, tmp_path):
 
 
 def test_huber_hinge_cone_formulation_alone_is_accurate(monkeypatch, tmp_path):
-    """The cvxpy model (cp.huber of a positive part) is the kernels' loss: without Newton
+    """The cvxpy model (an infimal convolution) is the kernels' loss: without Newton
     polishing, the cone solver's answer (interior-point tolerance 1e-7) is already certified
     to about that level. A wrong model (e.g. a factor 2 off on the quadratic piece) would
     leave a gap of order 1e-3 or more."""
