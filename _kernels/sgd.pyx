@@ -7,7 +7,7 @@ from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_normal
 
 from _bitgen cimport generator_bitgen
-from _loss cimport loss_derivative
+from _loss cimport HUBER_HINGE, loss_derivative
 from _vector cimport dot, scale_onto_ball
 
 cdef enum Schedule:
@@ -21,6 +21,7 @@ def noisy_sgd_steps(
     const double[:, ::1] X,
     const double[::1] y,
     int loss,
+    double h,
     double[::1] theta,
     Py_ssize_t t_start,
     Py_ssize_t t_stop,
@@ -36,13 +37,16 @@ def noisy_sgd_steps(
     Step t: draw i uniformly from [n] with the generator, then
     ``theta <- Proj_radius(theta - eta(t) * (n * (loss'(<theta, x_i>, y_i) x_i + reg * theta) + sigma * xi))``
     with xi ~ N(0, I_p) drawn coordinate by coordinate (no draws when sigma == 0).
-    ``radius = inf`` means no projection. Returns False if theta became non-finite.
+    ``radius = inf`` means no projection. ``h`` is the huber_hinge width (ignored by the other
+    losses). Returns False if theta became non-finite.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
     if y.shape[0] != n or theta.shape[0] != p:
         raise ValueError("shape mismatch between X, y and theta")
     if n == 0 or p == 0 or t_start < 1:
         raise ValueError("need n >= 1, p >= 1 and t_start >= 1")
+    if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
+        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
     cdef double nf = <double> n
     cdef double nreg = nf * reg
     cdef double* th = &theta[0]
@@ -56,7 +60,7 @@ def noisy_sgd_steps(
         for t in range(t_start, t_stop):
             i = <Py_ssize_t> random_bounded_uint64(rng, 0, n - 1, 0, False)
             xi = &X[i, 0]
-            g = nf * loss_derivative(loss, dot(xi, th, p), y[i])
+            g = nf * loss_derivative(loss, dot(xi, th, p), y[i], h)
             if schedule == INV_SQRT:
                 eta = eta0 / sqrt(<double> t)
             else:

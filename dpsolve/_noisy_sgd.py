@@ -141,7 +141,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     radius = math.inf if problem.radius is None else problem.radius
     start = time.perf_counter()
     for t0 in range(1, steps + 1, _CHUNK):
-        finite = _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, theta, t0,
+        finite = _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h, theta, t0,
                                       min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0,
                                       problem.reg, radius, rng)
         if not finite:

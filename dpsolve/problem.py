@@ -13,8 +13,8 @@ import numpy as np
 from ._kernels import losses as _losses
 from ._validation import check_choice, check_real
 
-LOSSES = ("logistic", "hinge", "squared")
-CLASSIFICATION_LOSSES = ("logistic", "hinge")
+LOSSES = ("logistic", "hinge", "squared", "huber_hinge")
+CLASSIFICATION_LOSSES = ("logistic", "hinge", "huber_hinge")
 
 
 class Problem:
@@ -28,8 +28,12 @@ class Problem:
         Labels. For classification losses, any two distinct values; the smaller is mapped to -1
         and the larger to +1 (see ``classes``). For ``"squared"``, real targets with
         ``|y_i| <= label_bound``.
-    loss : {"logistic", "hinge", "squared"}
+    loss : {"logistic", "hinge", "squared", "huber_hinge"}
         Per-sample loss of the margin ``z = <theta, x>`` (REFERENCE.md section 2).
+        ``"huber_hinge"`` (Chaudhuri-Monteleoni-Sarwate 2011) is the hinge loss with its kink
+        replaced by a parabola of width ``huber_width``: with ``m = y z`` it is 0 for
+        ``m > 1 + h``, ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h`` and ``1 - m`` for
+        ``m < 1 - h``. It is differentiable with ``|loss'| <= 1`` and ``loss'' <= 1/(2h)``.
     radius : float or None
         Radius R of the constraint ball ``C = {||theta||_2 <= R}``; ``None`` means no constraint,
         which needs ``reg > 0`` so that a minimiser exists.
@@ -40,6 +44,10 @@ class Problem:
         guarantees are stated in terms of it.
     label_bound : float, default 1
         Public bound B_y on ``|y_i|`` for the squared loss (ignored otherwise).
+    huber_width : float, default 0.5
+        Width ``h > 0`` of the quadratic piece of the huber_hinge loss (stored, but ignored by
+        the other losses). Smaller ``h`` is closer to the hinge loss (``0 <= huber_hinge -
+        hinge <= h/4``) and less smooth (smoothness ``B^2/(2h)``).
     clip_rows : bool, default True
         Rows with ``||x_i|| > row_norm`` are scaled onto the bound, with a warning giving the
         count (the count depends on the data: it is shown to the data holder, never stored).
@@ -56,7 +64,7 @@ class Problem:
     """
 
     def __init__(self, X, y, loss="logistic", *, radius=1.0, reg=0.0, row_norm=1.0,
-                 label_bound=1.0, clip_rows=True):
+                 label_bound=1.0, huber_width=0.5, clip_rows=True):
         self.loss = check_choice(loss, "loss", LOSSES)
         self.reg = check_real(reg, "reg", low=0.0, low_inclusive=True)
         self.radius = None if radius is None else check_real(radius, "radius", low=0.0)
@@ -64,6 +72,7 @@ class Problem:
             raise ValueError("radius=None (no constraint) needs reg > 0 so that a minimiser exists")
         self.row_norm = check_real(row_norm, "row_norm", low=0.0)
         self.label_bound = check_real(label_bound, "label_bound", low=0.0)
+        self.huber_width = check_real(huber_width, "huber_width", low=0.0)
         if not isinstance(clip_rows, (bool, np.bool_)):
             raise TypeError(f"clip_rows must be a bool, got {type(clip_rows).__name__}")
         self.X = self._validate_X(X, bool(clip_rows))
@@ -71,6 +80,8 @@ class Problem:
         self.X.flags.writeable = False
         self.y.flags.writeable = False
         self._kind = _losses.LOSS_KINDS[self.loss]
+        # The width the kernels receive; the other losses ignore it, so any value would do.
+        self._h = self.huber_width
 
     # -- validation ------------------------------------------------------------------------
     def _validate_X(self, X, clip_rows):
@@ -152,8 +163,8 @@ class Problem:
     def lipschitz(self):
         """Lipschitz constant L of each per-sample loss in theta over C (REFERENCE.md section 2).
 
-        ``B`` for logistic and hinge; ``B (R B + B_y)`` for squared, which is infinite without a
-        constraint. Sensitivities use L: the regulariser cancels between neighbours.
+        ``B`` for logistic, hinge and huber_hinge (``|loss'| <= 1``); ``B (R B + B_y)`` for
+        squared, which is infinite without a constraint. Sensitivities use L: the regulariser cancels between neighbours.
         """
         B = self.row_norm
         if self.loss == "squared":
@@ -171,8 +182,10 @@ class Problem:
     @property
     def smoothness(self):
         """Smoothness beta of the per-sample loss: ``B^2/4`` logistic, ``B^2`` squared,
-        ``inf`` for hinge (not differentiable)."""
+        ``B^2/(2h)`` huber_hinge (``h = huber_width``), ``inf`` for hinge (not differentiable)."""
         B2 = self.row_norm ** 2
+        if self.loss == "huber_hinge":
+            return B2 / (2.0 * self.huber_width)
         return {"logistic": B2 / 4.0, "squared": B2, "hinge": math.inf}[self.loss]
 
     @property
@@ -204,30 +217,38 @@ class Problem:
         Evaluated anywhere in R^p (the constraint is not checked here).
         """
         theta = self._theta(theta)
-        values = _losses.loss_values(self._kind, self.X @ theta, self.y)
+        values = _losses.loss_values(self._kind, self.X @ theta, self.y, self._h)
         return float(np.mean(values) + 0.5 * self.reg * np.dot(theta, theta))
 
     def gradient(self, theta):
         """Gradient of F (for hinge, the subgradient with ``loss'(z) = -y 1[yz < 1]``)."""
         theta = self._theta(theta)
-        d = _losses.loss_derivatives(self._kind, self.X @ theta, self.y)
+        d = _losses.loss_derivatives(self._kind, self.X @ theta, self.y, self._h)
         return self.X.T @ d / self.n + self.reg * theta
 
     def loss_derivatives(self, theta):
         """``loss'(<theta, x_i>; y_i)`` for every record (used by certificates and solvers)."""
-        return _losses.loss_derivatives(self._kind, self.margins(theta), self.y)
+        return _losses.loss_derivatives(self._kind, self.margins(theta), self.y, self._h)
 
     def loss_second_derivatives(self, theta):
-        """``loss''(<theta, x_i>; y_i)`` for every record (0 for hinge)."""
-        return _losses.loss_second_derivatives(self._kind, self.margins(theta), self.y)
+        """``loss''(<theta, x_i>; y_i)`` for every record (0 for hinge; for huber_hinge
+        ``1/(2h)`` on the quadratic piece, including its end points, and 0 elsewhere)."""
+        return _losses.loss_second_derivatives(self._kind, self.margins(theta), self.y, self._h)
 
     def describe(self):
-        """Public description of the problem (no data-dependent values beyond n and p)."""
-        return {
+        """Public description of the problem (no data-dependent values beyond n and p).
+
+        ``huber_width`` is included only for huber_hinge, so the other losses' descriptions
+        (and the reference cache keys made from them) are unchanged.
+        """
+        d = {
             "loss": self.loss, "n": self.n, "p": self.p, "radius": self.radius, "reg": self.reg,
             "row_norm": self.row_norm,
             "label_bound": self.label_bound if self.loss == "squared" else None,
         }
+        if self.loss == "huber_hinge":
+            d["huber_width"] = self.huber_width
+        return d
 
     def __repr__(self):
         d = self.describe()

@@ -37,6 +37,19 @@ def test_lower_bounds(P):
         min(G * D, G ** 2 * 9 / (0.5 * 0.25 * 100 ** 2)))
 
 
+def test_huber_hinge_bounds_use_lipschitz_B(P):
+    """huber_hinge has L = B (REFERENCE.md section 2), so every bound equals the logistic one
+    on the same data (G = B + lambda R = 2.5), whatever the width; only the smoothness differs."""
+    for width in (0.05, 0.5, 4.0):
+        H = Problem(P.X, P.y, "huber_hinge", radius=2.0, reg=0.5, row_norm=1.5, huber_width=width)
+        assert H.gradient_bound == P.gradient_bound == 2.5
+        assert H.smoothness == 1.5 ** 2 / (2 * width)
+        for f in (bounds.sgd1_lipschitz_bound, bounds.sgd1_strongly_convex_bound):
+            assert f(H, 0.5, 1e-7) == f(P, 0.5, 1e-7)
+        for f in (bounds.lower_bound_lipschitz, bounds.lower_bound_strongly_convex):
+            assert f(H, 0.5, form="sum") == f(P, 0.5, form="sum")
+
+
 def test_bounds_shrink_as_epsilon_grows(P):
     for f in (bounds.sgd1_lipschitz_bound, bounds.sgd1_strongly_convex_bound):
         assert f(P, 0.9, 1e-7) < f(P, 0.1, 1e-7)

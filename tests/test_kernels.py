@@ -8,37 +8,71 @@ from scipy import stats
 from dpsolve._kernels import losses, sgd, vector
 
 KINDS = losses.LOSS_KINDS
+# huber_hinge width used below (not a power of two, so that 1 +- WIDTH is rounded); the
+# other losses ignore the width argument.
+WIDTH = 0.7
 
 
-def numpy_loss(name, z, y):
+def numpy_loss(name, z, y, h=WIDTH):
     if name == "logistic":
         return np.logaddexp(0.0, -y * z)
     if name == "hinge":
         return np.maximum(0.0, 1.0 - y * z)
+    if name == "huber_hinge":   # CMS 2011, with u = 1 - yz
+        u = 1.0 - y * z
+        return np.where(u > h, u, np.where(u < -h, 0.0, (u + h) ** 2 / (4 * h)))
     return 0.5 * (z - y) ** 2
 
 
-def numpy_dloss(name, z, y):
+def numpy_dloss(name, z, y, h=WIDTH):
     if name == "logistic":
         return -y / (1.0 + np.exp(y * z))
     if name == "hinge":
         return np.where(y * z < 1.0, -y, 0.0)
+    if name == "huber_hinge":
+        return -y * np.clip((1.0 - y * z + h) / (2 * h), 0.0, 1.0)
     return z - y
+
+
+def numpy_d2loss(name, z, y, h=WIDTH):
+    if name == "logistic":
+        s = 1.0 / (1.0 + np.exp(-y * z))
+        return s * (1.0 - s)
+    if name == "hinge":
+        return np.zeros_like(z)
+    if name == "huber_hinge":
+        return np.where(np.abs(1.0 - y * z) <= h, 1.0 / (2 * h), 0.0)
+    return np.ones_like(z)
 
 
 def _margins(name, rng, size=2000):
     z = rng.uniform(-30, 30, size)
     y = rng.choice([-1.0, 1.0], size) if name != "squared" else rng.uniform(-1, 1, size)
+    if name == "huber_hinge":   # half of the margins around the quadratic piece and its joins
+        z[::2] = y[::2] * rng.uniform(1 - 2 * WIDTH, 1 + 2 * WIDTH, size // 2)
     return z, y
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))
 def test_losses_match_numpy(name):
     z, y = _margins(name, np.random.default_rng(1))
-    np.testing.assert_allclose(losses.loss_values(KINDS[name], z, y), numpy_loss(name, z, y),
+    np.testing.assert_allclose(losses.loss_values(KINDS[name], z, y, WIDTH), numpy_loss(name, z, y),
                                rtol=1e-13, atol=1e-300)
-    np.testing.assert_allclose(losses.loss_derivatives(KINDS[name], z, y),
+    np.testing.assert_allclose(losses.loss_derivatives(KINDS[name], z, y, WIDTH),
                                numpy_dloss(name, z, y), rtol=1e-13, atol=1e-300)
+    # (the logistic reference 1 - s loses relative accuracy where s -> 1)
+    np.testing.assert_allclose(losses.loss_second_derivatives(KINDS[name], z, y, WIDTH),
+                               numpy_d2loss(name, z, y), rtol=1e-13,
+                               atol=1e-15 if name == "logistic" else 1e-300)
+
+
+@pytest.mark.parametrize("name", sorted(set(KINDS) - {"huber_hinge"}))
+def test_other_losses_ignore_the_width(name):
+    z, y = _margins(name, np.random.default_rng(6))
+    for f in (losses.loss_values, losses.loss_derivatives, losses.loss_second_derivatives):
+        ref = f(KINDS[name], z, y, WIDTH)
+        for h in (0.0, -1.0, math.nan, math.inf):
+            assert np.array_equal(f(KINDS[name], z, y, h), ref)
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))
@@ -46,6 +80,9 @@ def test_derivatives_match_finite_differences(name):
     z, y = _margins(name, np.random.default_rng(2))
     if name == "hinge":   # stay away from the kink, where there is no derivative
         keep = np.abs(1.0 - y * z) > 1e-3
+        z, y = z[keep], y[keep]
+    if name == "huber_hinge":   # and from the joins, where the second derivative jumps
+        keep = np.abs(np.abs(1.0 - y * z) - WIDTH) > 1e-3
         z, y = z[keep], y[keep]
     h = 1e-6
     kind = KINDS[name]
@@ -56,12 +93,16 @@ def test_derivatives_match_finite_differences(name):
         # by eps |f| and, since z +- h is itself rounded, by eps |z| |f'|; both divided by 2h.
         return h * h / 6 + 2 * eps * (np.abs(f) + np.abs(z) * np.abs(df) + 1) / (2 * h)
 
-    value, d1 = losses.loss_values(kind, z, y), losses.loss_derivatives(kind, z, y)
-    fd = (losses.loss_values(kind, z + h, y) - losses.loss_values(kind, z - h, y)) / (2 * h)
+    def f(z, order=0):
+        return (losses.loss_values, losses.loss_derivatives,
+                losses.loss_second_derivatives)[order](kind, z, y, WIDTH)
+
+    value, d1 = f(z), f(z, 1)
+    fd = (f(z + h) - f(z - h)) / (2 * h)
     assert np.all(np.abs(fd - d1) <= fd_tolerance(value, d1, z))
     if name != "hinge":
-        d2 = losses.loss_second_derivatives(kind, z, y)
-        fd2 = (losses.loss_derivatives(kind, z + h, y) - losses.loss_derivatives(kind, z - h, y)) / (2 * h)
+        d2 = f(z, 2)
+        fd2 = (f(z + h, 1) - f(z - h, 1)) / (2 * h)
         assert np.all(np.abs(fd2 - d2) <= fd_tolerance(d1, d2, z))
 
 
@@ -69,9 +110,79 @@ def test_logistic_is_stable_at_extreme_margins():
     z = np.array([-800.0, 800.0, 0.0])
     y = np.ones(3)
     kind = KINDS["logistic"]
-    assert np.all(np.isfinite(losses.loss_values(kind, z, y)))
-    np.testing.assert_allclose(losses.loss_values(kind, z, y), [800.0, 0.0, math.log(2.0)])
-    np.testing.assert_allclose(losses.loss_derivatives(kind, z, y), [-1.0, 0.0, -0.5])
+    assert np.all(np.isfinite(losses.loss_values(kind, z, y, WIDTH)))
+    np.testing.assert_allclose(losses.loss_values(kind, z, y, WIDTH), [800.0, 0.0, math.log(2.0)])
+    np.testing.assert_allclose(losses.loss_derivatives(kind, z, y, WIDTH), [-1.0, 0.0, -0.5])
+
+
+# -- huber_hinge (Chaudhuri-Monteleoni-Sarwate 2011) ----------------------------------------------
+HUBER = KINDS["huber_hinge"]
+EPS = np.finfo(float).eps
+
+
+@pytest.mark.parametrize("h", [0.5, 0.3, 1e-3, 2.0])
+@pytest.mark.parametrize("label", [1.0, -1.0])
+def test_huber_hinge_is_continuously_differentiable_at_the_joins(h, label):
+    """At the joins yz = 1 -+ h the value and the derivative have no jump: on both sides of a
+    join, within t of it, they differ by at most t |loss'| <= t and t |loss''| <= t / (2h)
+    (plus rounding). Their values there are h, -y (yz = 1 - h) and 0, 0 (yz = 1 + h)."""
+    for m_join, value, slope in [(1.0 - h, h, -label), (1.0 + h, 0.0, 0.0)]:
+        for t in (1e-12, 1e-9, 1e-6, 1e-3):
+            z = label * np.array([m_join - t, m_join + t])
+            y = np.full(2, label)
+            v = losses.loss_values(HUBER, z, y, h)
+            d = losses.loss_derivatives(HUBER, z, y, h)
+            dist = abs(z[1] - z[0])                    # 2t up to rounding
+            rounding = 8 * EPS * (1.0 + h)
+            assert abs(v[1] - v[0]) <= dist + rounding
+            assert abs(d[1] - d[0]) <= dist / (2 * h) + rounding / h
+            assert np.all(np.abs(v - value) <= t + rounding)
+            assert np.all(np.abs(d - slope) <= t / (2 * h) + rounding / h)
+    # the second derivative jumps there: 1/(2h) on the closed middle piece, 0 outside
+    m = np.array([1.0 - 2 * h, 1.0 - 0.5 * h, 1.0, 1.0 + 0.5 * h, 1.0 + 2 * h])
+    d2 = losses.loss_second_derivatives(HUBER, label * m, np.full(5, label), h)
+    assert d2.tolist() == [0.0, 1.0 / (2 * h), 1.0 / (2 * h), 1.0 / (2 * h), 0.0]
+
+
+def test_huber_hinge_approaches_hinge_as_the_width_shrinks():
+    """0 <= huber_h - hinge <= h/4, with equality h/4 at yz = 1; the derivatives agree outside
+    the quadratic piece and differ by at most 1 inside it; |loss'| <= 1 always."""
+    rng = np.random.default_rng(8)
+    y = rng.choice([-1.0, 1.0], 4000)
+    m = np.concatenate([rng.uniform(-3, 5, 2000), 1.0 + rng.uniform(-1e-3, 1e-3, 2000)])
+    z = y * m
+    hinge = losses.loss_values(KINDS["hinge"], z, y, 0.0)
+    dhinge = losses.loss_derivatives(KINDS["hinge"], z, y, 0.0)
+    previous = math.inf
+    for h in (1.0, 1e-1, 1e-2, 1e-4, 1e-6, 1e-8):
+        v = losses.loss_values(HUBER, z, y, h)
+        d = losses.loss_derivatives(HUBER, z, y, h)
+        rounding = 4 * EPS * (1.0 + np.abs(m))            # in 1 - yz and the pieces
+        diff = v - hinge
+        assert np.all(diff >= -rounding) and np.all(diff <= h / 4 + rounding)
+        assert np.all(np.abs(d) <= 1.0)
+        outside = np.abs(1.0 - m) > h
+        assert np.array_equal(d[outside], dhinge[outside])
+        assert np.max(np.abs(diff)) < previous            # converges monotonically in h
+        previous = np.max(np.abs(diff))
+        at_one = losses.loss_values(HUBER, np.array([1.0, -1.0]), np.array([1.0, -1.0]), h)
+        np.testing.assert_allclose(at_one, h / 4, rtol=4 * EPS)
+    assert previous <= 1e-8 / 4 + 1e-14
+
+
+@pytest.mark.parametrize("h", [0.0, -0.5, math.nan, math.inf])
+def test_huber_hinge_width_is_checked_by_every_kernel(h):
+    from dpsolve._kernels import gd
+    X, y, z = np.full((3, 2), 0.5), np.ones(3), np.zeros(3)
+    for f in (losses.loss_values, losses.loss_derivatives, losses.loss_second_derivatives):
+        with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
+            f(HUBER, z, y, h)
+    with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
+        sgd.noisy_sgd_steps(X, y, HUBER, h, np.zeros(2), 1, 2, 0.0, 0, 0.1, 0.0, 1.0,
+                            np.random.default_rng(0))
+    with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
+        gd.clipped_gradient_sum(X, y, HUBER, h, np.zeros(2), np.ones(3), 1.0, np.empty(2),
+                                np.empty((64, 2)))
 
 
 def test_projection():
@@ -99,6 +210,13 @@ def python_dloss(name, z, y):
         return -y / (1.0 + math.exp(m))
     if name == "hinge":
         return -y if y * z < 1.0 else 0.0
+    if name == "huber_hinge":
+        m = 1.0 - y * z
+        if m > WIDTH:
+            return -y
+        if m < -WIDTH:
+            return 0.0
+        return -y * ((m + WIDTH) / (2.0 * WIDTH))
     return z - y
 
 
@@ -138,7 +256,7 @@ def test_sgd_loop_equals_step_by_step_reference(name, sigma, schedule, reg, radi
     eta0 = 0.05 if schedule == "inv_sqrt" else 1.0 / (max(reg, 1e-3) * n)
     theta = np.zeros(p)
     g_kernel, g_ref = np.random.default_rng(99), np.random.default_rng(99)
-    assert sgd.noisy_sgd_steps(X, y, KINDS[name], theta, 1, steps + 1, sigma,
+    assert sgd.noisy_sgd_steps(X, y, KINDS[name], WIDTH, theta, 1, steps + 1, sigma,
                                sgd.SCHEDULES[schedule], eta0, reg, radius, g_kernel)
     expected = sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, g_ref)
     assert np.array_equal(theta, expected)          # bit for bit
@@ -151,10 +269,10 @@ def test_sgd_loop_split_into_chunks_is_identical():
     X = rng.standard_normal((20, 4)) / 3
     y = rng.choice([-1.0, 1.0], 20)
     whole, parts = np.zeros(4), np.zeros(4)
-    sgd.noisy_sgd_steps(X, y, 0, whole, 1, 301, 1.0, 0, 0.1, 0.0, 1.0, np.random.default_rng(7))
+    sgd.noisy_sgd_steps(X, y, 0, 0.0, whole, 1, 301, 1.0, 0, 0.1, 0.0, 1.0, np.random.default_rng(7))
     g = np.random.default_rng(7)
     for a, b in [(1, 50), (50, 51), (51, 301)]:
-        sgd.noisy_sgd_steps(X, y, 0, parts, a, b, 1.0, 0, 0.1, 0.0, 1.0, g)
+        sgd.noisy_sgd_steps(X, y, 0, 0.0, parts, a, b, 1.0, 0, 0.1, 0.0, 1.0, g)
     assert np.array_equal(whole, parts)
 
 
@@ -162,7 +280,7 @@ def test_sgd_noise_moments():
     """With zero features the first step is theta_1 = -eta sigma xi: test xi ~ N(0, I_p)."""
     p, sigma = 200_000, 3.0
     theta = np.zeros(p)
-    sgd.noisy_sgd_steps(np.zeros((1, p)), np.ones(1), 0, theta, 1, 2, sigma, 0, 1.0, 0.0,
+    sgd.noisy_sgd_steps(np.zeros((1, p)), np.ones(1), 0, 0.0, theta, 1, 2, sigma, 0, 1.0, 0.0,
                         math.inf, np.random.default_rng(11))
     xi = -theta / sigma
     # 5-sigma bands of the sample moments of N = p standard normals
@@ -179,7 +297,7 @@ def test_sgd_index_draws_are_uniform():
     loss' = -1): step t adds exactly eta0 n / t to the coordinate of the drawn row."""
     n, steps, eta0 = 10, 100_000, 1e-6
     theta = np.zeros(n)
-    sgd.noisy_sgd_steps(np.eye(n), np.ones(n), KINDS["hinge"], theta, 1, steps + 1, 0.0,
+    sgd.noisy_sgd_steps(np.eye(n), np.ones(n), KINDS["hinge"], 0.0, theta, 1, steps + 1, 0.0,
                         sgd.SCHEDULES["inv"], eta0, 0.0, math.inf, np.random.default_rng(12))
     idx = np.random.default_rng(12).integers(n, size=steps)
     expected = np.zeros(n)
@@ -203,7 +321,7 @@ def _clipped_sum_reference(X, y, name, theta, clip):
             z = 0.0
             for j in range(p):
                 z += float(X[i, j]) * float(theta[j])
-            d = float(losses.loss_derivatives(kind, np.array([z]), y[i:i + 1])[0])
+            d = float(losses.loss_derivatives(kind, np.array([z]), y[i:i + 1], WIDTH)[0])
             g = abs(d) * float(norms[i])
             if g > clip:
                 d = d * (clip / g)
@@ -226,13 +344,13 @@ def test_clipped_gradient_sum_matches_reference_bitwise(name, clip):
     y = rng.choice([-1.0, 1.0], n) if name != "squared" else rng.uniform(-1, 1, n)
     theta = rng.normal(size=p)
     out, scratch = np.empty(p), np.empty((64, p))
-    clipped = gd.clipped_gradient_sum(X, y, KINDS[name], theta, np.linalg.norm(X, axis=1),
+    clipped = gd.clipped_gradient_sum(X, y, KINDS[name], WIDTH, theta, np.linalg.norm(X, axis=1),
                                       clip, out, scratch)
     expected, expected_clipped = _clipped_sum_reference(X, y, name, theta, clip)
     assert np.array_equal(out, expected)
     assert clipped == expected_clipped
     if clip == math.inf:    # unclipped: the plain gradient sum, up to summation order
-        d = losses.loss_derivatives(KINDS[name], X @ theta, y)
+        d = losses.loss_derivatives(KINDS[name], X @ theta, y, WIDTH)
         np.testing.assert_allclose(out, X.T @ d, rtol=1e-12, atol=1e-12)
     else:
         assert 0 < clipped
@@ -240,18 +358,27 @@ def test_clipped_gradient_sum_matches_reference_bitwise(name, clip):
 
 def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
     """Fixed blocks make the result independent of the number of OpenMP threads. (Run outside
-    the source tree, whose dpsolve/ has no compiled kernels after a regular install.)"""
+    the source tree, whose dpsolve/ has no compiled kernels after a regular install, with the
+    directory of the dpsolve under test first on the path: otherwise another installed copy,
+    e.g. an editable install of a different checkout, would be tested instead.)"""
+    import os
     import subprocess
     import sys
+    from pathlib import Path
+
+    import dpsolve
+    package_root = str(Path(dpsolve.__file__).resolve().parents[1])
+    pythonpath = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
     code = (
         "import numpy as np; from dpsolve._kernels import gd\n"
         "r = np.random.default_rng(3); X = r.normal(size=(5000, 7)); y = r.choice([-1., 1.], 5000)\n"
-        "o = np.empty(7); gd.clipped_gradient_sum(X, y, 0, r.normal(size=7),"
+        "o = np.empty(7); gd.clipped_gradient_sum(X, y, 0, 0.0, r.normal(size=7),"
         " np.linalg.norm(X, axis=1), 0.3, o, np.empty((64, 7))); print(o.tobytes().hex())"
     )
     outs = {threads: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                    check=True, cwd=tmp_path, env={**__import__("os").environ,
-                                                     "OMP_NUM_THREADS": threads}).stdout
+                                    check=True, cwd=tmp_path,
+                                    env={**os.environ, "OMP_NUM_THREADS": threads,
+                                         "PYTHONPATH": pythonpath}).stdout
             for threads in ("1", "2", "3")}
     assert outs["1"] == outs["2"] == outs["3"] != ""
 
@@ -260,8 +387,8 @@ def test_clipped_gradient_sum_rejects_bad_shapes():
     from dpsolve._kernels import gd
     X = np.ones((10, 3))
     with pytest.raises(ValueError, match="scratch"):
-        gd.clipped_gradient_sum(X, np.ones(10), 0, np.zeros(3), np.ones(10), 1.0, np.empty(3),
+        gd.clipped_gradient_sum(X, np.ones(10), 0, 0.0, np.zeros(3), np.ones(10), 1.0, np.empty(3),
                                 np.empty((8, 3)))
     with pytest.raises(ValueError, match="shape mismatch"):
-        gd.clipped_gradient_sum(X, np.ones(9), 0, np.zeros(3), np.ones(10), 1.0, np.empty(3),
+        gd.clipped_gradient_sum(X, np.ones(9), 0, 0.0, np.zeros(3), np.ones(10), 1.0, np.empty(3),
                                 np.empty((64, 3)))

@@ -97,7 +97,7 @@ def test_iterates_stay_in_the_ball():
     assert np.linalg.norm(fit.theta) <= 0.3 * (1 + 1e-15)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber_hinge"])
 def test_noise_free_sgd_converges_to_theta_star(loss):
     """Shamir & Zhang (2013, Thm 1): projected SGD with eta_t = 1/(lambda t) on a lambda-strongly
     convex objective with E||g||^2 <= G^2 has E[F(theta_T) - F*] <= 17 G^2 (1 + ln T) / (lambda T).
@@ -115,14 +115,40 @@ def test_noise_free_sgd_converges_to_theta_star(loss):
     assert P.objective(np.zeros(P.p)) - ref.value > 10 * bound    # the bound is not vacuous
 
 
+def test_huber_hinge_runs_with_its_width(monkeypatch):
+    """A private fit on huber_hinge: the kernel gets the Problem's width, the calibration uses
+    L = B (REFERENCE.md section 2), and the same seed gives the same fit."""
+    import dpsolve._noisy_sgd as module
+    seen = []
+    real = module._sgd.noisy_sgd_steps
+
+    def spy(X, y, kind, h, *rest):
+        seen.append((kind, h))
+        return real(X, y, kind, h, *rest)
+
+    monkeypatch.setattr(module._sgd, "noisy_sgd_steps", spy)
+    P = problem("huber_hinge", n=100, row_norm=2.0, huber_width=0.25)
+    fit = noisy_sgd(P, 0.5, 1e-7, steps=5000, rng=3)
+    assert seen == [(dpsolve._kernels.losses.LOSS_KINDS["huber_hinge"], 0.25)]
+    assert fit.sigma == sgd1_paper_sigma(100, 2.0, 0.5, 1e-7)
+    assert np.all(np.isfinite(fit.theta)) and np.linalg.norm(fit.theta) <= 1.0 * (1 + 1e-15)
+    assert np.any(fit.theta != 0.0)
+    assert np.array_equal(noisy_sgd(P, 0.5, 1e-7, steps=5000, rng=3).theta, fit.theta)
+    # the width matters: another width gives another (noise-free) trajectory
+    Q = problem("huber_hinge", n=100, row_norm=2.0, huber_width=2.0)
+    a = noisy_sgd(P, sigma=0.0, delta=1e-7, steps=2000, rng=4).theta
+    b = noisy_sgd(Q, sigma=0.0, delta=1e-7, steps=2000, rng=4).theta
+    assert not np.array_equal(a, b)
+
+
 def test_lipschitz_step_size_uses_equation_4(monkeypatch):
     import dpsolve._noisy_sgd as module
     seen = {}
     real = module._sgd.noisy_sgd_steps
 
-    def spy(X, y, kind, theta, t0, t1, sigma, schedule, eta0, reg, radius, rng):
+    def spy(X, y, kind, h, theta, t0, t1, sigma, schedule, eta0, reg, radius, rng):
         seen.update(schedule=schedule, eta0=eta0)
-        return real(X, y, kind, theta, t0, t1, sigma, schedule, eta0, reg, radius, rng)
+        return real(X, y, kind, h, theta, t0, t1, sigma, schedule, eta0, reg, radius, rng)
 
     monkeypatch.setattr(module._sgd, "noisy_sgd_steps", spy)
     P = problem(n=80, p=5, radius=2.0, reg=0.5)

@@ -69,16 +69,40 @@ def test_constants():
     assert Problem(X, np.zeros(50), "squared", radius=None, reg=1.0).lipschitz == math.inf
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+def test_huber_hinge_constants_and_description():
+    """REFERENCE.md section 2: L = B (|loss'| <= 1), beta = B^2 / (2h)."""
+    X, y = data()
+    P = Problem(X, y, "huber_hinge", radius=2.0, reg=0.1, row_norm=1.5, huber_width=0.3)
+    assert P.huber_width == 0.3 and P.classes == (3, 7) and set(np.unique(P.y)) == {-1.0, 1.0}
+    assert P.lipschitz == 1.5 and P.smoothness == 1.5 ** 2 / 0.6
+    assert P.gradient_bound == 1.5 + 0.1 * 2.0
+    assert Problem(X, y, "huber_hinge").huber_width == 0.5                # the default
+    assert Problem(X, y, "huber_hinge").smoothness == 1.0
+    assert P.describe()["huber_width"] == 0.3 and "huber_width=0.3" in repr(P)
+    # stored for every loss, but only huber_hinge's description (and cache key) mentions it
+    Q = Problem(X, y, "logistic", huber_width=0.3)
+    assert Q.huber_width == 0.3 and "huber_width" not in Q.describe()
+    assert Q.describe() == Problem(X, y, "logistic").describe()
+    # the second derivative is bounded by 1/(2h): beta = B^2 max loss'' with ||x|| <= B
+    theta = np.random.default_rng(4).standard_normal(4)
+    assert P.loss_second_derivatives(theta).max() <= 1 / 0.6
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber_hinge"])
 def test_objective_and_gradient(loss):
     X, y = data(seed=2)
     if loss == "squared":
         y = np.linspace(-0.9, 0.9, 50)
-    P = Problem(X, y, loss, radius=1.0, reg=0.3)
+    w = 0.9     # huber_width, not the default: checks that the Problem's width reaches the kernels
+    P = Problem(X, y, loss, radius=1.0, reg=0.3, huber_width=w)
     theta = np.random.default_rng(3).standard_normal(4) / 3
     z, t = X @ theta, P.y
+    u = 1 - t * z
+    huber = np.where(u > w, u, np.where(u < -w, 0.0, (u + w) ** 2 / (4 * w)))
+    if loss == "huber_hinge":   # the data reach both the quadratic and the linear piece
+        assert np.any(np.abs(u) <= w) and np.any(u > w)
     per_sample = {"logistic": np.logaddexp(0, -t * z), "hinge": np.maximum(0, 1 - t * z),
-                  "squared": 0.5 * (z - t) ** 2}[loss]
+                  "squared": 0.5 * (z - t) ** 2, "huber_hinge": huber}[loss]
     expected = per_sample.mean() + 0.15 * theta @ theta
     assert P.objective(theta) == pytest.approx(expected, rel=1e-14)
     h = 1e-6
@@ -111,6 +135,15 @@ BAD = [
     (dict(row_norm="1"), TypeError, "row_norm must be a real number"),
     (dict(radius=True), TypeError, "radius must be a real number"),
     (dict(clip_rows="yes"), TypeError, "clip_rows must be a bool"),
+    (dict(loss="huber_hinge", huber_width=0.0), ValueError, "huber_width must lie in"),
+    (dict(loss="huber_hinge", huber_width=-0.5), ValueError, "huber_width must lie in"),
+    (dict(loss="huber_hinge", huber_width=np.nan), ValueError, "huber_width must be finite"),
+    (dict(loss="huber_hinge", huber_width=np.inf), ValueError, "huber_width must be finite"),
+    (dict(loss="huber_hinge", huber_width="0.5"), TypeError, "huber_width must be a real number"),
+    (dict(loss="huber_hinge", huber_width=None), TypeError, "huber_width must be a real number"),
+    (dict(loss="huber_hinge", huber_width=True), TypeError, "huber_width must be a real number"),
+    (dict(huber_width=0.0), ValueError, "huber_width must lie in"),   # checked for every loss
+    (dict(loss="huber_hinge", y=[1, 2, 3, 3]), ValueError, "two distinct labels"),
 ]
 
 

@@ -8,14 +8,14 @@ import math
 
 import numpy as np
 import pytest
-from scipy import special
+from scipy import optimize, special
 
 import dpsolve.reference as reference_module
 from dpsolve import Problem
 from dpsolve.reference import (ReferenceSolution, certificate, excess_risk,
                                reference_minimizer)
 
-LOSSES = ("logistic", "hinge", "squared")
+LOSSES = ("logistic", "hinge", "squared", "huber_hinge")
 # (radius, reg): ball active without regularisation, ball inactive, ball active with
 # regularisation, no constraint.
 SETTINGS = [(0.5, 0.0), (100.0, 0.0), (0.5, 0.05), (None, 0.01)]
@@ -48,7 +48,8 @@ def dual_value(P, alpha):
         conj = alpha ** 2 / 2 - alpha * P.y
     else:
         b = alpha * P.y
-        conj = -b if P.loss == "hinge" else special.xlogy(b, b) + special.xlogy(1 - b, 1 - b)
+        conj = {"hinge": -b, "huber_hinge": -b - P.huber_width * b * (1 - b),
+                "logistic": special.xlogy(b, b) + special.xlogy(1 - b, 1 - b)}[P.loss]
     v = P.X.T @ alpha / P.n
     nv = np.linalg.norm(v)
     if R is None:
@@ -80,13 +81,21 @@ def test_gap_bounds_distance_to_a_tighter_solution(loss, radius, reg, tmp_path):
 
 
 def independent_solve(P):
-    """Plain cvxpy (Clarabel defaults, cp.pos for the hinge), projected onto C."""
+    """Plain cvxpy (Clarabel defaults, cp.pos for the hinge), projected onto C. huber_hinge is
+    written with cvxpy's Huber function, not as the module's infimal convolution: with
+    w = 1 + h - yz, loss = huber(pos(w), 2h) / (4h), huber(s, M) = s^2 (|s| <= M), 2M|s| - M^2."""
     import cvxpy as cp
     theta = cp.Variable(P.p)
     margins = cp.multiply(P.y, P.X @ theta)
+    h = P.huber_width
+
+    def huber_hinge():
+        return cp.sum(cp.huber(cp.pos(1 + h - margins), 2 * h)) / (4 * h * P.n)
+
     obj = {"logistic": lambda: cp.sum(cp.logistic(-margins)) / P.n,
            "hinge": lambda: cp.sum(cp.pos(1 - margins)) / P.n,
-           "squared": lambda: cp.sum_squares(P.X @ theta - P.y) / (2 * P.n)}[P.loss]()
+           "squared": lambda: cp.sum_squares(P.X @ theta - P.y) / (2 * P.n),
+           "huber_hinge": huber_hinge}[P.loss]()
     obj = obj + P.reg / 2 * cp.sum_squares(theta)
     cons = [] if P.radius is None else [cp.norm(theta, 2) <= P.radius]
     cp.Problem(cp.Minimize(obj), cons).solve(solver="CLARABEL")
@@ -169,6 +178,94 @@ def test_hinge_gap_uses_the_solvers_dual_point(tmp_path):
     assert certificate(P, ref.theta) > 100 * ref.gap
 
 
+def _pieces(P, theta):
+    """How many records lie on the linear, quadratic and zero piece of huber_hinge at theta."""
+    u, h = 1 - P.y * (P.X @ theta), P.huber_width
+    return int(np.sum(u > h)), int(np.sum(np.abs(u) <= h)), int(np.sum(u < -h))
+
+
+@pytest.mark.parametrize("radius,reg", [(2.0, 0.0), (3.0, 0.0), (None, 0.01)],
+                         ids=["active", "active-all-pieces", "unconstrained"])
+def test_huber_hinge_reference_n2000_p10(radius, reg, tmp_path):
+    """Certified to 1e-9 with the ball and without it, and the certificate is an honest duality
+    gap: weak duality F(theta_hat) - D(alpha) >= 0 holds for the default dual point, evaluated
+    independently (up to rounding of the sums, ~(n + p) eps), and the certificate bounds it."""
+    P = make_problem("huber_hinge", n=2000, p=10, radius=radius, reg=reg, seed=21)
+    ref = reference_minimizer(P, cache=tmp_path)
+    assert ref.gap <= 1e-9 and "polished" in ref.status
+    linear, quadratic, _ = _pieces(P, ref.theta)
+    assert linear > 0 and quadratic > 0           # not secretly the hinge or a quadratic loss
+    if radius is not None:
+        assert np.linalg.norm(ref.theta) > radius * (1 - 1e-9)   # the ball is active
+    alpha = -P.loss_derivatives(ref.theta)
+    raw_gap = ref.value - dual_value(P, alpha)
+    rounding = 2 * (P.n + P.p) * np.finfo(float).eps * (1 + abs(ref.value))
+    assert -rounding <= raw_gap <= ref.gap
+
+
+@pytest.mark.parametrize("radius,reg", [(2.0, 0.0), (None, 0.05)], ids=["ball", "unconstrained"])
+def test_huber_hinge_reference_agrees_with_scipy(radius, reg, tmp_path):
+    """scipy.optimize on a small problem, with its own optimality measure: F(theta*) lies in
+    [ref.value - ref.gap, ref.value], so ref.value - F(theta_scipy) <= ref.gap, and
+    F(theta_scipy) - F(theta*) is at most the Frank-Wolfe gap <g, theta> + R ||g|| over the ball
+    (||g||^2 / (2 lambda) without it, by lambda-strong convexity), with g = grad F(theta_scipy).
+    Without the ball, strong convexity also bounds the distance between the two solutions."""
+    P = make_problem("huber_hinge", n=200, p=4, radius=radius, reg=reg, seed=21)
+    ref = reference_minimizer(P, cache=tmp_path)
+    x0 = np.zeros(P.p)
+    if radius is None:
+        res = optimize.minimize(P.objective, x0, jac=P.gradient, method="BFGS",
+                                options=dict(gtol=1e-10, maxiter=10_000))
+    else:
+        ball = dict(type="ineq", fun=lambda t: radius ** 2 - t @ t, jac=lambda t: -2 * t)
+        res = optimize.minimize(P.objective, x0, jac=P.gradient, method="SLSQP",
+                                constraints=[ball], options=dict(ftol=1e-15, maxiter=1000))
+    theta = reference_module._project(P, res.x)
+    F, g = P.objective(theta), P.gradient(theta)
+    rounding = 2 * (P.n + P.p) * np.finfo(float).eps * (1 + abs(F))
+    if radius is None:
+        solver_gap = g @ g / (2 * reg)
+    else:
+        solver_gap = max(g @ theta + radius * np.linalg.norm(g), 0.0)
+    assert solver_gap <= 1e-8                       # scipy did converge
+    assert ref.value - F <= ref.gap + rounding
+    assert F - ref.value <= solver_gap + rounding
+    if radius is None:   # ||theta - theta*|| <= sqrt(2 (F(theta) - F*) / lambda) for both
+        dist = np.sqrt(2 * ref.gap / reg) + np.linalg.norm(g) / reg
+        assert np.linalg.norm(theta - ref.theta) <= dist + 1e-12
+
+
+def test_huber_hinge_cone_formulation_alone_is_accurate(monkeypatch, tmp_path):
+    """The cvxpy model (an infimal convolution) is the kernels' loss: without Newton
+    polishing, the cone solver's answer (interior-point tolerance 1e-7) is already certified
+    to about that level. A wrong model (e.g. a factor 2 off on the quadratic piece) would
+    leave a gap of order 1e-3 or more."""
+    monkeypatch.setattr(reference_module, "_newton_polish",
+                        lambda problem, theta, gap, tol, absX: (theta, gap))
+    for radius, reg in [(2.0, 0.0), (None, 0.01)]:
+        P = make_problem("huber_hinge", n=500, p=6, radius=radius, reg=reg, seed=23)
+        assert _pieces(P, np.asarray(independent_solve(P)))[1] > 0
+        ref = reference_minimizer(P, tol=1e-6, cache=False)
+        assert "polished" not in ref.status and ref.solver == "CLARABEL"
+        assert ref.gap <= 1e-6
+
+
+def test_huber_hinge_conjugate_matches_a_numerical_supremum():
+    """phi*(-alpha) = sup_z (-alpha z - loss(z; y)) = -b - h b (1 - b) for b = alpha y in [0, 1]
+    (the formula the certificate uses), against the supremum over a grid of spacing d. The
+    objective is concave with curvature <= 1/(2h), so the grid misses the supremum by at most
+    (1/(2h)) (d/2)^2 / 2 = d^2 / (16 h); and it can never exceed it."""
+    from dpsolve._kernels import losses
+    h, d = 0.3, 1e-4
+    z = np.linspace(-5.0, 5.0, 100_001)             # spacing d; maximisers lie in [-1.3, 1.3]
+    for y in (1.0, -1.0):
+        for b in (0.0, 0.05, 0.5, 0.77, 1.0):
+            loss = losses.loss_values(losses.LOSS_KINDS["huber_hinge"], z, np.full_like(z, y), h)
+            sup = np.max(-b * y * z - loss)
+            closed = -b - h * b * (1 - b)
+            assert closed - d * d / (16 * h) - 1e-14 <= sup <= closed + 1e-14
+
+
 def test_logistic_n10000_p50(tmp_path):
     """The hard case: plain cvxpy returns optimal_inaccurate at tight tolerances here."""
     P = make_problem("logistic", n=10_000, p=50, radius=1.0, reg=0.0, seed=8)
@@ -180,7 +277,7 @@ def test_logistic_n10000_p50(tmp_path):
 def test_polishing_recovers_from_solver_failure(monkeypatch, tmp_path):
     monkeypatch.setattr(reference_module, "_cone_solve",
                         lambda problem, tol: (None, None, "failed", "NONE"))
-    for loss in ("logistic", "squared"):
+    for loss in ("logistic", "squared", "huber_hinge"):
         P = make_problem(loss, n=500, p=8, radius=0.5, reg=0.01, seed=9)
         ref = reference_minimizer(P, cache=False)
         assert ref.status == "failed+polished" and ref.solver == "NONE"
