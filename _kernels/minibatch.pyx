@@ -7,7 +7,7 @@ from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
 from _bitgen cimport generator_bitgen
-from _loss cimport loss_derivative
+from _loss cimport HUBER_HINGE, loss_derivative
 from _noise cimport add_gamma_norm
 from _vector cimport dot, scale_onto_ball
 
@@ -23,6 +23,7 @@ def minibatch_sgd_pass(
     const double[:, ::1] X,
     const double[::1] y,
     int loss,
+    double h,
     double[::1] theta,
     const Py_ssize_t[::1] order,
     Py_ssize_t batch_size,
@@ -39,13 +40,16 @@ def minibatch_sgd_pass(
     ``g = sum_{i in B_t} loss'(<theta, x_i>, y_i) x_i`` (rows in order), then ``g += z`` with
     density proportional to exp(-||z|| / scale) (no draw when scale == 0), then
     ``theta <- Proj_radius(theta - eta(t) * (reg * theta + g / m))``.
-    Returns False if theta became non-finite.
+    ``h`` is the huber_hinge width (ignored by the other losses). Returns False if theta became
+    non-finite.
     """
     cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
     if y.shape[0] != n or theta.shape[0] != p or order.shape[0] != n:
         raise ValueError("shape mismatch between X, y, theta and order")
     if n == 0 or p == 0 or batch_size < 1:
         raise ValueError("need n >= 1, p >= 1 and batch_size >= 1")
+    if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
+        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
     cdef Py_ssize_t k
     for k in range(n):
         if order[k] < 0 or order[k] >= n:
@@ -72,7 +76,7 @@ def minibatch_sgd_pass(
                 for k in range(start, stop):
                     i = order[k]
                     xi = &X[i, 0]
-                    d = loss_derivative(loss, dot(xi, th, p), y[i])
+                    d = loss_derivative(loss, dot(xi, th, p), y[i], h)
                     if d != 0.0:
                         for j in range(p):
                             g[j] += d * xi[j]

@@ -32,7 +32,7 @@ class ClippedGradient:
 
     def time_dpsolve_kernel(self, p):
         P = self.problem
-        gd.clipped_gradient_sum(P.X, P.y, P._kind, self.theta, self.norms, 0.5, self.out,
+        gd.clipped_gradient_sum(P.X, P.y, P._kind, P._h, self.theta, self.norms, 0.5, self.out,
                                 self.scratch)
 
     def time_numpy_two_passes(self, p):

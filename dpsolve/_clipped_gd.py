@@ -207,7 +207,8 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     scratch = np.empty((64, p))
     lam = problem.reg
     for _ in range(steps):
-        _gd.clipped_gradient_sum(X, y, problem._kind, w, row_norms, clip_norm, grad, scratch)
+        _gd.clipped_gradient_sum(X, y, problem._kind, problem._h, w, row_norms, clip_norm,
+                                 grad, scratch)
         noise = rng.standard_normal(p)
         # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
         w -= step_size * (grad / n + lam * w + sigma * noise)

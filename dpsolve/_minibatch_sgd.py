@@ -123,7 +123,8 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     start = time.perf_counter()
     order = rng.permutation(n).astype(np.intp)
     theta = np.zeros(p)
-    finite = _minibatch.minibatch_sgd_pass(problem.X, problem.y, problem._kind, theta, order,
+    finite = _minibatch.minibatch_sgd_pass(problem.X, problem.y, problem._kind, problem._h,
+                                           theta, order,
                                            batch_size, noise_scale,
                                            _minibatch.SCHEDULES[schedule], eta0, problem.reg,
                                            radius, rng)

@@ -8,7 +8,7 @@ import dpsolve
 from dpsolve import bounds
 from dpsolve._clipped_gd import dpgd_paper_sigma
 from dpsolve.privacy import gaussian_epsilon, gaussian_sigma_analytic
-from test_kernels import _clipped_sum_reference
+from test_kernels import WIDTH, _clipped_sum_reference
 
 
 def _problem(n=2000, p=5, loss="logistic", seed=0, **kw):
@@ -19,11 +19,11 @@ def _problem(n=2000, p=5, loss="logistic", seed=0, **kw):
     return dpsolve.Problem(X, y, loss, **kw)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber_hinge"])
 def test_matches_python_reference_bitwise(loss):
     """The solver is the lecture's recursion: replay it in Python floats with the same noise."""
-    problem = _problem(200, 3, loss)
-    steps, clip, eta, sigma = 4, 0.3, 0.7, 0.05
+    problem = _problem(200, 3, loss, huber_width=WIDTH)
+    steps, clip, eta, sigma = 4, 0.3, 5.0, 0.05
     fit = dpsolve.clipped_gd(problem, sigma=sigma, delta=1e-5, steps=steps, clip_norm=clip,
                              step_size=eta, output="last", rng=7)
     rng = np.random.default_rng(7)

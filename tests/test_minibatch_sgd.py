@@ -31,7 +31,7 @@ def _replay(problem, batch_size, scale, schedule, eta0, seed):
             z = 0.0
             for j in range(p):
                 z += X[i, j] * w[j]
-            d = losses.loss_derivatives(problem._kind, np.array([z]), y[i:i + 1])[0]
+            d = losses.loss_derivatives(problem._kind, np.array([z]), y[i:i + 1], problem._h)[0]
             if d != 0.0:
                 g = g + d * X[i]
         if scale > 0:
@@ -52,7 +52,8 @@ def _replay(problem, batch_size, scale, schedule, eta0, seed):
 
 
 @pytest.mark.parametrize("schedule", ["inv_sqrt", "constant", "inv"])
-@pytest.mark.parametrize("loss, batch_size", [("logistic", 7), ("hinge", 1), ("logistic", 300)])
+@pytest.mark.parametrize("loss, batch_size", [("logistic", 7), ("hinge", 1), ("logistic", 300),
+                                              ("huber_hinge", 4)])
 def test_matches_python_replay_bitwise(schedule, loss, batch_size):
     problem = _problem(300, 4, loss, radius=0.8 if loss == "hinge" else None)
     fit = dpsolve.minibatch_sgd(problem, 2.0, batch_size=batch_size, schedule=schedule,

@@ -109,12 +109,19 @@ def test_objective_constants_closed_form():
     eps_prime, extra = objective_perturbation_constants(small, 1.0)
     assert eps_prime == 0.5
     assert extra == pytest.approx(0.25 / (100 * math.expm1(0.25)) - 1e-3)
+    huber = _problem(1000, 5, "huber_hinge", reg=1e-2, huber_width=0.1)   # c = 1/(2h) = 5
+    assert objective_perturbation_constants(huber, 1.0) == (
+        pytest.approx(1.0 - math.log(1 + 2 * 5 / 10 + (5 / 10) ** 2)), 0.0)
+    sharp = _problem(1000, 5, "huber_hinge", reg=1e-2, huber_width=0.02)  # c = 25
+    eps_prime, extra = objective_perturbation_constants(sharp, 1.0)
+    assert eps_prime == 0.5 and extra == pytest.approx(25 / (1000 * math.expm1(0.25)) - 1e-2)
 
 
-def test_objective_inner_solution_is_certified():
+@pytest.mark.parametrize("loss", ["logistic", "huber_hinge"])
+def test_objective_inner_solution_is_certified(loss):
     """Replay the draws: b first (objective), then b_2 (output); what is left is the inner
     solution, whose perturbed gradient must be below sqrt(2 mu g)."""
-    problem = _problem(800, 4, reg=1e-2)
+    problem = _problem(800, 4, loss, reg=1e-2)
     fit = dpsolve.objective_perturbation(problem, 1.0, rng=5)
     rng = np.random.default_rng(5)
     b = gamma_norm_noise(fit.noise["objective_gamma_norm"], 4, rng=rng)
