@@ -78,8 +78,15 @@ def _resolve_noise(noise, epsilon, delta, calibration, n):
 
 
 def _certified_minimizer(problem, tolerance):
-    """The reference solver's minimiser, certified to the fixed tolerance, never cached (it is
-    not private). Fails without saying how far it got: the gap reached depends on the data."""
+    """A minimiser certified to the fixed tolerance, never cached (it is not private). Smooth
+    loss without a constraint: Newton's method until ``||grad F||^2 / (2 lambda) <= g``;
+    otherwise the reference solver (cvxpy, polished, Fenchel certificate). Fails without saying
+    how far it got: the gap reached depends on the data."""
+    if problem.radius is None and math.isfinite(problem.smoothness):
+        theta = _newton_perturbed(problem, np.zeros(problem.p), 0.0,
+                                  math.sqrt(2.0 * problem.reg * tolerance))
+        if theta is not None:
+            return theta
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         solution = reference_minimizer(problem, tol=tolerance, cache=False)
