@@ -55,7 +55,8 @@ def _output_noise(noise, delta, epsilon, sensitivity, calibration, p, n, rng):
         {"gaussian": sigma}, sigma
 
 
-def _resolve_noise(noise, epsilon, delta, calibration, n):
+def _resolve_noise(noise, epsilon, delta, calibration, n, output_share=1.0):
+    """Validate the noise choice; ``output_share`` of epsilon goes to the output noise."""
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     if noise is None:
         noise = "gamma_norm" if delta is None else "gaussian"
@@ -70,9 +71,10 @@ def _resolve_noise(noise, epsilon, delta, calibration, n):
             raise TypeError('noise="gaussian" needs delta')
         delta = check_real(delta, "delta", low=0.0, high=1.0)
         calibration = check_choice(calibration, "calibration", GAUSSIAN_CALIBRATIONS)
-        if calibration == "paper" and epsilon >= 1.0:
+        if calibration == "paper" and output_share * epsilon >= 1.0:
             raise ValueError('calibration="paper" (the classic Gaussian mechanism) needs '
-                             f"epsilon < 1, got {epsilon:g}; use calibration=\"pld\"")
+                             f"epsilon < 1 for the output noise, got {output_share * epsilon:g}; "
+                             'use calibration="pld"')
         warn_large_delta(delta, n, stacklevel=3)
     return noise, epsilon, delta, calibration
 
@@ -298,7 +300,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     L, tolerance = _check_common("objective_perturbation", problem, tolerance)
     output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
     noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
-                                                        problem.n)
+                                                        problem.n, output_fraction)
     rng = check_rng(rng)
     n, p, lam, B = problem.n, problem.p, problem.reg, problem.row_norm
     eps_obj = (1.0 - output_fraction) * epsilon

@@ -290,7 +290,7 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
         raise ValueError("objective perturbation needs reg > 0 and radius=None")
     output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
     noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
-                                                        problem.n)
+                                                        problem.n, output_fraction)
     tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
     n, p, lam = problem.n, problem.p, problem.reg
     eps_prime, extra = objective_perturbation_constants(problem, (1 - output_fraction) * epsilon)

@@ -69,3 +69,29 @@ def test_errors(P):
         bounds.sgd1_lipschitz_bound(P, 0.5, 1.5)
     with pytest.raises(TypeError, match="dpsolve.Problem"):
         bounds.lower_bound_lipschitz("P", 0.5)
+
+
+def test_solver_bounds_validate_their_assumptions():
+    import dpsolve
+    X, y = dpsolve.datasets.make_synthetic(200, 3, rng=0)
+    ball = dpsolve.Problem(X, y, "logistic", radius=1.0)
+    ridge = dpsolve.Problem(X, y, "logistic", radius=None, reg=0.1)
+    with pytest.raises(ValueError, match="clip_norm"):
+        dpsolve.bounds.clipped_gd_bound(ball, 1.0, 1e-6, steps=10, clip_norm=0.5)
+    with pytest.raises(ValueError, match="reg > 0"):
+        dpsolve.bounds.output_perturbation_bound(ball, 1.0)
+    with pytest.raises(ValueError, match="radius=None"):
+        dpsolve.bounds.objective_perturbation_bound(
+            dpsolve.Problem(X, y, "logistic", radius=1.0, reg=0.1), 1.0)
+    with pytest.raises(ValueError, match="batch_size"):
+        dpsolve.bounds.minibatch_sgd_bound(ridge, 1.0, batch_size=201)
+    with pytest.raises(TypeError, match="problem"):
+        dpsolve.bounds.minimizer_norm_bound(X)
+    # the two closed forms of clipped_gd_bound agree: at the pld optimum T*, 2 R C sqrt(p) s1 / n
+    from dpsolve.privacy import gaussian_sigma_analytic
+    s1 = gaussian_sigma_analytic(1.0, 1.0, 1e-6)
+    big = dpsolve.Problem(*dpsolve.datasets.make_synthetic(20_000, 3, rng=0), radius=1.0)
+    t_star = 0.25 * 20_000 / (2 * math.sqrt(3) * s1)       # an integer would be within 1 step
+    value = float(dpsolve.bounds.dpgd_optimisation_error(
+        big, 1.0, t_star, 2 / 20_000 * math.sqrt(t_star) * s1))
+    assert value == pytest.approx(2 * math.sqrt(3) * s1 / 20_000, rel=1e-12)

@@ -170,7 +170,7 @@ def test_objective_privacy_report_and_noise_free_limit():
     (dict(epsilon=1.0, delta=1e-6, noise="gamma_norm"), "gamma_norm"),
     (dict(epsilon=1.0, tolerance=0.0), "tolerance"),
     (dict(epsilon=1.0, noise="laplace"), "noise"),
-    (dict(epsilon=1.5, delta=1e-6, calibration="paper"), "epsilon < 1"),
+    (dict(epsilon=12.0, delta=1e-6, calibration="paper"), "epsilon < 1"),
 ])
 def test_bad_inputs(solver, kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -195,3 +195,10 @@ def test_requirements():
     with pytest.raises(TypeError, match="delta"):
         dpsolve.output_perturbation(dpsolve.Problem(X, y, reg=0.1, radius=None), 1.0,
                                     noise="gaussian")
+    with pytest.raises(ValueError, match="epsilon < 1"):
+        dpsolve.output_perturbation(dpsolve.Problem(X, y, reg=0.1, radius=None), 1.5, 1e-3,
+                                    calibration="paper")
+    # objective perturbation's output share is 0.15 < 1: the classic Gaussian applies
+    fit = dpsolve.objective_perturbation(dpsolve.Problem(X, y, reg=0.1, radius=None), 1.5, 1e-3,
+                                         calibration="paper", rng=0)
+    assert fit.privacy.holds and fit.settings["epsilon_output"] == pytest.approx(0.15)
