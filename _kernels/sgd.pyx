@@ -31,8 +31,12 @@ def noisy_sgd_steps(
     double reg,
     double radius,
     object generator,
+    Py_ssize_t[::1] counts=None,
 ):
     """Run steps t = t_start .. t_stop - 1 (1-based) of SGD1 on theta, in place.
+
+    If ``counts`` (length n) is given, ``counts[i]`` is incremented each time row i is drawn
+    (the draws are random, not data-dependent; multi-party accounting uses them).
 
     Step t: draw i uniformly from [n] with the generator, then
     ``theta <- Proj_radius(theta - eta(t) * (n * (loss'(<theta, x_i>, y_i) x_i + reg * theta) + sigma * xi))``
@@ -55,10 +59,18 @@ def noisy_sgd_steps(
     cdef Py_ssize_t t, i, j
     cdef bint project = radius < float("inf")
     cdef bitgen_t* rng = generator_bitgen(generator)
+    cdef bint count = counts is not None
+    cdef Py_ssize_t* cnt = NULL
+    if count:
+        if counts.shape[0] != n:
+            raise ValueError("counts must have length n")
+        cnt = &counts[0]
 
     with generator.bit_generator.lock, nogil:
         for t in range(t_start, t_stop):
             i = <Py_ssize_t> random_bounded_uint64(rng, 0, n - 1, 0, False)
+            if count:
+                cnt[i] += 1
             xi = &X[i, 0]
             g = nf * loss_derivative(loss, dot(xi, th, p), y[i], h)
             if schedule == INV_SQRT:

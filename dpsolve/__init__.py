@@ -8,6 +8,7 @@ bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver released).
 """
 from . import bounds, datasets
 from .fit import Fit
+from .parties import Parties
 from ._clipped_gd import clipped_gd
 from ._minibatch_sgd import minibatch_sgd
 from ._noisy_sgd import noisy_sgd
@@ -16,7 +17,7 @@ from .privacy import PrivacyWarning
 from .problem import Problem
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
-__all__ = ["Fit", "PrivacyWarning", "Problem", "ReferenceSolution", "bounds", "clipped_gd",
+__all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution", "bounds", "clipped_gd",
            "excess_risk", "minibatch_sgd", "noisy_sgd", "objective_perturbation",
            "output_perturbation", "reference_minimizer"]
 __version__ = "0.1.0"

@@ -1,6 +1,7 @@
 """Per-sample noisy projected SGD: Algorithm SGD1 of seed 000 (after Bassily-Smith-Thakurta 2014)."""
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -8,7 +9,10 @@ from ._calibration import check_finite_lipschitz, gaussian_sigma
 from ._kernels import sgd as _sgd
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
-from .privacy.accounting import ACCOUNTANTS, UniformSampling, certify, gaussian_event
+from ._multiparty import sgd1_observer_epsilons, sgd1_protocol
+from .parties import Parties
+from .privacy.accounting import (ACCOUNTANTS, PrivacyWarning, UniformSampling, certify,
+                                 gaussian_event)
 from .problem import Problem
 
 SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD1, noise (3), step sizes (4)"
@@ -35,7 +39,8 @@ def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
 
 
 def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="paper", sigma=None,
-              step_size="lipschitz", rng=None):
+              step_size="lipschitz", parties=None, record_transcript=False,
+              transcript_limit=2 ** 28, rng=None):
     r"""Differentially private ERM by per-sample noisy projected SGD (seed 000, Algorithm SGD1).
 
     Minimises the mean-form objective of ``problem`` (its sum form ``L = n F``, as in the seed)
@@ -74,6 +79,21 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         the epsilon that the RDP accountant certifies at ``delta`` (``inf`` for ``sigma = 0``).
     step_size : {"lipschitz", "strongly_convex"}
         ``"lipschitz"`` needs a bounded C; ``"strongly_convex"`` needs ``problem.reg > 0``.
+    parties : Parties, optional
+        Run seed 000's multi-party form: the rows are held by ``parties`` (built on this
+        ``problem``); the coordinator B draws the index sequence, the owner of ``i_t`` computes
+        ``G_t`` from its own row and draws its noise, and B broadcasts it, so every party's copy
+        of theta is the same. The result is bit-identical to the single-party run with the same
+        seed (all draws come from ``rng`` in protocol order); the fit also reports the epsilon
+        against each observer (``Fit.observers``).
+    record_transcript : bool, default False
+        With ``parties``: run the protocol message by message in Python (each party computing
+        on its own rows only) and return what B saw as ``Fit.transcript``
+        (:class:`~dpsolve._multiparty.SGD1Transcript`). Slow (tens of microseconds a step):
+        for small runs. Without it the same protocol runs in C.
+    transcript_limit : int, default 2**28
+        Largest transcript, in bytes (``T (p + 2) 8``); a larger one raises ValueError before
+        any work.
     rng : None, int, SeedSequence or Generator
         Source of the index draws and the noise. The same seed gives bit-identical results.
 
@@ -83,6 +103,8 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         ``theta = theta_T``, sigma, and its privacy: the report (claim, method, and the epsilon
         the RDP accountant certifies) and the DpEvent, the ``T``-fold self-composition of a
         Gaussian with noise multiplier ``sigma / (2 n L)`` on a sample of one record out of n.
+        With ``parties``, ``observers`` maps ``"outsider"``, ``"coordinator"`` and ``"parties"``
+        to the epsilon certified against each at ``delta``.
 
     Notes
     -----
@@ -95,6 +117,13 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     (``Fit.privacy``), and a :class:`~dpsolve.privacy.PrivacyWarning` is raised if it certifies
     less than claimed.
 
+    Against whom (shared/REFERENCE.md section 5, threat model): ``Fit.privacy`` is the guarantee
+    against an outsider. B chose the index sequence, so against B there is no amplification:
+    row i's privacy is the composition of the Gaussians at the steps that drew it (the worst
+    row is reported, exactly, by PLD). The other parties learn which party computed each step,
+    so for party j's rows the sampling rate is ``1/n_j`` over party j's steps (RDP, worst
+    party). A PrivacyWarning is raised when either exceeds the claim.
+
     Utility: Theorem 2 of seed 000, see :mod:`dpsolve.bounds`.
 
     Source: seed 000 (``000_793393e33ee0c16c.txt``), Algorithm SGD1, eqs. (3) and (4), Theorem 2.
@@ -102,8 +131,25 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     n, p = problem.n, problem.p
+    if parties is not None:
+        if not isinstance(parties, Parties):
+            raise TypeError(f"parties must be a dpsolve.Parties, got {type(parties).__name__}")
+        if parties.problem is not problem:
+            raise ValueError("parties must be a partition of this problem's rows "
+                             "(build it with Parties.from_sizes(problem, ...) or use "
+                             "parties.problem)")
+    if not isinstance(record_transcript, (bool, np.bool_)):
+        raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")
+    if record_transcript and parties is None:
+        raise ValueError("record_transcript=True needs parties: the transcript is the "
+                         "messages between them")
+    transcript_limit = check_int(transcript_limit, "transcript_limit", low=0)
     L = check_finite_lipschitz("noisy_sgd", problem)
     steps = n * n if steps is None else check_int(steps, "steps", low=1)
+    if record_transcript and steps * (p + 2) * 8 > transcript_limit:
+        raise ValueError(f"the transcript of {steps} steps would take {steps * (p + 2) * 8:,} "
+                         f"bytes, above transcript_limit={transcript_limit:,}: raise the limit "
+                         "or run fewer steps")
     step_size = check_choice(step_size, "step_size", STEP_SIZES)
     if step_size == "lipschitz" and problem.radius is None:
         raise ValueError('step_size="lipschitz" needs a bounded C: give the Problem a radius, '
@@ -139,14 +185,35 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
 
     theta = np.zeros(p)
     radius = math.inf if problem.radius is None else problem.radius
+    counts = None if parties is None else np.zeros(n, dtype=np.intp)
+    transcript = None
     start = time.perf_counter()
-    for t0 in range(1, steps + 1, _CHUNK):
-        finite = _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h, theta, t0,
-                                      min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0,
-                                      problem.reg, radius, rng)
-        if not finite:
-            raise FloatingPointError("noisy_sgd produced non-finite parameters; reduce the "
-                                     "step size or give the Problem a radius")
+    if record_transcript:
+        t = np.arange(1, steps + 1, dtype=float)
+        step_sizes = eta0 / (np.sqrt(t) if step_size == "lipschitz" else t)
+        theta, transcript = sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, rng)
+        counts = np.bincount(transcript.index, minlength=n)
+    else:
+        for t0 in range(1, steps + 1, _CHUNK):
+            finite = _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h, theta,
+                                          t0, min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0,
+                                          problem.reg, radius, rng, counts)
+            if not finite:
+                break
+    if not np.all(np.isfinite(theta)):
+        raise FloatingPointError("noisy_sgd produced non-finite parameters; reduce the "
+                                 "step size or give the Problem a radius")
     wall_time = time.perf_counter() - start
+    observers = {}
+    if parties is not None:
+        observers = {"outsider": report.certified_epsilon,
+                     **sgd1_observer_epsilons(parties, counts, sigma, sensitivity, delta)}
+        for who, eps in observers.items():
+            if eps > report.epsilon * (1.0 + 1e-9):
+                warnings.warn(f"against {who} the certified epsilon is {eps:.4g} at delta="
+                              f"{delta:.3g}, above the claimed {report.epsilon:.4g}, which holds "
+                              "for an outsider who does not know the index sequence",
+                              PrivacyWarning, stacklevel=2)
     return Fit(theta=theta, sigma=sigma, steps=steps, solver="noisy_sgd", source=SOURCE,
-               wall_time=wall_time, dp_event=event, privacy=report)
+               wall_time=wall_time, dp_event=event, privacy=report, observers=observers,
+               transcript=transcript)

@@ -40,6 +40,11 @@ class Fit:
     settings : mapping of str to object
         The solver's data-independent settings with defaults resolved (step sizes, clipping
         norm, ...), so a run can be repeated exactly (read-only).
+    observers : mapping of str to float
+        Multi-party runs: the epsilon (at ``delta``) certified against each observer, e.g.
+        ``"outsider"``, ``"coordinator"``, ``"parties"`` (read-only; empty otherwise).
+    transcript : object or None
+        Multi-party runs with ``record_transcript=True``: the messages the coordinator saw.
     """
 
     theta: np.ndarray
@@ -52,6 +57,8 @@ class Fit:
     privacy: PrivacyReport
     noise: dict = dataclasses.field(default_factory=dict)
     settings: dict = dataclasses.field(default_factory=dict)
+    observers: dict = dataclasses.field(default_factory=dict)
+    transcript: object = None
 
     def __post_init__(self):
         theta = np.array(self.theta, dtype=np.float64, copy=True)
@@ -62,6 +69,7 @@ class Fit:
             noise = {"gaussian": float(self.sigma)}
         object.__setattr__(self, "noise", types.MappingProxyType(noise))
         object.__setattr__(self, "settings", types.MappingProxyType(dict(self.settings)))
+        object.__setattr__(self, "observers", types.MappingProxyType(dict(self.observers)))
 
     @property
     def epsilon(self):

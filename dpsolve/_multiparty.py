@@ -1,0 +1,104 @@
+"""Seed 000's SGD1 run as its multi-party protocol, message by message, and what each observer
+learns (shared/REFERENCE.md section 5, threat model)."""
+import dataclasses
+import math
+
+import numpy as np
+
+from .privacy.accounting import UniformSampling, epsilon_of, gaussian_event
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class SGD1Transcript:
+    """Everything the coordinator B saw in a multi-party SGD1 run.
+
+    Attributes
+    ----------
+    index : ndarray of int, shape (T,)
+        B's index draws (random, known to B; not shown to the parties).
+    sender : ndarray of int, shape (T,)
+        The party that computed each step's message (B and every party learn it).
+    messages : ndarray, shape (T, p)
+        The messages ``G_t``, which B broadcasts. The seed's analysis covers their release.
+    step_sizes : ndarray, shape (T,)
+        ``eta(t)``, public.
+    radius : float
+        Projection radius (inf: none).
+    """
+
+    index: np.ndarray
+    sender: np.ndarray
+    messages: np.ndarray
+    step_sizes: np.ndarray
+    radius: float
+
+    def __post_init__(self):
+        for name in ("index", "sender", "messages", "step_sizes"):
+            getattr(self, name).flags.writeable = False
+
+    def replay(self):
+        """theta_T recomputed from the broadcast messages alone: what any party holds."""
+        theta = np.zeros(self.messages.shape[1])
+        for eta, message in zip(self.step_sizes, self.messages):
+            theta = _project(theta - eta * message, self.radius)
+        return theta
+
+
+def _project(theta, radius):
+    sq = 0.0
+    for v in theta:         # sequential, as the kernel
+        sq += v * v
+    if sq > radius * radius:
+        theta = theta * (radius / math.sqrt(sq))
+    return theta
+
+
+def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, rng):
+    """Run SGD1 as the protocol: B draws i_t, the owner of row i_t computes G_t from its own row
+    and draws its noise, B broadcasts G_t, every copy of theta takes the same step. Bit-identical
+    to the one-process kernel with the same Generator (all draws come from it in protocol order).
+    Returns (theta_T, transcript)."""
+    n, p = problem.n, problem.p
+    owner = parties.owner
+    local = np.empty(n, dtype=np.intp)
+    for party in parties:
+        local[party.rows] = np.arange(party.n)
+    index = np.empty(steps, dtype=np.intp)
+    messages = np.empty((steps, p))
+    theta = np.zeros(p)
+    for t in range(steps):
+        i = int(rng.integers(n))            # B's draw
+        index[t] = i
+        message = parties[int(owner[i])].sgd1_message(theta, int(local[i]), float(n),
+                                                      problem.reg, sigma, rng)
+        messages[t] = message
+        theta = _project(theta - step_sizes[t] * message, radius)
+    transcript = SGD1Transcript(index=index, sender=owner[index].copy(), messages=messages,
+                                step_sizes=np.array(step_sizes, dtype=float), radius=radius)
+    return theta, transcript
+
+
+def sgd1_observer_epsilons(parties, counts, sigma, sensitivity, delta):
+    """Epsilon at ``delta`` against each observer, from the per-row draw counts.
+
+    * ``"coordinator"``: B knows the index sequence, so there is no amplification: row i's
+      privacy is the composition of the ``counts[i]`` Gaussians that used it (exact, PLD); the
+      worst row is reported.
+    * ``"parties"``: a party sees the broadcasts and who sent each; for party j's rows the
+      ``S_j`` steps that party j computed are a uniform draw among its ``n_j`` rows (RDP); the
+      worst party is reported.
+    """
+    if sigma == 0.0:
+        return {"coordinator": math.inf, "parties": math.inf}
+    worst_row = int(counts.max())
+    coordinator = 0.0 if worst_row == 0 else epsilon_of(
+        gaussian_event(sigma, sensitivity, steps=worst_row), delta, "pld")
+    worst = 0.0
+    for party in parties:
+        steps_j = int(counts[party.rows].sum())
+        if steps_j == 0:
+            continue
+        sampling = UniformSampling(party.n, 1) if party.n > 1 else None
+        event = gaussian_event(sigma, sensitivity, steps=steps_j, sampling=sampling)
+        worst = max(worst, epsilon_of(event, delta, "rdp" if sampling else "pld"))
+    return {"coordinator": coordinator, "parties": worst}

@@ -1,0 +1,182 @@
+"""Who holds which rows: a partition of a Problem's records among m parties and a coordinator B.
+
+The seeds' multi-party algorithms (seed 000's SGD1 across parties and SGD2, seed 002's model
+aggregation and gradient perturbation) are about what crosses between parties. dpsolve simulates
+them in one process: each :class:`Party` holds copies of its own rows only and computes only on
+them; whatever a solver passes between parties is a message the coordinator B can see.
+
+Party sizes are public, as in the seeds: their calibrations use them (``n_(1)``, the smallest).
+"""
+import numbers
+
+import numpy as np
+
+from ._kernels import losses as _losses
+from ._validation import check_int
+from .problem import Problem
+
+
+class Party:
+    """One data holder: its rows of the Problem, as read-only copies.
+
+    Attributes
+    ----------
+    index : int
+        Position among the parties (0 .. m-1).
+    rows : ndarray of int
+        The Problem's row indices this party holds, ascending (read-only).
+    X, y : ndarray
+        Copies of those rows of ``problem.X`` and ``problem.y`` (read-only), labels already mapped.
+    """
+
+    def __init__(self, index, rows, problem):
+        self.index = index
+        self.rows = rows
+        self.X = problem.X[rows]
+        self.y = problem.y[rows]
+        self._kind, self._h = problem._kind, problem._h
+        for a in (self.rows, self.X, self.y):
+            a.flags.writeable = False
+
+    @property
+    def n(self):
+        """Number of records this party holds."""
+        return self.rows.shape[0]
+
+    def sgd1_message(self, theta, local_row, scale, reg, sigma, rng):
+        """Seed 000's SGD1 message for one of this party's rows:
+        ``G = scale (loss'(<theta, x>, y) x + reg theta) + sigma N(0, I_p)``, with ``scale = n``
+        (the whole problem's size), computed in the order of ``_kernels/sgd.pyx`` so the result
+        is the same bit for bit. Only this party's own row is read."""
+        x = self.X[local_row]
+        z = 0.0
+        for a, b in zip(x, theta):      # sequential, as the kernel's dot product
+            z += float(a) * float(b)
+        d = _losses.loss_derivatives(self._kind, np.array([z]), self.y[local_row:local_row + 1],
+                                     self._h)[0]
+        message = (scale * d) * x + (scale * reg) * theta
+        if sigma > 0.0:
+            message = message + sigma * rng.standard_normal(theta.shape[0])
+        return message
+
+    def __repr__(self):
+        return f"Party(index={self.index}, n={self.n})"
+
+
+class Parties:
+    """A partition of a Problem's rows among m >= 2 parties, plus a coordinator B holding none.
+
+    Build it with :meth:`from_sizes`, :meth:`from_indices` or :meth:`from_data`.
+
+    Attributes
+    ----------
+    problem : Problem
+        The whole problem (the union of the parties' rows); solvers use its constants.
+    parties : tuple of Party
+    owner : ndarray of int, shape (n,)
+        ``owner[i]`` is the index of the party holding row i (read-only).
+    """
+
+    def __init__(self, problem, indices):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+        if isinstance(indices, np.ndarray) or not hasattr(indices, "__len__"):
+            raise TypeError("indices must be a list of integer arrays, one per party")
+        if len(indices) < 2:
+            raise ValueError(f"a partition needs at least 2 parties, got {len(indices)}")
+        n = problem.n
+        owner = np.full(n, -1, dtype=np.intp)
+        rows_of = []
+        for j, rows in enumerate(indices):
+            rows = np.asarray(rows)
+            if rows.ndim != 1 or not (rows.size == 0 or np.issubdtype(rows.dtype, np.integer)):
+                raise TypeError(f"indices[{j}] must be a 1-D array of integers")
+            if rows.size == 0:
+                raise ValueError(f"party {j} holds no rows: every party needs at least one")
+            if rows.min() < 0 or rows.max() >= n:
+                raise ValueError(f"indices[{j}] has row indices outside [0, {n})")
+            rows = np.sort(rows.astype(np.intp))
+            if np.any(rows[1:] == rows[:-1]):
+                raise ValueError(f"indices[{j}] lists a row more than once")
+            taken = owner[rows] >= 0
+            if np.any(taken):
+                i = int(rows[np.argmax(taken)])
+                raise ValueError(f"row {i} is given to party {int(owner[i])} and to party {j}: "
+                                 "parties must not overlap")
+            owner[rows] = j
+            rows_of.append(rows)
+        missing = np.flatnonzero(owner < 0)
+        if missing.size:
+            raise ValueError(f"{missing.size} rows belong to no party (the first is row "
+                             f"{int(missing[0])}): the parties must cover every row")
+        owner.flags.writeable = False
+        self.problem = problem
+        self.owner = owner
+        self.parties = tuple(Party(j, rows, problem) for j, rows in enumerate(rows_of))
+
+    @classmethod
+    def from_sizes(cls, problem, sizes):
+        """Consecutive blocks of rows: party j holds the next ``sizes[j]`` rows."""
+        if not hasattr(sizes, "__len__"):
+            raise TypeError("sizes must be a sequence of positive integers")
+        sizes = [check_int(s, f"sizes[{j}]", low=1) for j, s in enumerate(sizes)]
+        if sum(sizes) != problem.n:
+            raise ValueError(f"sizes add up to {sum(sizes)}, but the Problem has n={problem.n} rows")
+        edges = np.cumsum([0] + sizes)
+        return cls(problem, [np.arange(a, b) for a, b in zip(edges[:-1], edges[1:])])
+
+    @classmethod
+    def from_indices(cls, problem, indices):
+        """Party j holds the rows ``indices[j]``; together they must cover every row exactly once."""
+        return cls(problem, indices)
+
+    @classmethod
+    def from_data(cls, datasets, loss="logistic", **problem_options):
+        """Each party brings its own ``(X_j, y_j)``; the Problem is built on their concatenation
+        (in party order) with ``loss`` and ``problem_options`` (``radius``, ``reg``, ...)."""
+        if not hasattr(datasets, "__len__") or len(datasets) < 2:
+            raise ValueError("from_data needs a list of at least 2 (X_j, y_j) pairs")
+        Xs, ys = [], []
+        for j, item in enumerate(datasets):
+            if not (isinstance(item, (tuple, list)) and len(item) == 2):
+                raise TypeError(f"datasets[{j}] must be a pair (X_j, y_j)")
+            X_j, y_j = np.asarray(item[0]), np.asarray(item[1])
+            if X_j.ndim != 2 or X_j.shape[0] == 0:
+                raise ValueError(f"datasets[{j}]: X_j must be 2-dimensional with at least one "
+                                 f"row, got shape {X_j.shape}")
+            Xs.append(X_j)
+            ys.append(y_j)
+        widths = {X.shape[1] for X in Xs}
+        if len(widths) != 1:
+            raise ValueError(f"the parties' X_j have different numbers of columns: {sorted(widths)}")
+        problem = Problem(np.concatenate(Xs), np.concatenate(ys), loss, **problem_options)
+        return cls.from_sizes(problem, [X.shape[0] for X in Xs])
+
+    @property
+    def m(self):
+        """Number of parties."""
+        return len(self.parties)
+
+    @property
+    def sizes(self):
+        """Records per party (public)."""
+        return tuple(party.n for party in self.parties)
+
+    @property
+    def smallest(self):
+        """``n_(1)``, the smallest party's size (seed 002's sensitivities use it)."""
+        return min(self.sizes)
+
+    def __len__(self):
+        return self.m
+
+    def __getitem__(self, j):
+        if not isinstance(j, numbers.Integral):
+            raise TypeError("parties are indexed by integers")
+        return self.parties[j]
+
+    def __iter__(self):
+        return iter(self.parties)
+
+    def __repr__(self):
+        return f"Parties(m={self.m}, sizes={self.sizes}, problem={self.problem!r})"
