@@ -2,22 +2,27 @@
 
 Main entry points: :class:`Problem` (data, loss, constraint); the solvers :func:`noisy_sgd`
 (seed 000, SGD1), :func:`clipped_gd` (seed 004, DP-GD), :func:`minibatch_sgd` (seed 001),
-:func:`output_perturbation` (seed 002) and :func:`objective_perturbation` (AMP);
+:func:`output_perturbation` (seed 002) and :func:`objective_perturbation` (AMP); the
+multi-party solvers over :class:`Parties`, :func:`multiparty_gd` (seed 000 SGD2, seed 002
+gradient perturbation) and :func:`aggregated_output_perturbation` (seed 002 model
+aggregation);
 :func:`reference_minimizer` and :func:`excess_risk` (certified exact minimisers); the theorems'
 bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver released).
 """
 from . import bounds, datasets
 from .fit import Fit
 from .parties import Parties
+from ._aggregation import aggregated_output_perturbation
 from ._clipped_gd import clipped_gd
 from ._minibatch_sgd import minibatch_sgd
+from ._multiparty_gd import multiparty_gd
 from ._noisy_sgd import noisy_sgd
 from ._perturbation import objective_perturbation, output_perturbation
 from .privacy import PrivacyWarning
 from .problem import Problem
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
-__all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution", "bounds", "clipped_gd",
-           "excess_risk", "minibatch_sgd", "noisy_sgd", "objective_perturbation",
+__all__ = ["Fit", "aggregated_output_perturbation", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution", "bounds", "clipped_gd",
+           "excess_risk", "minibatch_sgd", "multiparty_gd", "noisy_sgd", "objective_perturbation",
            "output_perturbation", "reference_minimizer"]
 __version__ = "0.1.0"

@@ -79,6 +79,16 @@ def _resolve_noise(noise, epsilon, delta, calibration, n, output_share=1.0):
     return noise, epsilon, delta, calibration
 
 
+def _release(problem, minimizer, noise, project):
+    """``minimizer + noise``, projected onto C when asked (post-processing)."""
+    theta = minimizer + noise
+    if project and problem.radius is not None:
+        norm = np.linalg.norm(theta)
+        if norm > problem.radius:
+            theta *= problem.radius / norm
+    return theta
+
+
 def _certified_minimizer(problem, tolerance):
     """A minimiser certified to the fixed tolerance, never cached (it is not private). Smooth
     loss without a constraint: Newton's method until ``||grad F||^2 / (2 lambda) <= g``;
@@ -168,12 +178,8 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     theta_hat = _certified_minimizer(problem, tolerance)
     b, event, noise_scales, sigma = _output_noise(noise, delta, epsilon, sensitivity, calibration,
                                                   p, n, rng)
-    theta = theta_hat + b
+    theta = _release(problem, theta_hat, b, project)
     del theta_hat
-    if project and problem.radius is not None:
-        norm = np.linalg.norm(theta)
-        if norm > problem.radius:
-            theta *= problem.radius / norm
     wall_time = time.perf_counter() - start
     method = "paper" if noise == "gamma_norm" else calibration
     report = certify(event, epsilon, delta, method)

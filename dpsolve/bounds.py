@@ -305,3 +305,70 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     _, m2 = _noise_moments(noise, scale, p)
     value = inner + 0.5 * (problem.smoothness + lam) * m2
     return value if form == "mean" else value * n
+
+
+# -- multi-party gradient descent (seed 000 SGD2; seed 002 gradient perturbation) -----------------
+def _projection_radius(problem):
+    return problem.radius if problem.radius is not None else minimizer_norm_bound(problem)
+
+
+def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
+    r"""Seed 000, Theorem 4 (eq. 11), SGD2 on a Delta-strongly convex objective, explicit
+    constants:
+
+    .. math:: E[L(\theta) - L(\theta^*)] \le \frac{8 m p (\sigma^2 + n^2 G^2)}{n \lambda T}
+
+    in sum form (divided by n for ``form="mean"``), with m parties each adding ``N(0, sigma^2
+    I_p)``, ``Delta = lambda`` (``problem.reg``) and ``G = L + lambda R`` the per-sample gradient
+    bound over the projection ball (R the radius, or :func:`minimizer_norm_bound`).
+
+    The seed only sketches the proof ("pick eta appropriately"). It holds for
+    :func:`dpsolve.multiparty_gd`'s default SGD2 steps ``eta_k = 2/(n lambda (k+1))`` with the
+    weighted average: for projected SGD with unbiased gradients of second moment at most
+    ``Gt^2 = n^2 G^2 + m p sigma^2`` on an ``n lambda``-strongly convex sum, Lacoste-Julien, Schmidt
+    & Bach (2012) give ``2 Gt^2 / (n lambda (T + 1))``, and ``m p (sigma^2 + n^2 G^2) >= Gt^2``.
+    ``parties`` is the number of parties m (or a Parties); numpy arrays broadcast over ``sigma``
+    and ``steps``.
+    """
+    _check(problem, 1.0, None, form)
+    if problem.reg <= 0.0:
+        raise ValueError("Theorem 4 needs a strongly convex objective: problem.reg > 0")
+    m = parties.m if hasattr(parties, "m") else check_int(parties, "parties", low=1)
+    n, p, lam = problem.n, problem.p, problem.reg
+    G = problem.lipschitz + lam * _projection_radius(problem)
+    sigma = np.asarray(sigma, dtype=float)
+    steps = np.asarray(steps, dtype=float)
+    value = 8.0 * m * p * (sigma ** 2 + (n * G) ** 2) / (n * lam * steps)
+    value = value if form == "sum" else value / n
+    return float(value) if np.ndim(value) == 0 else value
+
+
+def gradient_perturbation_bound(problem, steps, sigma):
+    r"""Bound on ``E F(theta_T) - F(theta*)`` (mean form) for T steps of projected gradient
+    descent with step ``1/beta_F`` and gradient noise ``N(0, sigma^2 I_p)`` from 0, on a
+    ``lambda``-strongly convex, ``beta_F``-smooth objective (``beta_F = beta + lambda``,
+    ``q = lambda / beta_F``):
+
+    .. math:: \frac{\beta_F}{2}(1 - q)^{2T} R^2 + \frac{p \sigma^2}{2 \lambda (2 - q)}.
+
+    The gradient step is a ``(1 - q)``-contraction and the projection is non-expansive, so
+    ``E||theta_T - theta*||^2 <= (1-q)^{2T} R^2 + p sigma^2 / (beta_F^2 q (2 - q))``; and
+    ``F(theta) - F* <= (beta_F/2)||theta - theta*||^2`` when ``grad F(theta*) = 0``, i.e. when
+    the minimiser is inside the projection ball (always for ``radius=None``, where the ball is
+    :func:`minimizer_norm_bound`'s). With a radius the minimiser may lie on the sphere and the
+    value is used only to choose T. The same holds for Jayaraman et al.'s party-weighted objective
+    (its weights sum to 1, so beta and lambda are the same). Numpy arrays broadcast.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    lam = problem.reg
+    beta = problem.smoothness + lam
+    if lam <= 0.0 or not math.isfinite(beta):
+        raise ValueError("the bound needs a smooth loss and problem.reg > 0")
+    q = lam / beta
+    R = minimizer_norm_bound(problem)
+    steps = np.asarray(steps, dtype=float)
+    sigma = np.asarray(sigma, dtype=float)
+    value = (0.5 * beta * (1.0 - q) ** (2.0 * steps) * R * R
+             + problem.p * sigma ** 2 / (2.0 * lam * (2.0 - q)))
+    return float(value) if np.ndim(value) == 0 else value

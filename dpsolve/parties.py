@@ -7,10 +7,12 @@ them; whatever a solver passes between parties is a message the coordinator B ca
 
 Party sizes are public, as in the seeds: their calibrations use them (``n_(1)``, the smallest).
 """
+import math
 import numbers
 
 import numpy as np
 
+from ._kernels import gd as _gd
 from ._kernels import losses as _losses
 from ._validation import check_int
 from .problem import Problem
@@ -35,7 +37,12 @@ class Party:
         self.X = problem.X[rows]
         self.y = problem.y[rows]
         self._kind, self._h = problem._kind, problem._h
-        for a in (self.rows, self.X, self.y):
+        # the whole problem's settings on this party's rows only: no reference to other rows
+        self._local = problem._with_data(self.X, self.y)
+        # work arrays for the gradient-sum kernel (public shapes only)
+        self._row_norms = np.linalg.norm(self.X, axis=1)
+        self._scratch = np.empty((64, problem.p))
+        for a in (self.rows, self.X, self.y, self._row_norms):
             a.flags.writeable = False
 
     @property
@@ -58,6 +65,36 @@ class Party:
         if sigma > 0.0:
             message = message + sigma * rng.standard_normal(theta.shape[0])
         return message
+
+    def _gradient_sum(self, theta):
+        """``sum_{i in S_j} loss'(<theta, x_i>; y_i) x_i`` over this party's rows (the C kernel of
+        :func:`dpsolve.clipped_gd` without clipping; both cores, bit-identical for any thread
+        count). Un-noised: it never leaves the party except inside a noisy message."""
+        out = np.empty(theta.shape[0])
+        _gd.clipped_gradient_sum(self.X, self.y, self._kind, self._h, theta, self._row_norms,
+                                 math.inf, out, self._scratch)
+        return out
+
+    def sgd2_message(self, theta, sigma, rng):
+        """Seed 000's SGD2 message: ``G_j = sum_{i in S_j} grad loss(theta; x_i, y_i) + b_j``,
+        ``b_j ~ N(0, sigma^2 I_p)`` drawn from this party's own Generator ``rng``. Only this
+        party's rows are read. L2 sensitivity ``2L`` (replace-one)."""
+        message = self._gradient_sum(theta)
+        if sigma > 0.0:
+            message += sigma * rng.standard_normal(theta.shape[0])
+        return message
+
+    def aggregation_share(self, theta, weight):
+        """This party's input to secure aggregation: ``weight * sum_{i in S_j} grad loss``.
+        It is un-noised: secure aggregation reveals only the noisy sum of the shares
+        (:class:`dpsolve._multiparty_gd.SecureAggregator`), never a share."""
+        return weight * self._gradient_sum(theta)
+
+    def local_problem(self):
+        """This party's own ERM problem: its rows, with the whole Problem's loss, constraint,
+        regularisation and public bounds (labels keep the whole problem's mapping, so a party
+        may hold a single class)."""
+        return self._local
 
     def __repr__(self):
         return f"Party(index={self.index}, n={self.n})"

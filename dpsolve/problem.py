@@ -235,6 +235,18 @@ class Problem:
         ``1/(2h)`` on the quadratic piece, including its end points, and 0 elsewhere)."""
         return _losses.loss_second_derivatives(self._kind, self.margins(theta), self.y, self._h)
 
+    def _with_data(self, X, y):
+        """The same problem (loss, constraint, regulariser, public bounds, label mapping) on
+        already validated rows ``X, y`` (e.g. a subset of this problem's, held by a party); no
+        re-validation, so a subset may hold a single class. Read-only views, not copies."""
+        sub = object.__new__(type(self))
+        sub.__dict__.update(self.__dict__)
+        sub.X = X.view()
+        sub.y = y.view()
+        sub.X.flags.writeable = False
+        sub.y.flags.writeable = False
+        return sub
+
     def describe(self):
         """Public description of the problem (no data-dependent values beyond n and p).
 

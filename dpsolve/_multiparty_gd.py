@@ -1,0 +1,484 @@
+"""Multi-party gradient descent with Gaussian gradient noise: seed 000's SGD2 (every party noises
+its own gradient sum) and Jayaraman et al.'s gradient perturbation (seed 002: one noise draw
+inside secure aggregation)."""
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+from . import bounds
+from ._calibration import check_finite_lipschitz, gaussian_sigma, warn_large_delta
+from ._validation import check_choice, check_int, check_real, check_rng
+from .fit import Fit
+from .parties import Parties
+from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
+from .privacy.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
+from .problem import Problem
+
+SGD2_SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD2, Theorems 3 and 4"
+JAYARAMAN_SOURCE = ("seed 002 (Chen's slides on Jayaraman et al. 2018), multi-party gradient "
+                    "perturbation with zCDP")
+NOISE_MODES = ("per_party", "secure_aggregation")
+WEIGHTINGS = ("party", "pooled")
+OUTPUTS = ("last", "average", "weighted_average")
+INITIALS = ("zero", "uniform")
+STEP_RULES = {"per_party": ("strongly_convex", "lipschitz"), "secure_aggregation": ("smooth",)}
+CALIBRATIONS = ("paper",) + ACCOUNTANTS
+# Default T is searched up to this many iterations (each is a pass over every party's rows).
+MAX_DEFAULT_STEPS = 10_000
+DEFAULT_STEPS_SLACK = 1.1
+
+
+# -- noise calibrations ----------------------------------------------------------------------------
+def sgd2_paper_sigma(lipschitz, steps, epsilon, delta):
+    """Seed 000's SGD2 noise (Theorem 3's proof): each iteration is
+    ``(epsilon / sqrt(T ln(1/delta)), delta / T)``-DP by Lemma 2 (the classic Gaussian mechanism)
+    for a message of sensitivity ``2L``, then strong composition (Lemma 1):
+    ``sigma = 2L sqrt(2 ln(1.25 T / delta)) sqrt(T ln(1/delta)) / epsilon``.
+
+    Lemma 2 needs the per-iteration epsilon below 1 (a ValueError otherwise). As shared/REFERENCE.md
+    section 5 records, the composition does not give (epsilon, delta) as written (with ``delta' =
+    delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total delta ``2 delta``);
+    the noise is nonetheless very conservative, as exact accounting of T Gaussians shows
+    (``Fit.privacy``)."""
+    eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
+    if eps_iteration >= 1.0:
+        raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
+                         f"epsilon / sqrt(T ln(1/delta)) = {eps_iteration:.3g} below 1 (Lemma 2); "
+                         'use more steps, a smaller epsilon, or calibration="pld"')
+    return gaussian_sigma_classic(2.0 * lipschitz, eps_iteration, delta / steps)
+
+
+def jayaraman_paper_sigma(sensitivity, steps, epsilon, delta):
+    """Jayaraman et al.'s noise (seed 002): ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``,
+    which for ``Delta = 2L/(m n_(1))`` is the slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2
+    epsilon^2)``. Through zCDP (``rho = T Delta^2 / (2 sigma^2)``) it gives
+    ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``, slightly more than claimed
+    (shared/REFERENCE.md section 5)."""
+    return sensitivity * math.sqrt(2.0 * steps * math.log(1.0 / delta)) / epsilon
+
+
+def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
+    """The least sigma for which T Gaussians of sensitivity Delta are (epsilon, delta)-DP through
+    zCDP (``rho = T Delta^2/(2 sigma^2)``, ``epsilon = rho + 2 sqrt(rho ln(1/delta))``), in closed
+    form: ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``, so
+    ``sigma = sqrt(2T) Delta / (2 sqrt(rho))`` (shared/REFERENCE.md section 5)."""
+    log_inv = math.log(1.0 / delta)
+    root_rho = math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)
+    return math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho)
+
+
+def _exact_sigma(sensitivity, steps, epsilon, delta):
+    """T Gaussians compose exactly to one with ``mu = sqrt(T) Delta / sigma`` (arrays of T)."""
+    return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * gaussian_sigma_analytic(
+        1.0, epsilon, delta)
+
+
+# -- the coordinator's public computation (shared by the run and the replay) -------------------------
+def _project(theta, radius):
+    norm = math.sqrt(float(theta @ theta))
+    if norm > radius:
+        theta *= radius / norm
+    return theta
+
+
+def _coordinator_step(theta, received, eta, reg_scale, radius):
+    """``theta <- Pi(theta - eta (sum of what B received + reg_scale theta))``; the sum is taken
+    in party order. ``received`` is (m, p) (each party's message) or (p,) (the aggregate)."""
+    total = np.array(received[0] if received.ndim == 2 else received, dtype=float)
+    if received.ndim == 2:
+        for row in received[1:]:
+            total += row
+    return _project(theta - eta * (total + reg_scale * theta), radius)
+
+
+def _output_weights(output, steps):
+    """Weights of theta_1 .. theta_T in the released parameters."""
+    if output == "last":
+        w = np.zeros(steps)
+        w[-1] = 1.0
+        return w
+    if output == "average":
+        return np.full(steps, 1.0 / steps)
+    k = np.arange(1, steps + 1, dtype=float)       # Lacoste-Julien, Schmidt & Bach 2012
+    return 2.0 * k / (steps * (steps + 1.0))
+
+
+class SecureAggregator:
+    """Secure aggregation, simulated: takes the parties' shares and reveals only their sum plus
+    one Gaussian draw ``N(0, sigma^2 I)`` from its own Generator. Nobody sees a share."""
+
+    def __init__(self, sigma, rng):
+        self.sigma = sigma
+        self._rng = rng
+
+    def aggregate(self, shares):
+        total = np.array(shares[0], dtype=float)
+        for share in shares[1:]:
+            total += share
+        if self.sigma > 0.0:
+            total += self.sigma * self._rng.standard_normal(total.shape[0])
+        return total
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class GradientTranscript:
+    """Everything the coordinator B saw in a :func:`multiparty_gd` run.
+
+    Attributes
+    ----------
+    noise : {"per_party", "secure_aggregation"}
+    theta0 : ndarray, shape (p,)
+        The starting point B broadcast (public: zero, or drawn by B independently of the data).
+    messages : ndarray
+        ``"per_party"``: shape (T, m, p), party j's message ``G_j^(k)`` at iteration k.
+        ``"secure_aggregation"``: shape (T, p), the noisy aggregate (B never sees a share).
+    step_sizes : ndarray, shape (T,)
+    reg_scale : float
+        The regulariser's public gradient term B adds: ``n lambda`` (SGD2, sum form) or
+        ``lambda`` (mean form).
+    radius : float
+        Projection radius.
+    output : str
+        How the released parameters combine the iterates.
+    """
+
+    noise: str
+    theta0: np.ndarray
+    messages: np.ndarray
+    step_sizes: np.ndarray
+    reg_scale: float
+    radius: float
+    output: str
+
+    def __post_init__(self):
+        for name in ("theta0", "messages", "step_sizes"):
+            getattr(self, name).flags.writeable = False
+
+    def iterates(self):
+        """theta_0 .. theta_T recomputed from the messages alone, shape (T + 1, p)."""
+        thetas = np.empty((self.messages.shape[0] + 1, self.theta0.shape[0]))
+        theta = self.theta0.copy()
+        thetas[0] = theta
+        for k, (eta, received) in enumerate(zip(self.step_sizes, self.messages)):
+            theta = _coordinator_step(theta, received, eta, self.reg_scale, self.radius)
+            thetas[k + 1] = theta
+        return thetas
+
+    def replay(self):
+        """The released parameters, recomputed from the messages alone (bit-identical)."""
+        thetas = self.iterates()[1:]
+        released = np.zeros(thetas.shape[1])
+        for weight, theta in zip(_output_weights(self.output, thetas.shape[0]), thetas):
+            if weight != 0.0:
+                released += weight * theta
+        return released
+
+
+# -- defaults from public constants ----------------------------------------------------------------
+def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration):
+    """sigma for T = 1 .. MAX_DEFAULT_STEPS under the paper formula (inf where it does not
+    apply) or exact accounting (any accountant)."""
+    grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
+    if calibration != "paper":
+        return grid, _exact_sigma(sensitivity, grid, epsilon, delta)
+    if mode == "secure_aggregation":
+        return grid, sensitivity * np.sqrt(2.0 * grid * math.log(1.0 / delta)) / epsilon
+    eps_it = epsilon / np.sqrt(grid * math.log(1.0 / delta))
+    sigma = np.full(grid.shape, np.inf)
+    ok = eps_it < 1.0
+    sigma[ok] = (2.0 * lipschitz * np.sqrt(2.0 * np.log(1.25 * grid[ok] / delta)) / eps_it[ok])
+    return grid, sigma
+
+
+def _fewest_near_best(grid, values):
+    finite = np.isfinite(values)
+    if not finite.any():
+        raise ValueError("no number of steps in [1, 10^4] admits this calibration; pass steps")
+    best = values[finite].min()
+    return int(grid[np.argmax(finite & (values <= DEFAULT_STEPS_SLACK * best))])
+
+
+def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_party", steps=None,
+                  step_size=None, calibration="pld", sigma=None, weighting=None, output=None,
+                  initial="zero", record_transcript=False, transcript_limit=2 ** 28, rng=None):
+    r"""Differentially private ERM by gradient descent across parties, each holding its rows.
+
+    Two protocols, differing in who adds the noise (shared/REFERENCE.md section 5):
+
+    **SGD2 (seed 000), ``noise="per_party"``.** Sum form. At iteration ``k = 1 .. T`` every
+    party j sends B its noisy gradient sum; B adds the regulariser's (public) gradient, steps and
+    projects, and broadcasts ``theta_k``:
+
+    .. math::
+
+        G_j^{(k)} &= \sum_{i \in S_j} \nabla \ell(\theta_{k-1}; x_i, y_i) + b_j^{(k)},
+        \qquad b_j^{(k)} \sim N(0, \sigma^2 I_p) \text{ drawn by party } j, \\
+        \theta_k &= \Pi\!\left(\theta_{k-1} - \eta_k \left(\textstyle\sum_j G_j^{(k)}
+        + n\lambda\theta_{k-1}\right)\right).
+
+    Each message has L2 sensitivity ``2L`` (replace-one) and a record enters one message per
+    iteration. Step sizes: ``"strongly_convex"`` (default when ``reg > 0``)
+    ``eta_k = 2 / (n lambda (k + 1))`` with the weighted average ``sum_k 2k theta_k / (T(T+1))``
+    (Lacoste-Julien, Schmidt & Bach 2012), for which Theorem 4's bound holds
+    (:func:`dpsolve.bounds.sgd2_bound`); ``"lipschitz"`` ``eta_k = ||C||_2 / sqrt(k (n^2 G^2 +
+    m p sigma^2))`` with the plain average.
+
+    **Gradient perturbation (Jayaraman et al. 2018, seed 002), ``noise="secure_aggregation"``.**
+    Mean form. The parties' gradients are summed inside secure aggregation, which adds one noise
+    draw and reveals only the noisy sum:
+
+    .. math::
+
+        \theta_{k} = \Pi\!\left(\theta_{k-1} - \eta\left(\nabla J(\theta_{k-1}) + \lambda
+        \theta_{k-1} + z_k\right)\right), \qquad z_k \sim N(0, \sigma^2 I_p),
+
+    with ``J(theta) = (1/m) sum_j (1/n_j) sum_{i in S_j} loss`` (``weighting="party"``, the
+    paper's objective, sensitivity ``2L/(m n_(1))``) or the Problem's own ``(1/n) sum_i loss``
+    (``weighting="pooled"``, sensitivity ``2L/n``, never larger; the two agree when the parties
+    are of equal size). Step ``eta = 1/(beta + lambda)``; the last iterate is released.
+
+    Parameters
+    ----------
+    problem : Problem
+        The whole problem; its Lipschitz constant L sets the sensitivities.
+    parties : Parties
+        A partition of ``problem``'s rows (``parties.problem is problem``).
+    epsilon, delta : float
+        Target privacy (replace-one neighbours). Leave epsilon None when passing ``sigma``.
+    noise : {"per_party", "secure_aggregation"}
+    steps : int, optional
+        T >= 1. Default: the fewest iterations in [1, 10^4] within 10% of the best value of the
+        protocol's bound (:func:`dpsolve.bounds.sgd2_bound`, or
+        :func:`dpsolve.bounds.gradient_perturbation_bound`) at the calibrated noise; public
+        constants only. Needs ``reg > 0`` (and a smooth loss for secure aggregation); otherwise
+        pass ``steps``.
+    step_size : str or float, optional
+        ``"per_party"``: ``"strongly_convex"`` or ``"lipschitz"`` (see above), or a constant
+        ``eta > 0``. ``"secure_aggregation"``: ``"smooth"`` (``1/(beta + lambda)``, default; needs
+        a smooth loss) or a constant ``eta > 0``.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
+        ``"paper"``: :func:`sgd2_paper_sigma` or :func:`jayaraman_paper_sigma`. ``"zcdp"`` with
+        secure aggregation: the exact zCDP inversion :func:`zcdp_inversion_sigma`. Otherwise the
+        least noise the accountant certifies for T Gaussian releases of the sensitivity;
+        ``"pld"`` (default) is exact.
+    sigma : float, optional
+        Explicit noise standard deviation (each party's, or the aggregate's); the fit claims
+        what the PLD accountant certifies at ``delta``.
+    weighting : {"party", "pooled"}, optional
+        Secure aggregation only; default ``"party"`` (Jayaraman et al.).
+    output : {"last", "average", "weighted_average"}, optional
+        Default: ``"weighted_average"`` for the strongly convex SGD2 steps, ``"average"`` for the
+        Lipschitz ones, ``"last"`` otherwise (the seeds' theta_T).
+    initial : {"zero", "uniform"}
+        SGD2's theta_0: zero, or drawn by B uniformly from C (the seed's step 1; needs a
+        radius). Secure aggregation starts from zero.
+    record_transcript : bool, default False
+        Return what B saw as ``Fit.transcript`` (:class:`GradientTranscript`); its ``replay()``
+        gives back the released parameters bit for bit.
+    transcript_limit : int, default 2**28
+        Largest transcript in bytes; a larger one raises ValueError before any work.
+    rng : None, int, SeedSequence or Generator
+        Spawned into one independent Generator per party, and one for B (``initial``) or the
+        secure aggregator: no noise is shared or reused.
+
+    Returns
+    -------
+    Fit
+        ``sigma`` (each party's, or the aggregate's), ``noise`` (``"gaussian_per_party"`` or
+        ``"gaussian"``), ``dp_event`` (T Gaussians of the sensitivity), ``observers`` (outsider,
+        coordinator, parties: the same here, since B sees exactly what is released and the
+        parties see B's broadcasts), and ``settings``.
+
+    Notes
+    -----
+    Privacy. Under replace-one neighbours exactly one party's message (or the aggregate) moves,
+    by at most the sensitivity, at each iteration; the T iterations compose adaptively, and T
+    Gaussians compose exactly to one with ``mu = sqrt(T) Delta / sigma`` (PLD). Nothing else
+    leaves a party: the un-noised gradient sums stay inside it (secure aggregation's shares are
+    seen by no one). Without a radius the iterates are projected onto the ball of radius
+    :func:`dpsolve.bounds.minimizer_norm_bound`, which contains the minimiser.
+
+    Source: seed 000 (``000_793393e33ee0c16c.txt``), Algorithm SGD2, Theorems 3-4; seed 002
+    (``002_ddbf4c350adab548.txt``), "Multi-party gradient perturbation" (Jayaraman et al. 2018).
+    The seeds' mistakes are in shared/REFERENCE.md section 5 and in :func:`sgd2_paper_sigma` and
+    :func:`jayaraman_paper_sigma`.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if not isinstance(parties, Parties):
+        raise TypeError(f"parties must be a dpsolve.Parties, got {type(parties).__name__}")
+    if parties.problem is not problem:
+        raise ValueError("parties must be a partition of this problem's rows (build it with "
+                         "Parties.from_sizes(problem, ...) or pass parties.problem)")
+    noise = check_choice(noise, "noise", NOISE_MODES)
+    secure = noise == "secure_aggregation"
+    L = check_finite_lipschitz("multiparty_gd", problem)
+    n, p, m, lam = problem.n, problem.p, parties.m, problem.reg
+
+    if weighting is None:
+        weighting = "party" if secure else "pooled"
+    weighting = check_choice(weighting, "weighting", WEIGHTINGS)
+    if not secure and weighting != "pooled":
+        raise ValueError('weighting="party" is Jayaraman et al.\'s objective and needs '
+                         'noise="secure_aggregation"; SGD2 minimises the pooled sum')
+    initial = check_choice(initial, "initial", INITIALS)
+    if initial == "uniform" and (secure or problem.radius is None):
+        raise ValueError('initial="uniform" (seed 000 SGD2, step 1) needs noise="per_party" and '
+                         "a Problem with a radius")
+    if not isinstance(record_transcript, (bool, np.bool_)):
+        raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")
+    transcript_limit = check_int(transcript_limit, "transcript_limit", low=0)
+
+    # -- step rule -------------------------------------------------------------------------------
+    beta = problem.smoothness + lam
+    if step_size is None:
+        step_size = "smooth" if secure else ("strongly_convex" if lam > 0.0 else "lipschitz")
+    if isinstance(step_size, str):
+        step_rule = check_choice(step_size, "step_size", STEP_RULES[noise])
+        eta_const = None
+    else:
+        step_rule = "constant"
+        eta_const = check_real(step_size, "step_size", low=0.0)
+    if step_rule == "strongly_convex" and lam <= 0.0:
+        raise ValueError('step_size="strongly_convex" needs problem.reg > 0')
+    if step_rule == "lipschitz" and problem.radius is None:
+        raise ValueError('step_size="lipschitz" needs a Problem with a radius')
+    if step_rule == "smooth" and not math.isfinite(beta):
+        raise ValueError(f"the {problem.loss} loss is not smooth, so step_size has no default "
+                         "for secure aggregation: pass a constant step_size")
+    if output is None:
+        output = {"strongly_convex": "weighted_average", "lipschitz": "average"}.get(step_rule,
+                                                                                    "last")
+    output = check_choice(output, "output", OUTPUTS)
+
+    # -- sensitivity, steps and noise ---------------------------------------------------------------
+    if secure:
+        # one record moves J's gradient by 2L/(m n_j) <= 2L/(m n_(1)), or F's by 2L/n
+        sensitivity = 2.0 * L / (m * parties.smallest) if weighting == "party" else 2.0 * L / n
+    else:
+        sensitivity = 2.0 * L
+    if sigma is None:
+        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
+        if epsilon is not None and delta is not None:
+            check_real(epsilon, "epsilon", low=0.0)
+            check_real(delta, "delta", low=0.0, high=1.0)
+    radius = problem.radius if problem.radius is not None else bounds.minimizer_norm_bound(problem)
+    if steps is None:
+        if sigma is not None or epsilon is None or delta is None:
+            raise TypeError("multiparty_gd without a calibration (explicit sigma) needs steps")
+        steps = _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta,
+                               calibration, beta)
+    else:
+        steps = check_int(steps, "steps", low=1)
+    size = steps * (m if not secure else 1) * p * 8
+    if record_transcript and size > transcript_limit:
+        raise ValueError(f"the transcript of {steps} iterations would take {size:,} bytes, above "
+                         f"transcript_limit={transcript_limit:,}: raise the limit or run fewer "
+                         "steps")
+
+    def paper(e, d):
+        e = check_real(e, "epsilon", low=0.0)
+        d = check_real(d, "delta", low=0.0, high=1.0)
+        if secure:
+            return jayaraman_paper_sigma(sensitivity, steps, e, d)
+        return sgd2_paper_sigma(L, steps, e, d)
+
+    if secure and sigma is None and calibration == "zcdp":
+        # the closed form is the exact zCDP inversion (the accountant's search is within 1e-3)
+        epsilon = check_real(epsilon, "epsilon", low=0.0)
+        delta = check_real(delta, "delta", low=0.0, high=1.0)
+        sigma = zcdp_inversion_sigma(sensitivity, steps, epsilon, delta)
+        warn_large_delta(delta, n, stacklevel=2)
+    else:
+        sigma, epsilon, delta, calibration = gaussian_sigma(
+            "multiparty_gd", n=n, epsilon=epsilon, delta=delta, sigma=sigma,
+            calibration=calibration, calibrations=CALIBRATIONS, paper=paper,
+            sensitivity=sensitivity, steps=steps)
+    rng = check_rng(rng)
+    streams = rng.spawn(m + 1)      # one per party, and one for B or the secure aggregator
+
+    # -- step sizes ------------------------------------------------------------------------------
+    k = np.arange(1, steps + 1, dtype=float)
+    if step_rule == "strongly_convex":
+        step_sizes = 2.0 / (n * lam * (k + 1.0))
+    elif step_rule == "lipschitz":
+        G = L + lam * radius
+        step_sizes = problem.diameter / np.sqrt(k * (n * n * G * G + m * p * sigma * sigma))
+    elif step_rule == "smooth":
+        step_sizes = np.full(steps, 1.0 / beta)
+    else:
+        step_sizes = np.full(steps, eta_const)
+
+    event = gaussian_event(sigma, sensitivity, steps=steps)
+    report = certify(event, epsilon, delta, calibration)
+
+    start = time.perf_counter()
+    theta = np.zeros(p)
+    if initial == "uniform":
+        direction = streams[m].standard_normal(p)
+        theta = direction * (radius * streams[m].random() ** (1.0 / p)
+                             / math.sqrt(float(direction @ direction)))
+    theta0 = theta.copy()
+    reg_scale = lam if secure else n * lam
+    weights = _output_weights(output, steps)
+    released = np.zeros(p)
+    log = np.empty((steps, m, p) if not secure else (steps, p)) if record_transcript else None
+    if secure:
+        aggregator = SecureAggregator(sigma, streams[m])
+        share_weights = [1.0 / (m * party.n) if weighting == "party" else 1.0 / n
+                         for party in parties]
+    for t in range(steps):
+        if secure:
+            received = aggregator.aggregate([party.aggregation_share(theta, w)
+                                             for party, w in zip(parties, share_weights)])
+        else:
+            received = np.stack([party.sgd2_message(theta, sigma, streams[j])
+                                 for j, party in enumerate(parties)])
+        if log is not None:
+            log[t] = received
+        theta = _coordinator_step(theta, received, step_sizes[t], reg_scale, radius)
+        if weights[t] != 0.0:
+            released += weights[t] * theta
+    if not np.all(np.isfinite(released)):
+        raise FloatingPointError("multiparty_gd produced non-finite parameters; reduce step_size")
+    wall_time = time.perf_counter() - start
+
+    transcript = None
+    if record_transcript:
+        transcript = GradientTranscript(noise=noise, theta0=theta0, messages=log,
+                                        step_sizes=step_sizes, reg_scale=reg_scale,
+                                        radius=radius, output=output)
+    certified = report.certified_epsilon
+    return Fit(theta=released, sigma=sigma, steps=steps, solver="multiparty_gd",
+               source=JAYARAMAN_SOURCE if secure else SGD2_SOURCE, wall_time=wall_time,
+               dp_event=event, privacy=report,
+               noise={("gaussian" if secure else "gaussian_per_party"): sigma},
+               settings={"noise": noise, "weighting": weighting, "step_size": step_rule,
+                         "eta": float(step_sizes[0]) if step_rule in ("smooth", "constant")
+                         else None,
+                         "output": output, "initial": initial, "radius": radius,
+                         "sensitivity": sensitivity},
+               observers={"outsider": certified, "coordinator": certified, "parties": certified},
+               transcript=transcript)
+
+
+def _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta, calibration,
+                   beta):
+    """Fewest T in [1, 10^4] within 10% of the best bound at the calibrated noise."""
+    if problem.reg <= 0.0:
+        raise ValueError("steps has no default without reg > 0 (the default minimises a strongly "
+                         "convex bound): pass steps")
+    grid, sigma = _steps_grid_noise(noise, sensitivity, L, epsilon, delta, calibration)
+    if noise == "per_party":
+        if step_rule != "strongly_convex":
+            raise ValueError('steps has a default only with step_size="strongly_convex": '
+                             "pass steps")
+        values = bounds.sgd2_bound(problem, m, sigma, grid)
+    else:
+        if not math.isfinite(beta) or step_rule != "smooth":
+            raise ValueError("steps has a default only for a smooth loss with the default step "
+                             "size: pass steps")
+        values = bounds.gradient_perturbation_bound(problem, grid, sigma)
+    return _fewest_near_best(grid, np.asarray(values, dtype=float))
