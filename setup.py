@@ -9,7 +9,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["losses", "vector", "noise", "sgd", "gd", "minibatch"]
+KERNELS = ["losses", "vector", "noise", "sgd", "gd", "minibatch", "joint"]
 
 # numpy ships its random C library (bit generators, distributions) as a static library.
 NUMPY_RANDOM_LIB = os.path.join(os.path.dirname(np.__file__), "random", "lib")

@@ -5,12 +5,14 @@ Main entry points: :class:`Problem` (data, loss, constraint); the solvers :func:
 :func:`output_perturbation` (seed 002) and :func:`objective_perturbation` (AMP); the
 multi-party solvers over :class:`Parties`, :func:`multiparty_gd` (seed 000 SGD2, seed 002
 gradient perturbation) and :func:`aggregated_output_perturbation` (seed 002 model
-aggregation);
+aggregation); :func:`joint_sgd` (seed 003, joint DP across data owners; more in
+:mod:`dpsolve.joint`);
 :func:`reference_minimizer` and :func:`excess_risk` (certified exact minimisers); the theorems'
 bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver released).
 """
-from . import bounds, datasets
+from . import bounds, datasets, joint
 from .fit import Fit
+from .joint import joint_sgd
 from .parties import Parties
 from ._aggregation import aggregated_output_perturbation
 from ._clipped_gd import clipped_gd
@@ -23,6 +25,6 @@ from .problem import Problem
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
 __all__ = ["Fit", "aggregated_output_perturbation", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution", "bounds", "clipped_gd",
-           "excess_risk", "minibatch_sgd", "multiparty_gd", "noisy_sgd", "objective_perturbation",
+           "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd", "objective_perturbation",
            "output_perturbation", "reference_minimizer"]
 __version__ = "0.1.0"

@@ -93,25 +93,27 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     if not isinstance(project, (bool, np.bool_)):
         raise TypeError(f"project must be a bool, got {type(project).__name__}")
     rng = check_rng(rng)
-    m, p, lam, n1 = parties.m, problem.p, problem.reg, parties.smallest
+    m, lam, n1 = parties.m, problem.reg, parties.smallest
+    dim = int(np.prod(problem.theta_shape))        # noisy coordinates (p, or p K)
     nominal = 2.0 * L / (m * n1 * lam)                  # the slides' sensitivity
     sensitivity = nominal + 2.0 * math.sqrt(2.0 * tolerance / lam) / m
 
     start = time.perf_counter()
-    total = np.zeros(p)
+    total = np.zeros(problem.theta_shape)
     for party in parties:                               # inside secure aggregation
         total += _certified_minimizer(party.local_problem(), tolerance)
     average = total / m
     del total
     if noise == SLIDES_NOISE:
         scale = nominal / epsilon
-        b = laplace_noise(scale, p, rng=rng)
+        b = laplace_noise(scale, dim, rng=rng).reshape(average.shape)
         # per-coordinate Laplace of scale s is (Delta_1 / s)-DP, and Delta_1 <= sqrt(p) Delta_2
-        event = pure_event(math.sqrt(p) * sensitivity / scale)
+        event = pure_event(math.sqrt(dim) * sensitivity / scale)
         noise_scales, sigma, method = {"laplace": scale}, None, "paper"
     else:
         b, event, noise_scales, sigma = _output_noise(noise, delta, epsilon, sensitivity,
-                                                      calibration, p, problem.n, rng)
+                                                      calibration, dim, problem.n, rng)
+        b = b.reshape(average.shape)
         method = "paper" if noise == "gamma_norm" else calibration
     theta = _release(problem, average, b, project)
     del average

@@ -73,3 +73,54 @@ def load_breast_cancer():
 
     data = _load()
     return unit_rows(np.log1p(data.data)), data.target.astype(np.float64)
+
+
+def load_digits():
+    """scikit-learn's handwritten digits (1,797 images of 8 x 8 pixels, 10 classes; shipped with
+    scikit-learn, never downloaded): each image scaled to unit norm and a constant feature
+    appended, both times 1/sqrt(2), so rows have norm 1 and a linear model has an intercept.
+    Returns ``(X, y)`` with X of shape (1797, 65) and labels 0..9.
+
+    Needs scikit-learn (``pip install "dpsolve[datasets]"``); raises ImportError otherwise.
+    """
+    from sklearn.datasets import load_digits as _load
+
+    data = _load()
+    X = np.hstack([unit_rows(data.data), np.ones((data.data.shape[0], 1))]) / np.sqrt(2.0)
+    return X, data.target.astype(np.intp)
+
+
+def owner_classes(labels, n_owners, *, max_classes=8, rng=None):
+    """For each of ``n_owners`` owners, a random subset of ``max_classes`` of ``labels`` (all of
+    them if there are fewer), redrawn until every label has an owner: the non-IID split of seed
+    003's experiments (each owner holds at most 8 of the 10 classes). Deal training and test
+    records with the same subsets (:func:`deal_records`) to split both alike."""
+    n_owners = check_int(n_owners, "n_owners", low=1)
+    max_classes = check_int(max_classes, "max_classes", low=1)
+    rng = check_rng(rng)
+    labels = np.asarray(labels)
+    size = min(max_classes, labels.size)
+    for _ in range(1000):
+        subsets = [rng.choice(labels, size=size, replace=False) for _ in range(n_owners)]
+        if np.unique(np.concatenate(subsets)).size == labels.size:
+            return subsets
+    raise ValueError(f"{n_owners} owners with {max_classes} classes each cannot cover "
+                     f"{labels.size} classes")
+
+
+def deal_records(y, classes, *, rng=None):
+    """Deal the records of each class evenly, in random order, among the owners whose
+    ``classes[j]`` contain it. Returns one sorted index array per owner."""
+    rng = check_rng(rng)
+    y = np.asarray(y)
+    owned = [[] for _ in classes]
+    for label in np.unique(y):
+        holders = [j for j, c in enumerate(classes) if label in c]
+        if not holders:
+            raise ValueError(f"class {label!r} has no owner")
+        rows = rng.permutation(np.flatnonzero(y == label))
+        offset = int(rng.integers(len(holders)))    # who gets the larger parts
+        for position, part in enumerate(np.array_split(rows, len(holders))):
+            owned[holders[(position + offset) % len(holders)]].append(part)
+    return [np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.intp)
+            for parts in owned]

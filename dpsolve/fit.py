@@ -45,6 +45,10 @@ class Fit:
         ``"outsider"``, ``"coordinator"``, ``"parties"`` (read-only; empty otherwise).
     transcript : object or None
         Multi-party runs with ``record_transcript=True``: the messages the coordinator saw.
+    model : object or None
+        Solvers whose output is more than one parameter array: the structured model
+        (:func:`dpsolve.joint_sgd`: a :class:`~dpsolve.joint.JointModel` with the shared and
+        the personalised parameters).
     """
 
     theta: np.ndarray
@@ -59,6 +63,7 @@ class Fit:
     settings: dict = dataclasses.field(default_factory=dict)
     observers: dict = dataclasses.field(default_factory=dict)
     transcript: object = None
+    model: object = None
 
     def __post_init__(self):
         theta = np.array(self.theta, dtype=np.float64, copy=True)

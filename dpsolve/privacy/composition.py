@@ -65,6 +65,14 @@ def seed000_lemma1_composition(epsilon, delta, k, delta_slack):
     return eps, 1.0 - (1.0 - delta) ** k * (1.0 - delta_slack)
 
 
+def group_privacy(epsilon, delta, k):
+    """Group privacy: an (epsilon, delta)-DP mechanism is ``(k epsilon, k e^{(k-1) epsilon}
+    delta)``-DP for datasets that differ in k records (Dwork & Roth 2014, Thm 2.2 and its
+    (epsilon, delta) form; shared/REFERENCE.md section 5, user level of seed 003)."""
+    _checks(epsilon, delta, k)
+    return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)
+
+
 def gaussian_zcdp(sigma, sensitivity):
     """zCDP of the Gaussian mechanism: ``rho = Delta^2 / (2 sigma^2)`` (seed 002; Bun & Steinke
     2016). rho's add up under composition."""

@@ -1,0 +1,531 @@
+"""Learning across data owners with joint differential privacy (seed 003): noisy SGD with shared and
+personalised parameters, its objective and exact minimiser, and the seed's three baselines.
+
+The model (shared/REFERENCE.md section 5, convex instance): owner j's record ``(a, y)`` has logits
+``u^T a + x_j^T a_P``, with ``u`` shared by every owner (one weight per column, ``(p,)`` or
+``(p, K)``) and ``x_j`` owner j's own (one weight per personalised column ``P``). The objective is
+
+    J(x, u) = (1/N) sum_j [ (1/n_j) sum_{i in S_j} loss(u^T a_i + x_j^T a_{i,P}; y_i)
+                            + (lambda/2) ||x_j||^2 ] + (lambda/2) ||u||^2
+
+over ``||u|| <= R_U`` and ``||x_j|| <= R_X`` (Frobenius norms for K classes): each owner's mean
+loss counts equally, which is what sampling an owner and then one of its records minimises. With
+owners of equal size the loss part is the Problem's pooled mean.
+"""
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+from ._calibration import warn_large_delta
+from ._kernels import joint as _joint
+from ._kernels import losses as _losses
+from ._validation import check_choice, check_int, check_real, check_rng
+from .fit import Fit
+from .parties import Parties
+from .privacy.accounting import (ACCOUNTANTS, UniformSampling, calibrate,
+                                 certify, epsilon_of, gaussian_event)
+from .privacy.mechanisms import gaussian_sigma_analytic
+from .problem import Problem
+
+SOURCE = ("seed 003 (Huang et al., Learning across Data Owners with Joint Differential Privacy), "
+          "Algorithm 1 (NSGD), Lemma 3.2, Theorem 3.1")
+SCHEDULES = ("balanced", "uniform")
+CALIBRATIONS = ("paper",) + ACCOUNTANTS
+LOSSES = ("logistic", "huber_hinge", "hinge", "squared", "multinomial")
+# default T: the fewest whole epochs (T = e n) in [1, MAX_EPOCHS] within 10% of the best bound
+MAX_EPOCHS = 50
+DEFAULT_STEPS_SLACK = 1.1
+_CHUNK = 1 << 18
+
+
+# -- the model --------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, eq=False)
+class JointModel:
+    """Shared and personalised parameters of a joint model.
+
+    Attributes
+    ----------
+    shared : ndarray, shape (p,) or (p, K)
+        ``u``, the same for every owner.
+    personal : ndarray, shape (N, k) or (N, k, K)
+        ``x_j`` for each owner j (released to owner j only).
+    personal_columns : ndarray of int, shape (k,)
+        The columns P the personalised parameters weigh.
+    """
+
+    shared: np.ndarray
+    personal: np.ndarray
+    personal_columns: np.ndarray
+
+    def __post_init__(self):
+        for name in ("shared", "personal", "personal_columns"):
+            a = np.array(getattr(self, name), copy=True)
+            a.flags.writeable = False
+            object.__setattr__(self, name, a)
+
+    def logits(self, X, owner):
+        """``X @ u + X[:, P] @ x_owner`` for rows X of one owner: shape (n,) or (n, K)."""
+        X = np.asarray(X, dtype=float)
+        return X @ self.shared + X[:, self.personal_columns] @ self.personal[owner]
+
+    def predict(self, X, owner, problem):
+        """Predicted labels (in the Problem's original label values) for rows of one owner."""
+        z = self.logits(X, owner)
+        classes = np.asarray(problem.classes)
+        if z.ndim == 2:
+            return classes[np.argmax(z, axis=1)]
+        return np.where(z >= 0.0, classes[1], classes[0])
+
+
+def _columns(problem, personal_columns):
+    if isinstance(personal_columns, str):
+        check_choice(personal_columns, "personal_columns", ("all",))
+        return np.arange(problem.p, dtype=np.intp)
+    cols = np.asarray(personal_columns)
+    if cols.ndim != 1 or not (cols.size == 0 or np.issubdtype(cols.dtype, np.integer)):
+        raise TypeError("personal_columns must be 'all' or a 1-D array of column indices")
+    if cols.size and (cols.min() < 0 or cols.max() >= problem.p):
+        raise ValueError(f"personal_columns must lie in [0, {problem.p})")
+    if np.unique(cols).size != cols.size:
+        raise ValueError("personal_columns lists a column more than once")
+    return np.sort(cols.astype(np.intp))
+
+
+def _radii(problem, shared_radius, personal_radius):
+    default = problem.radius
+    r_u = default if shared_radius is None else check_real(shared_radius, "shared_radius", low=0.0)
+    r_x = default if personal_radius is None else check_real(personal_radius, "personal_radius",
+                                                             low=0.0)
+    if r_u is None or r_x is None:
+        raise ValueError("the joint model needs bounded domains: give the Problem a radius or "
+                         "pass shared_radius and personal_radius")
+    return r_u, r_x
+
+
+def _check_owners(problem, owners):
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if not isinstance(owners, Parties):
+        raise TypeError(f"owners must be a dpsolve.Parties, got {type(owners).__name__}")
+    if owners.problem is not problem:
+        raise ValueError("owners must be a partition of this problem's rows (build it with "
+                         "Parties.from_sizes(problem, ...) or pass owners.problem)")
+    if problem.loss not in LOSSES:
+        raise ValueError(f"joint_sgd does not support loss={problem.loss!r}")
+
+
+def _shapes(problem, k, N):
+    K = problem.n_classes if problem.loss == "multinomial" else 1
+    shared = problem.theta_shape
+    personal = (N, k, K) if K > 1 else (N, k)
+    return K, shared, personal
+
+
+def joint_objective(problem, owners, model):
+    """``J(x, u)`` of the module docstring for a :class:`JointModel` (or ``(shared, personal,
+    personal_columns)``)."""
+    _check_owners(problem, owners)
+    lam = problem.reg
+    total = 0.0
+    for j, owner in enumerate(owners):
+        z = model.logits(owner.X, j)
+        total += _mean_loss(problem, z, owner.y) + 0.5 * lam * float(np.sum(model.personal[j] ** 2))
+    return total / owners.m + 0.5 * lam * float(np.sum(model.shared ** 2))
+
+
+def _loss_at(problem, z, y, derivative=False):
+    """The loss (or its derivative in the logits) at logits ``z`` ((n,) or (n, K)), labels y."""
+    if problem.loss == "multinomial":
+        labels = np.ascontiguousarray(y, dtype=np.intp)
+        z = np.ascontiguousarray(z, dtype=float)
+        return (_losses.multinomial_derivatives(z, labels) if derivative
+                else _losses.multinomial_values(z, labels))
+    f = _losses.loss_derivatives if derivative else _losses.loss_values
+    return f(problem._kind, np.ascontiguousarray(z, dtype=float),
+             np.ascontiguousarray(y, dtype=float), problem._h)
+
+
+def _mean_loss(problem, z, y):
+    return float(np.mean(_loss_at(problem, z, y)))
+
+
+def _owner_gradients(problem, owners, model):
+    """Gradient of J: (grad_u, grad_x) with grad_x of shape ``model.personal.shape``."""
+    lam = problem.reg
+    grad_u = lam * np.array(model.shared, dtype=float)
+    grad_x = np.empty(model.personal.shape)
+    cols = model.personal_columns
+    for j, owner in enumerate(owners):
+        z = model.logits(owner.X, j)
+        d = _loss_at(problem, z, owner.y, derivative=True) / (owner.n * owners.m)
+        grad_u += owner.X.T @ d
+        grad_x[j] = owner.X[:, cols].T @ d + (lam / owners.m) * model.personal[j]
+    return grad_u, grad_x
+
+
+# -- noisy SGD -----------------------------------------------------------------------------------
+def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
+    """Seed 003's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set to 1):
+    ``sigma = L sqrt(T ln(1/delta)) / (epsilon m N)`` with ``m N = n`` records. Its privacy
+    argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
+    (shared/REFERENCE.md section 5): kept as a labelled reproduction."""
+    return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
+
+
+def _schedule(N, steps, schedule, rng):
+    if schedule == "uniform":
+        return rng.integers(N, size=steps).astype(np.intp)
+    rounds = -(-steps // N)
+    return np.concatenate([rng.permutation(N) for _ in range(rounds)])[:steps].astype(np.intp)
+
+
+def _sgd_bound(R, G, dim, sigma, steps):
+    """Projected SGD with constant step ``R / (Gt sqrt(T))``, averaged iterate:
+    ``R Gt / sqrt(T)``, ``Gt^2 = G^2 + dim sigma^2`` (Nemirovski et al. 2009)."""
+    steps = np.asarray(steps, dtype=float)
+    return R * np.sqrt((G * G + dim * np.asarray(sigma, dtype=float) ** 2) / steps)
+
+
+def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="all",
+              shared_radius=None, personal_radius=None, steps=None, step_size=None,
+              calibration=None, sigma=None, schedule="balanced", rng=None):
+    r"""Joint-DP noisy SGD (seed 003, Algorithm 1): personalised parameters without noise, shared
+    parameters with Gaussian noise, iterate averaging.
+
+    At step t, owner ``j_t`` (from a data-independent schedule) draws one of its records ``i_t``
+    uniformly and updates only its own block and the shared one:
+
+    .. math::
+
+        x_{j_t} &\leftarrow \Pi_{\mathcal X}\left(x_{j_t} - \eta (\nabla_x h + \lambda x_{j_t})
+        \right), \\
+        u &\leftarrow \Pi_{\mathcal U}\left(u - \eta (\nabla_u h + \lambda u + b_t)\right),
+        \qquad b_t \sim N(0, \sigma^2 I),
+
+    with ``h = loss(u^T a + x_j^T a_P; y)``; the averages of ``(x^t, u^t)`` over ``t = 0 ..
+    T-1`` are returned. The objective is :func:`joint_objective` (each owner's mean loss
+    weighted equally).
+
+    Parameters
+    ----------
+    problem : Problem
+        Any loss with a finite Lipschitz constant, ``"multinomial"`` included; ``reg`` (lambda)
+        applies to both blocks.
+    owners : Parties
+        The data owners (N >= 2).
+    epsilon, delta : float
+        Target joint-DP guarantee (against the other owners). Leave epsilon None with ``sigma``.
+    personal_columns : "all" or array of int
+        Columns P of the personalised block (default: every column). An empty list gives the
+        "collaboration with full DP" baseline: no personalised block, noise on everything.
+    shared_radius, personal_radius : float, optional
+        Radii of the balls U and X (defaults: ``problem.radius``; one is needed).
+    steps : int, optional
+        T. Default: the fewest whole epochs ``T = e n``, ``e <= 50``, within 10% of the best
+        value of the projected-SGD bound ``R sqrt((G^2 + dim sigma^2)/T)`` at the calibrated
+        noise (public constants only).
+    step_size : float, optional
+        Constant eta; default ``R / sqrt(T (G^2 + dim sigma^2))``, ``R = sqrt(N R_X^2 + R_U^2)``
+        (the seed's R) and ``G = sqrt(2) L + lambda sqrt(R_X^2 + R_U^2)``, the optimal constant
+        step of the same bound.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, optional
+        With a personalised block (default ``"pld"``): the owner-level accounting below, by the
+        named accountant; ``"paper"`` is :func:`nsgd_paper_sigma`. Without one (default
+        ``"rdp"``): record-level accounting with amplification.
+    sigma : float, optional
+        Explicit noise standard deviation; the fit claims what the accountant certifies.
+    schedule : {"balanced", "uniform"}
+        The owner sequence: ``"balanced"`` (default) visits the owners in a fresh random order
+        each round, so each owner gets ``ceil(T/N)`` or ``floor(T/N)`` steps; ``"uniform"`` draws
+        each ``j_t`` uniformly (the seed), and the noise is calibrated to the schedule's largest
+        count (the schedule is drawn first, from public randomness).
+    rng : None, int, SeedSequence or Generator
+        Spawned into three streams: the schedule, the owners' record draws and the noise.
+
+    Returns
+    -------
+    Fit
+        ``theta = u`` (averaged); ``model`` is a :class:`JointModel` with every owner's
+        averaged ``x_j`` (each owner would receive only its own); ``observers`` gives
+        ``"other_owners"``; with ``calibration="paper"``, ``settings["seed_record_level_epsilon"]``
+        is what the seed's argument would claim.
+
+    Notes
+    -----
+    Privacy (shared/REFERENCE.md section 5). The seed amplifies by sampling at rate ``1/(Nm)``
+    per record, which does not hold: ``x_j`` carries no noise and depends on all of owner j's
+    records, and it enters ``grad_u h`` at every later step of owner j, so a changed record can
+    move every later u-step of its owner. dpsolve certifies instead an **owner-level** joint-DP
+    guarantee: given the (data-independent) schedule, owner j's ``K_j`` u-steps are adaptively
+    composed Gaussian mechanisms of sensitivity ``2 L_u`` each whatever x_j is (``L_u`` the loss's
+    Lipschitz constant, ``||grad_u h|| <= L_u``), so the other owners' view is
+    ``(epsilon, delta)``-DP with ``mu = sqrt(K_max) 2 L_u / sigma`` (PLD, exact). It holds when
+    any number of owner j's records change, so it covers record-level and user-level joint DP
+    at once (no group-privacy factor). Without a personalised block the u-steps of owner j each
+    read one record drawn uniformly from its ``n_j``, and record-level amplification holds
+    (RDP; user level then needs :func:`dpsolve.privacy.group_privacy`).
+    Utility: :func:`dpsolve.bounds.joint_sgd_bound` (Theorem 3.1).
+
+    Source: seed 003 (``003_40594ba3d5609f29.txt``), Algorithm 1, Lemma 3.2, Theorem 3.1.
+    """
+    _check_owners(problem, owners)
+    L = problem.lipschitz
+    if not math.isfinite(L):
+        raise ValueError(f"joint_sgd needs a finite Lipschitz constant; the {problem.loss} loss "
+                         "has one only on a bounded set: give the Problem a radius")
+    cols = _columns(problem, personal_columns)
+    personalised = cols.size > 0
+    r_u, r_x = _radii(problem, shared_radius, personal_radius)
+    schedule = check_choice(schedule, "schedule", SCHEDULES)
+    n, p, N, lam = problem.n, problem.p, owners.m, problem.reg
+    K, shared_shape, personal_shape = _shapes(problem, cols.size, N)
+    dim = p * K                                     # noisy coordinates
+    if calibration is None:
+        calibration = "pld" if personalised else "rdp"
+    if sigma is None:
+        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
+        if not personalised and calibration == "pld":
+            raise ValueError('without a personalised block the accounting samples records, which '
+                             'PLD cannot account for: use calibration="rdp"')
+        if epsilon is None or delta is None:
+            raise TypeError("joint_sgd needs epsilon and delta (or an explicit sigma and delta)")
+        epsilon = check_real(epsilon, "epsilon", low=0.0)
+    elif epsilon is not None:
+        raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
+    else:
+        sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=True)
+        calibration = "explicit"
+    if delta is None:
+        raise TypeError("joint_sgd needs delta")
+    delta = check_real(delta, "delta", low=0.0, high=1.0)
+    if steps is not None:
+        steps = check_int(steps, "steps", low=1)
+    if step_size is not None:
+        step_size = check_real(step_size, "step_size", low=0.0)
+    warn_large_delta(delta, n, stacklevel=2)
+    rng = check_rng(rng)
+    schedule_rng, record_rng, noise_rng = rng.spawn(3)
+
+    sensitivity = 2.0 * L
+    R = math.sqrt(N * r_x ** 2 + r_u ** 2)
+    G = math.sqrt(2.0) * L + lam * math.sqrt(r_x ** 2 + r_u ** 2)
+
+    def noise_for(T, counts_max):
+        if calibration == "explicit":
+            return sigma
+        if calibration == "paper":
+            return nsgd_paper_sigma(L, T, epsilon, delta, n)
+        if personalised:
+            if calibration == "pld":
+                return sensitivity * math.sqrt(counts_max) * gaussian_sigma_analytic(
+                    1.0, epsilon, delta)
+            return calibrate(epsilon, delta, sensitivity=sensitivity, steps=counts_max,
+                             accountant=calibration)
+        return calibrate(epsilon, delta, sensitivity=sensitivity, steps=counts_max,
+                         sampling=UniformSampling(owners.smallest, 1), accountant=calibration)
+
+    if steps is None:
+        grid = n * np.arange(1, MAX_EPOCHS + 1)
+        if calibration == "paper":
+            curve = L * np.sqrt(grid * math.log(1.0 / delta)) / (epsilon * n)
+        elif calibration == "explicit":
+            curve = np.full(grid.shape, sigma)
+        elif personalised:      # owner level, exact
+            curve = sensitivity * gaussian_sigma_analytic(1.0, epsilon, delta) * np.sqrt(
+                np.ceil(grid / N))
+        else:       # record level: a sample of rate q behaves like mu ~ q sqrt(K) Delta / sigma
+            curve = (sensitivity * gaussian_sigma_analytic(1.0, epsilon, delta)
+                     * np.sqrt(np.ceil(grid / N)) / owners.smallest)
+        values = _sgd_bound(R, G, dim, curve, grid)
+        steps = int(grid[np.argmax(values <= DEFAULT_STEPS_SLACK * values.min())])
+
+    owner_seq = _schedule(N, steps, schedule, schedule_rng)
+    counts = np.bincount(owner_seq, minlength=N)
+    k_max = int(counts.max())
+    sigma = noise_for(steps, k_max)
+    if step_size is None:
+        step_size = R / math.sqrt(steps * (G * G + dim * sigma * sigma))
+
+    # the events: owner level (certified) or record level (no personalised block)
+    if personalised:
+        event = gaussian_event(sigma, sensitivity, steps=k_max)
+    else:
+        event = gaussian_event(sigma, sensitivity, steps=k_max,
+                               sampling=UniformSampling(owners.smallest, 1))
+    report = certify(event, None if calibration == "explicit" else epsilon, delta,
+                     calibration, stacklevel=2)
+    settings = {"personal_columns": cols.tolist(), "shared_radius": r_u,
+                "personal_radius": r_x, "step_size": step_size, "schedule": schedule,
+                "max_owner_steps": k_max,
+                "guarantee": "owner-level joint DP" if personalised else "record-level DP"}
+    if calibration == "paper" and personalised:
+        seeds_event = gaussian_event(sigma, sensitivity, steps=steps,
+                                     sampling=UniformSampling(n, 1))
+        settings["seed_record_level_epsilon"] = epsilon_of(seeds_event, delta, "rdp")
+
+    # record draws: owner j picks uniformly among its own rows (its own randomness)
+    sizes = np.array(owners.sizes, dtype=np.intp)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    rows = np.concatenate([owner.rows for owner in owners]).astype(np.intp)
+    local = record_rng.integers(0, sizes[owner_seq])
+    records = rows[starts[owner_seq] + local]
+
+    start = time.perf_counter()
+    U = np.zeros(dim)
+    Xp = np.zeros((N, cols.size * K))
+    U_sum = np.zeros(dim)
+    X_sum = np.zeros((N, cols.size * K))
+    last = np.zeros(N, dtype=np.intp)
+    z, d = np.empty(K), np.empty(K)
+    kind = -1 if K > 1 else problem._kind
+    labels = np.asarray(problem.y, dtype=float)
+    for t0 in range(0, steps, _CHUNK):
+        t1 = min(t0 + _CHUNK, steps)
+        finite = _joint.joint_sgd_steps(problem.X, labels, kind, problem._h, K, cols, U, Xp,
+                                        owner_seq[t0:t1], records[t0:t1], sigma, step_size, lam,
+                                        r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
+        if not finite:
+            raise FloatingPointError("joint_sgd produced non-finite parameters; reduce step_size")
+    X_sum += Xp * (steps - last)[:, None]
+    model = JointModel(shared=(U_sum / steps).reshape(shared_shape),
+                       personal=(X_sum / steps).reshape(personal_shape), personal_columns=cols)
+    wall_time = time.perf_counter() - start
+    return Fit(theta=model.shared, sigma=sigma, steps=steps, solver="joint_sgd", source=SOURCE,
+               wall_time=wall_time, dp_event=event, privacy=report, settings=settings,
+               observers={"other_owners": report.certified_epsilon}, model=model)
+
+
+# -- the exact minimiser of J --------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True, eq=False)
+class JointReference:
+    """A certified minimiser of :func:`joint_objective`: ``value - min J <= gap``."""
+
+    model: JointModel
+    value: float
+    gap: float
+
+
+def _frank_wolfe_gap(grad_u, grad_x, model, r_u, r_x):
+    """``J(theta) - min J <= <g, theta> + sum_blocks R_b ||g_b||`` over the product of balls."""
+    gap = float(np.sum(grad_u * model.shared)) + r_u * float(np.linalg.norm(grad_u))
+    for j in range(grad_x.shape[0]):
+        gap += float(np.sum(grad_x[j] * model.personal[j])) + r_x * float(
+            np.linalg.norm(grad_x[j]))
+    return gap
+
+
+def _ball(a, radius):
+    norm = float(np.linalg.norm(a))
+    return a * (radius / norm) if norm > radius else a
+
+
+def _fista(point, gradient, project, certificate, step, tol, max_iter, what):
+    """Accelerated projected gradient (FISTA with adaptive restart, O'Donoghue & Candes 2015)
+    on a tuple of arrays, until ``certificate(point)`` (a bound on the gap) is at most ``tol``.
+    Returns ``(point, gap)``; RuntimeError if ``max_iter`` iterations do not reach ``tol``."""
+    previous = point
+    momentum, gap = 1.0, math.inf
+    for it in range(max_iter):
+        if it % 25 == 0:
+            gap = certificate(point)
+            if gap <= tol:
+                return point, gap
+        beta = (momentum - 1.0) / (momentum + 2.0)
+        ahead = tuple(a + beta * (a - b) for a, b in zip(point, previous))
+        grads = gradient(ahead)
+        previous, point = point, project(tuple(a - step * g for a, g in zip(ahead, grads)))
+        descent = sum(float(np.sum(g * (a - b))) for g, a, b in zip(grads, point, previous))
+        momentum = 1.0 if descent > 0.0 else momentum + 1.0
+    raise RuntimeError(f"{what} reached a gap of {gap:.3g} after {max_iter} iterations, above "
+                       f"tol={tol:g}")
+
+
+def joint_reference_minimizer(problem, owners, personal_columns="all", *, shared_radius=None,
+                              personal_radius=None, tol=1e-8, max_iter=200_000):
+    """Minimise :func:`joint_objective` over ``||u|| <= R_U``, ``||x_j|| <= R_X`` to a certified
+    gap ``tol``, so that joint-DP fits' excess risk can be measured.
+
+    Accelerated projected gradient at step ``1/beta_J``, ``beta_J = 2 beta + lambda`` (a
+    record's features enter both blocks, at most doubling the curvature), stopped when the
+    Frank-Wolfe gap over the product of balls is at most ``tol``. Needs a smooth loss (logistic,
+    huber_hinge, squared, multinomial). RuntimeError if ``max_iter`` iterations do not certify
+    ``tol``.
+    """
+    _check_owners(problem, owners)
+    if not math.isfinite(problem.smoothness):
+        raise ValueError(f"joint_reference_minimizer needs a smooth loss, got {problem.loss!r} "
+                         "(use huber_hinge for hinge-type problems)")
+    tol = check_real(tol, "tol", low=0.0)
+    cols = _columns(problem, personal_columns)
+    r_u, r_x = _radii(problem, shared_radius, personal_radius)
+    _, shared_shape, personal_shape = _shapes(problem, cols.size, owners.m)
+
+    def gradient(point):
+        return _owner_gradients(problem, owners, JointModel(point[0], point[1], cols))
+
+    def project(point):
+        return _ball(point[0], r_u), np.stack([_ball(xj, r_x) for xj in point[1]])
+
+    def certificate(point):
+        model = JointModel(point[0], point[1], cols)
+        return _frank_wolfe_gap(*gradient(point), model, r_u, r_x)
+
+    (u, x), gap = _fista((np.zeros(shared_shape), np.zeros(personal_shape)), gradient, project,
+                         certificate, 1.0 / (2.0 * problem.smoothness + problem.reg), tol,
+                         max_iter, "joint_reference_minimizer")
+    model = JointModel(u, x, cols)
+    return JointReference(model, joint_objective(problem, owners, model), gap)
+
+
+def joint_excess_risk(problem, owners, model, reference):
+    """``J(model) - J(reference)``; values below ``-reference.gap`` would be a bug."""
+    return joint_objective(problem, owners, model) - reference.value
+
+
+# -- the seed's baselines --------------------------------------------------------------------------
+def per_silo(problem, owners, *, tol=1e-8, max_iter=200_000):
+    """Per-silo training: each owner minimises the Problem's objective on its own rows only,
+    without noise or collaboration (nothing leaves the owner), to a certified gap ``tol``
+    (accelerated projected gradient; Frank-Wolfe certificate over the ball, or
+    ``||grad||^2 / (2 lambda)`` without one). Returns the owners' parameters, shape
+    ``(N,) + problem.theta_shape``. Needs a smooth loss."""
+    _check_owners(problem, owners)
+    if not math.isfinite(problem.smoothness):
+        raise ValueError(f"per_silo needs a smooth loss, got {problem.loss!r}")
+    tol = check_real(tol, "tol", low=0.0)
+    R = problem.radius
+    models = []
+    for owner in owners:
+        local = owner.local_problem()
+
+        def gradient(point, local=local):
+            return (local.gradient(point[0]),)
+
+        def project(point):
+            return (point[0] if R is None else _ball(point[0], R),)
+
+        def certificate(point, local=local):
+            g = local.gradient(point[0])
+            if R is None:
+                return float(np.sum(g * g)) / (2.0 * problem.reg)
+            return float(np.sum(g * point[0])) + R * float(np.linalg.norm(g))
+
+        (theta,), _ = _fista((np.zeros(problem.theta_shape),), gradient, project, certificate,
+                             1.0 / (problem.smoothness + problem.reg), tol, max_iter, "per_silo")
+        models.append(theta)
+    return np.stack(models)
+
+
+def collaboration_without_dp(problem):
+    """Collaboration without DP: one shared model trained on everyone's rows, no noise (the
+    certified minimiser of the pooled objective)."""
+    from .reference import reference_minimizer
+    return reference_minimizer(problem).theta
+
+
+def collaboration_full_dp(problem, owners, epsilon, delta, **options):
+    """Collaboration with full DP: one shared model, noise on every parameter, record-level
+    (epsilon, delta)-DP: :func:`joint_sgd` without a personalised block."""
+    return joint_sgd(problem, owners, epsilon, delta, personal_columns=[], **options)
