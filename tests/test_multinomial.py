@@ -363,3 +363,123 @@ def test_two_classes_objective_is_the_logistic_objective():
         assert M.objective(W) >= Lg.objective(w) - tol
 
 
+# -- reference minimiser ----------------------------------------------------------------------
+SETTINGS = [(1.0, 0.0), (100.0, 0.0), (1.0, 0.05), (None, 0.01)]
+SETTING_IDS = ["active", "large-ball", "active-reg", "unconstrained"]
+
+
+@pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
+def test_reference_reaches_tol_on_digits(radius, reg, tmp_path):
+    P = Problem(*digits(), "multinomial", radius=radius, reg=reg)
+    ref = reference_minimizer(P, cache=tmp_path)
+    assert ref.theta.shape == (16, 10) and not ref.theta.flags.writeable
+    assert 0.0 <= ref.gap <= 1e-9
+    assert ref.value == P.objective(ref.theta)
+    if radius is not None:
+        assert np.linalg.norm(ref.theta) <= radius
+    # centred: adding a vector to every column changes no loss, only the norm
+    assert np.all(np.abs(ref.theta.sum(axis=1)) <= 1e-12 * np.linalg.norm(ref.theta))
+    # the certificate is an upper bound on F(theta) - F(theta*) at feasible points, and no
+    # feasible point is better than value - gap
+    rng = np.random.default_rng(4)
+    for scale in (1e-6, 1e-3, 1.0):
+        theta = ref.theta + scale * rng.standard_normal((16, 10))
+        if radius is not None:
+            theta *= min(1.0, radius / np.linalg.norm(theta) * (1 - 1e-12))
+        assert P.objective(theta) - ref.value <= certificate(P, theta) + ref.gap
+        assert P.objective(theta) >= ref.value - ref.gap
+    assert certificate(P, np.zeros((16, 10))) >= P.objective(np.zeros((16, 10))) - ref.value
+
+
+@pytest.mark.parametrize("reg", [1e-2, 1e-3])
+def test_reference_agrees_with_scikit_learn(reg):
+    """scikit-learn's LogisticRegression minimises C sum_i loss + ||W||^2 / 2, the objective
+    times n C with C = 1/(n lambda). Both solutions are certified here: by lambda-strong
+    convexity, ||theta - theta*||^2 <= 2 gap / lambda for each, so they are within the sum."""
+    linear_model = pytest.importorskip("sklearn.linear_model")
+    X, y = digits()
+    P = Problem(X, y, "multinomial", radius=None, reg=reg)
+    ref = reference_minimizer(P, cache=False)
+    clf = linear_model.LogisticRegression(C=1 / (P.n * reg), fit_intercept=False, tol=1e-12,
+                                          max_iter=10_000).fit(X, y)
+    assert tuple(clf.classes_) == P.classes
+    theirs = np.ascontiguousarray(clf.coef_.T)
+    gap_theirs = certificate(P, theirs)
+    distance = math.sqrt(2 * gap_theirs / reg) + math.sqrt(2 * ref.gap / reg)
+    assert np.linalg.norm(theirs - ref.theta) <= distance
+    assert distance <= 1e-4 * np.linalg.norm(ref.theta)     # a test that can fail
+
+
+@pytest.mark.parametrize("radius,reg", [(None, 0.02), (1.0, 0.05), (1.0, 0.0)])
+def test_two_classes_reference_is_the_logistic_reference(radius, reg):
+    """min over ||W||_F <= R of the K = 2 objective with reg lambda = min over ||w|| <= sqrt(2) R
+    of the logistic objective with reg lambda / 2, at W* = (-w*/2, w*/2) (the minimiser is
+    centred; see test_two_classes_objective_is_the_logistic_objective)."""
+    X, y = dpsolve.datasets.make_synthetic(300, 4, noise=0.5, rng=7)
+    M = Problem(X, y, "multinomial", radius=radius, reg=reg)
+    Lg = Problem(X, y, "logistic", radius=None if radius is None else math.sqrt(2) * radius,
+                 reg=reg / 2)
+    rm, rl = reference_minimizer(M, cache=False), reference_minimizer(Lg, cache=False)
+    # both values lie in [F*, F* + gap] (each certificate covers the rounding of its value)
+    assert abs(rm.value - rl.value) <= rm.gap + rl.gap
+    w = rm.theta[:, 1] - rm.theta[:, 0]
+    assert Lg.objective(w) - rl.value <= rm.gap + rl.gap + _two_class_tol(X, rm.theta, rm.value)
+    if reg > 0:     # (lambda/2)-strong convexity: ||w - w*||^2 <= 4 gap / lambda for each
+        assert np.linalg.norm(w - rl.theta) <= (
+            2 * (math.sqrt(rm.gap / reg) + math.sqrt(rl.gap / reg))
+            + 4 * EPS * np.linalg.norm(rm.theta))
+
+
+def test_reference_cache_round_trip_and_excess_risk(tmp_path):
+    X, y = blobs(150, 4, 3, seed=8)
+    P = Problem(X, y, "multinomial", radius=None, reg=0.05)
+    first = reference_minimizer(P, cache=tmp_path)
+    second = reference_minimizer(P, cache=tmp_path)
+    assert not first.cached and second.cached
+    assert np.array_equal(first.theta, second.theta) and second.gap <= 1e-9
+    assert len(list(tmp_path.glob("reference-*.npz"))) == 1
+    theta = np.full((4, 3), 0.1)
+    assert excess_risk(P, theta, first) == P.objective(theta) - first.value
+    with pytest.raises(ValueError, match="theta must have shape"):
+        excess_risk(P, np.zeros(4), first)
+    other = Problem(X, y % 2, "logistic", radius=None, reg=0.05)
+    with pytest.raises(ValueError, match="reference does not belong"):
+        excess_risk(other, np.zeros(4), first)
+    with pytest.raises(ValueError, match="takes no dual point"):
+        certificate(P, theta, np.zeros(150))
+    with pytest.raises(ValueError, match="outside the constraint set"):
+        certificate(Problem(X, y, "multinomial", radius=0.5), np.full((4, 3), 1.0))
+
+
+# -- bounds ----------------------------------------------------------------------------------
+def test_bounds_use_p_times_K_and_ln_K():
+    X, y = blobs(500, 4, 5, seed=9)
+    ridge = Problem(X, y, "multinomial", radius=None, reg=0.1)
+    ball = Problem(X, y, "multinomial", radius=2.0, reg=0.1)
+    d = 4 * 5
+    assert bounds._max_loss_at_zero(ridge) == math.log(5)
+    R = bounds.minimizer_norm_bound(ridge)
+    assert R == math.sqrt(2 * math.log(5) / 0.1)
+    assert np.linalg.norm(reference_minimizer(ridge, cache=False).theta) <= R
+    beta = 0.5 + 0.1
+    assert float(bounds.dpgd_optimisation_error(ridge, ridge.lipschitz, 50, 0.01)) == \
+        pytest.approx(beta * R * R / 100 + d * 0.01 ** 2 / (2 * beta), rel=1e-14)
+    G = math.sqrt(2) + 0.1 * 2.0
+    assert bounds.lower_bound_lipschitz(ball, 0.5) == pytest.approx(
+        G * 4.0 * min(1, math.sqrt(d) / (0.5 * 500)), rel=1e-14)
+    assert bounds.lower_bound_strongly_convex(ball, 0.5) == pytest.approx(
+        min(G * 4.0, G * G * d / (0.1 * 0.25 * 500 ** 2)), rel=1e-14)
+    # output perturbation with a ball: g + G E||b||, E||b|| = d s for gamma-norm noise
+    s = (2 * math.sqrt(2) / (500 * 0.1) + 2 * math.sqrt(2 * 1e-10 / 0.1)) / 0.5
+    assert bounds.output_perturbation_bound(ball, 0.5) == pytest.approx(1e-10 + G * d * s,
+                                                                        rel=1e-14)
+    assert bounds.clipped_gd_bound(ball, 1.0, 1e-6, steps=20) > 0
+    for f, args in [(bounds.sgd1_lipschitz_bound, (0.5, 1e-6)),
+                    (bounds.sgd1_strongly_convex_bound, (0.5, 1e-6)),
+                    (bounds.objective_perturbation_bound, (0.5,))]:
+        with pytest.raises(ValueError, match=SUPPORTED):
+            f(ridge, *args)
+    with pytest.raises(ValueError, match=SUPPORTED):
+        bounds.minibatch_sgd_bound(ridge, 0.5, batch_size=10)
+
+
