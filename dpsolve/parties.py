@@ -13,7 +13,7 @@ import numpy as np
 
 from ._kernels import losses as _losses
 from ._validation import check_int
-from .problem import Problem
+from .problem import Problem, reject_multinomial
 
 
 class Party:
@@ -80,6 +80,8 @@ class Parties:
     def __init__(self, problem, indices):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+        # the multi-party protocols exchange parameter vectors in R^p
+        reject_multinomial(problem, "Parties (the multi-party solvers)")
         if isinstance(indices, np.ndarray) or not hasattr(indices, "__len__"):
             raise TypeError("indices must be a list of integer arrays, one per party")
         if len(indices) < 2:

@@ -483,3 +483,75 @@ def test_bounds_use_p_times_K_and_ln_K():
         bounds.minibatch_sgd_bound(ridge, 0.5, batch_size=10)
 
 
+# -- clipped_gd ------------------------------------------------------------------------------
+# (the bitwise replay of clipped_gd on a multinomial problem is in test_clipped_gd.py)
+def test_clipped_gd_noise_free_limit_is_gradient_descent():
+    """sigma = 0, C = L: projected GD with step 1/beta; the averaged iterate is within
+    beta R^2 / (2T) of the optimum (dpgd_optimisation_error at zero noise) plus the gap."""
+    P = Problem(*digits(), "multinomial", radius=2.0)
+    ref = reference_minimizer(P)
+    fit = dpsolve.clipped_gd(P, sigma=0.0, delta=1e-5, steps=300, rng=0)
+    assert fit.settings["clip_norm"] == math.sqrt(2) and fit.settings["step_size"] == 2.0
+    rate = float(bounds.dpgd_optimisation_error(P, P.lipschitz, 300, 0.0))
+    assert -ref.gap <= excess_risk(P, fit.theta, ref) <= rate + ref.gap
+    assert np.linalg.norm(fit.theta) <= 2.0 * (1 + 1e-12)
+
+
+def test_clipped_gd_at_large_epsilon_is_close_to_the_optimum():
+    """The bound is on the expected excess risk: the mean over seeds must not exceed it by 3
+    standard errors, and at epsilon = 200 it is a small fraction of F(0) - F(theta*)."""
+    P = Problem(*digits(), "multinomial", radius=2.0)
+    ref = reference_minimizer(P)
+    fit = dpsolve.clipped_gd(P, 200.0, 1e-6, rng=0)
+    bound = bounds.clipped_gd_bound(P, 200.0, 1e-6, steps=fit.steps)
+    assert bound <= 0.1 * (P.objective(np.zeros((16, 10))) - ref.value)
+    risks = [excess_risk(P, dpsolve.clipped_gd(P, 200.0, 1e-6, rng=s).theta, ref)
+             for s in range(10)]
+    assert np.mean(risks) - 3 * np.std(risks, ddof=1) / math.sqrt(10) <= bound
+    # privacy: sensitivity 2C/n with C = L = sqrt(2)
+    sens = 2 * math.sqrt(2) / P.n
+    assert fit.dp_event.event.noise_multiplier == pytest.approx(fit.sigma / sens, rel=1e-15)
+    assert fit.privacy.holds
+
+
+def test_clipped_gd_unconstrained_projects_onto_the_minimiser_ball():
+    X, y = blobs(300, 4, 3, seed=11)
+    P = Problem(X, y, "multinomial", radius=None, reg=0.1)
+    R = bounds.minimizer_norm_bound(P)
+    fit = dpsolve.clipped_gd(P, 1.0, 1e-6, rng=0)
+    assert fit.theta.shape == (4, 3) and np.linalg.norm(fit.theta) <= R * (1 + 1e-12)
+
+
+# -- the other solvers -------------------------------------------------------------------------
+def test_output_perturbation_is_the_certified_minimiser_plus_noise_on_p_K_coordinates():
+    X, y = blobs(300, 4, 3, seed=12)
+    for radius in (None, 5.0):
+        P = Problem(X, y, "multinomial", radius=radius, reg=0.05)
+        g = 1e-10
+        fit = dpsolve.output_perturbation(P, 0.5, tolerance=g, project=False, rng=3)
+        delta2 = 2 * math.sqrt(2) / (300 * 0.05) + 2 * math.sqrt(2 * g / 0.05)
+        assert fit.settings["sensitivity"] == pytest.approx(delta2, rel=1e-15)
+        assert fit.theta.shape == (4, 3)
+        b = gamma_norm_noise(delta2 / 0.5, 12, rng=3).reshape(4, 3)
+        ref = reference_minimizer(P, tol=1e-11, cache=False)
+        assert np.linalg.norm(fit.theta - b - ref.theta) <= (
+            math.sqrt(2 * g / 0.05) + math.sqrt(2 * ref.gap / 0.05) + 1e-12)
+    projected = dpsolve.output_perturbation(P, 0.01, rng=3)
+    assert np.linalg.norm(projected.theta) <= 5.0 * (1 + 1e-12)
+
+
+def test_other_solvers_refuse_multinomial_before_anything_else():
+    """The loss is checked first: even with another bad argument, the error is about it."""
+    X, y = blobs(40, 3, 3)
+    P = Problem(X, y, "multinomial", radius=None, reg=0.1)
+    with pytest.raises(ValueError, match=SUPPORTED):
+        dpsolve.noisy_sgd(P, 0.5, 1e-6, steps=0)
+    with pytest.raises(ValueError, match=SUPPORTED):
+        dpsolve.minibatch_sgd(P, 0.5, batch_size=0)
+    with pytest.raises(ValueError, match=SUPPORTED):
+        dpsolve.objective_perturbation(P, 0.5, output_fraction=2.0)
+    with pytest.raises(ValueError, match="Parties .*" + SUPPORTED):
+        dpsolve.Parties.from_sizes(P, [20, 20])
+    with pytest.raises(ValueError, match=SUPPORTED):
+        dpsolve.Parties.from_data([(X[:20], y[:20]), (X[20:], y[20:])], "multinomial",
+                                  radius=None, reg=0.1)
