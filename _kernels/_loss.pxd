@@ -2,7 +2,9 @@
 # Inline so every kernel that cimports them compiles them into its own loop (no call, no vtable).
 # Formulas and constants: shared/REFERENCE.md section 2.
 # h is the width of huber_hinge (> 0, checked by the callers); the other losses ignore it.
-from libc.math cimport exp, log1p
+# The multinomial (softmax) loss is not a function of one margin: it has functions of its own
+# (end of this file) on the K logits z = theta^T x, and no LossKind.
+from libc.math cimport exp, log1p, sqrt
 
 cdef enum LossKind:
     LOGISTIC = 0
@@ -75,3 +77,53 @@ cdef inline double loss_second_derivative(int kind, double z, double y, double h
         return 1.0 / (2.0 * h) if -h <= m <= h else 0.0
     else:
         return 1.0
+
+
+# -- multinomial (softmax) loss, K classes: z = theta^T x in R^K, label y in [0, K) ---------------
+# Callers check 0 <= y < K and K >= 1; these functions only compute.
+
+cdef inline double multinomial_value(const double* z, Py_ssize_t K, Py_ssize_t y) noexcept nogil:
+    """-log softmax(z)_y = log sum_k exp(z_k) - z_y (REFERENCE.md section 2).
+
+    Shifted by the largest logit m (at its first index a), so no exp overflows:
+    log(1 + s) + (m - z_y) with s = sum_{k != a} exp(z_k - m) <= K - 1. log1p keeps the relative
+    accuracy when the loss is tiny (y = a, s << 1); for K = 2 this is the logistic formula.
+    """
+    cdef Py_ssize_t k, a = 0
+    cdef double m = z[0], s = 0.0
+    for k in range(1, K):
+        if z[k] > m:
+            m = z[k]
+            a = k
+    for k in range(K):
+        if k != a:
+            s += exp(z[k] - m)
+    return log1p(s) + (m - z[y])
+
+
+cdef inline double multinomial_derivative(const double* z, Py_ssize_t K, Py_ssize_t y,
+                                          double* out) noexcept nogil:
+    """Writes d loss / dz = softmax(z) - e_y into out[0..K) and returns its Euclidean norm.
+
+    The norm is below sqrt(2): ||p - e_y||^2 = (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2 (1 - p_y)^2.
+    The y-th entry is computed as -(sum_{k != y} e_k) / S, not p_y - 1, which would lose all
+    relative accuracy when p_y is close to 1 (a well-classified record).
+    """
+    cdef Py_ssize_t k
+    cdef double m = z[0], total = 0.0, others = 0.0, e, sq = 0.0
+    for k in range(1, K):
+        if z[k] > m:
+            m = z[k]
+    for k in range(K):
+        e = exp(z[k] - m)
+        out[k] = e
+        total += e
+        if k != y:
+            others += e
+    for k in range(K):
+        if k == y:
+            out[k] = -others / total
+        else:
+            out[k] = out[k] / total
+        sq += out[k] * out[k]
+    return sqrt(sq)

@@ -1,12 +1,14 @@
 """Full-batch clipped gradient of a linear model (seed 004's DP-GD), on both cores.
 
 For a linear model the per-sample gradient is loss'(z_i) x_i, so its norm is |loss'(z_i)| ||x_i||
-and clipping costs one multiply per row, not per-sample gradient storage.
+and clipping costs one multiply per row, not per-sample gradient storage. The same holds for the
+multinomial loss: the gradient x_i (softmax(z_i) - e_{y_i})^T has Frobenius norm
+||softmax(z_i) - e_{y_i}|| ||x_i||, so clipping is again one scale per row.
 """
 from cython.parallel cimport prange
 from libc.math cimport isfinite
 
-from _loss cimport HUBER_HINGE, loss_derivative
+from _loss cimport HUBER_HINGE, loss_derivative, multinomial_derivative
 from _vector cimport dot
 
 # Rows are split into this many blocks whatever the number of threads; block sums are added in
@@ -61,4 +63,79 @@ def clipped_gradient_sum(
         for b in range(BLOCKS):
             for j in range(p):
                 out[j] += scratch[b, j]
+    return clipped
+
+
+def clipped_gradient_sum_multinomial(
+    const double[:, ::1] X,
+    const Py_ssize_t[::1] y,
+    const double[:, ::1] theta,
+    const double[::1] row_norms,
+    double clip,
+    double[:, ::1] out,
+    double[:, ::1] scratch,
+    double[:, ::1] work,
+):
+    """out = sum_i CLIP_clip(x_i (softmax(theta^T x_i) - e_{y_i})^T) for the multinomial loss;
+    returns the number of clipped rows.
+
+    ``theta`` and ``out`` have shape (p, K), ``y`` holds labels in [0, K) (intp), ``scratch`` is
+    a (64, p K) work array for the block sums and ``work`` a (64, 2K) one for each block's
+    logits and loss derivative. ``clip = inf`` means no clipping. Same 64 fixed blocks as
+    :func:`clipped_gradient_sum`, so the result is bit-identical for any thread count.
+    """
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], K = theta.shape[1]
+    if (y.shape[0] != n or theta.shape[0] != p or row_norms.shape[0] != n
+            or out.shape[0] != p or out.shape[1] != K):
+        raise ValueError("shape mismatch between X, y, theta, row_norms and out")
+    if scratch.shape[0] != BLOCKS or scratch.shape[1] != p * K:
+        raise ValueError(f"scratch must have shape ({BLOCKS}, {p * K})")
+    if work.shape[0] != BLOCKS or work.shape[1] != 2 * K:
+        raise ValueError(f"work must have shape ({BLOCKS}, {2 * K})")
+    if K < 1:
+        raise ValueError("theta needs at least one column (one per class)")
+    cdef Py_ssize_t i
+    for i in range(n):
+        if y[i] < 0 or y[i] >= K:
+            raise ValueError(f"labels must lie in [0, {K}), got {y[i]} at index {i}")
+    cdef Py_ssize_t b, j, k, start, stop
+    cdef double g, scale, xij
+    cdef double* z
+    cdef double* d
+    cdef double* acc
+    cdef Py_ssize_t clipped = 0
+    with nogil:
+        for b in prange(BLOCKS, schedule="static"):
+            start = b * n // BLOCKS
+            stop = (b + 1) * n // BLOCKS
+            z = &work[b, 0]
+            d = z + K
+            acc = &scratch[b, 0]
+            for j in range(p * K):
+                acc[j] = 0.0
+            for i in range(start, stop):
+                # z_k = <x_i, theta[:, k]>, each summed over j in order, as _vector.dot does
+                for k in range(K):
+                    z[k] = 0.0
+                for j in range(p):
+                    xij = X[i, j]
+                    for k in range(K):
+                        z[k] += xij * theta[j, k]
+                g = multinomial_derivative(z, K, y[i], d) * row_norms[i]
+                if g > clip:
+                    scale = clip / g
+                    for k in range(K):
+                        d[k] = d[k] * scale
+                    clipped += 1
+                for j in range(p):
+                    xij = X[i, j]
+                    for k in range(K):
+                        acc[j * K + k] += d[k] * xij
+        for j in range(p):
+            for k in range(K):
+                out[j, k] = 0.0
+        for b in range(BLOCKS):
+            for j in range(p):
+                for k in range(K):
+                    out[j, k] += scratch[b, j * K + k]
     return clipped

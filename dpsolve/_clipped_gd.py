@@ -63,13 +63,13 @@ def default_steps(problem, clip_norm, epsilon, delta, calibration):
 
 def default_step_size(problem, clip_norm, steps, sigma):
     """``1 / beta_F`` for a smooth loss; ``R / sqrt(T (G^2 + p s^2))`` otherwise (the step sizes
-    of :func:`dpsolve.bounds.dpgd_optimisation_error`)."""
+    of :func:`dpsolve.bounds.dpgd_optimisation_error`; p counts the noisy coordinates)."""
     beta = problem.smoothness + problem.reg
     if math.isfinite(beta):
         return 1.0 / beta
     R = bounds.minimizer_norm_bound(problem)
     G = clip_norm + problem.reg * R
-    return R / math.sqrt(steps * (G * G + problem.p * sigma * sigma))
+    return R / math.sqrt(steps * (G * G + math.prod(problem.theta_shape) * sigma * sigma))
 
 
 def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None, step_size=None,
@@ -90,6 +90,12 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     after clipping (it is the same for neighbouring datasets). For a linear model the per-sample
     gradient is ``loss'(z_i) x_i``, of norm ``|loss'(z_i)| ||x_i||``, so clipping costs one
     multiply per row; the sum runs on both cores (``_kernels/gd.pyx``).
+
+    Multinomial problems (K classes): ``w`` has shape (p, K) and the per-sample gradient is
+    ``x_i (softmax(w^T x_i) - e_{y_i})^T``, of Frobenius norm
+    ``||x_i|| ||softmax(w^T x_i) - e_{y_i}||``, so clipping is again one scale per row; the noise
+    is ``N(0, s^2 I)`` on all p K coordinates, norms and the projection are Frobenius, and the
+    sensitivity is still ``2C/n`` (default ``C = L = sqrt(2) B``).
 
     Parameters
     ----------
@@ -125,11 +131,12 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     output : {"average", "last"}
         The average of ``w_1 .. w_T`` (the bounds are for it) or ``w_T``.
     rng : None, int, SeedSequence or Generator
-        Source of the noise, ``rng.standard_normal(p)`` once per step.
+        Source of the noise, ``rng.standard_normal(problem.theta_shape)`` once per step.
 
     Returns
     -------
     Fit
+        ``theta`` of shape ``problem.theta_shape`` ((p,), or (p, K) for multinomial),
         ``sigma = s`` (on the mean gradient), ``steps = T``, ``settings`` with the resolved
         ``clip_norm``, ``step_size``, ``project`` and ``output``; the DpEvent is the T-fold
         composition of a Gaussian with noise multiplier ``s / (2C/n)``.
@@ -152,7 +159,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    n, p = problem.n, problem.p
+    n = problem.n
     if clip_norm is None:
         clip_norm = problem.lipschitz
         if not math.isfinite(clip_norm):
@@ -201,18 +208,29 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     start = time.perf_counter()
     X, y = problem.X, problem.y
     row_norms = np.linalg.norm(X, axis=1)
-    w = np.zeros(p)
-    total = np.zeros(p)
-    grad = np.empty(p)
-    scratch = np.empty((64, p))
+    shape = problem.theta_shape
+    w = np.zeros(shape)
+    total = np.zeros(shape)
+    grad = np.empty(shape)
+    scratch = np.empty((64, w.size))
+    if problem.loss == "multinomial":
+        work = np.empty((64, 2 * problem.n_classes))   # each block's logits and derivative
+
+        def clipped_sum():
+            _gd.clipped_gradient_sum_multinomial(X, y, w, row_norms, clip_norm, grad, scratch,
+                                                 work)
+    else:
+        def clipped_sum():
+            _gd.clipped_gradient_sum(X, y, problem._kind, problem._h, w, row_norms, clip_norm,
+                                     grad, scratch)
+    flat = w.reshape(-1)                                 # a view: the Frobenius norm of w
     lam = problem.reg
     for _ in range(steps):
-        _gd.clipped_gradient_sum(X, y, problem._kind, problem._h, w, row_norms, clip_norm,
-                                 grad, scratch)
-        noise = rng.standard_normal(p)
+        clipped_sum()
+        noise = rng.standard_normal(shape)
         # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
         w -= step_size * (grad / n + lam * w + sigma * noise)
-        norm = math.sqrt(float(w @ w))
+        norm = math.sqrt(float(flat @ flat))
         if norm > radius:
             w *= radius / norm
         total += w

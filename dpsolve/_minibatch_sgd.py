@@ -9,7 +9,7 @@ from ._kernels import minibatch as _minibatch
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
 from .privacy.accounting import certify, pure_event
-from .problem import Problem
+from .problem import Problem, reject_multinomial
 
 SOURCE = ("seed 001 (Song, Chaudhuri & Sarwate 2013, 'SGD with differentially private "
           "updates'), update (1) with noise density exp(-(alpha/2)||z||)")
@@ -81,6 +81,7 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    reject_multinomial(problem, "minibatch_sgd")
     n, p = problem.n, problem.p
     if problem.reg <= 0.0:
         raise ValueError("minibatch_sgd needs a regularised objective: give the Problem reg > 0")

@@ -14,7 +14,7 @@ from .fit import Fit
 from .parties import Parties
 from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
 from .privacy.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
-from .problem import Problem
+from .problem import Problem, reject_multinomial
 
 SGD2_SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD2, Theorems 3 and 4"
 JAYARAMAN_SOURCE = ("seed 002 (Chen's slides on Jayaraman et al. 2018), multi-party gradient "
@@ -312,6 +312,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     if parties.problem is not problem:
         raise ValueError("parties must be a partition of this problem's rows (build it with "
                          "Parties.from_sizes(problem, ...) or pass parties.problem)")
+    reject_multinomial(problem, "multiparty_gd")
     noise = check_choice(noise, "noise", NOISE_MODES)
     secure = noise == "secure_aggregation"
     L = check_finite_lipschitz("multiparty_gd", problem)

@@ -13,7 +13,7 @@ from ._multiparty import sgd1_observer_epsilons, sgd1_protocol
 from .parties import Parties
 from .privacy.accounting import (ACCOUNTANTS, PrivacyWarning, UniformSampling, certify,
                                  gaussian_event)
-from .problem import Problem
+from .problem import Problem, reject_multinomial
 
 SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD1, noise (3), step sizes (4)"
 # pld cannot account for sampling without replacement, which SGD1's index draws are
@@ -130,6 +130,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    reject_multinomial(problem, "noisy_sgd")
     n, p = problem.n, problem.p
     if parties is not None:
         if not isinstance(parties, Parties):

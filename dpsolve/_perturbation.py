@@ -15,7 +15,7 @@ from .fit import Fit
 from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event, pure_event
 from .privacy.mechanisms import gaussian_sigma_classic
 from .privacy.samplers import gamma_norm_noise, gaussian_noise
-from .problem import Problem
+from .problem import Problem, reject_multinomial
 from .reference import reference_minimizer
 
 OUTPUT_SOURCE = ("seed 002 (Jayaraman et al. slides), Algorithm 1 'ERM with output perturbation' "
@@ -91,10 +91,12 @@ def _release(problem, minimizer, noise, project):
 
 def _certified_minimizer(problem, tolerance):
     """A minimiser certified to the fixed tolerance, never cached (it is not private). Smooth
-    loss without a constraint: Newton's method until ``||grad F||^2 / (2 lambda) <= g``;
-    otherwise the reference solver (cvxpy, polished, Fenchel certificate). Fails without saying
-    how far it got: the gap reached depends on the data."""
-    if problem.radius is None and math.isfinite(problem.smoothness):
+    margin loss without a constraint: Newton's method until ``||grad F||^2 / (2 lambda) <= g``;
+    otherwise (multinomial included) the reference solver (cvxpy, polished, certified). Fails
+    without saying how far it got: the gap reached depends on the data."""
+    # (_newton_perturbed needs one second derivative per record, which multinomial has not)
+    if (problem.radius is None and math.isfinite(problem.smoothness)
+            and problem.loss != "multinomial"):
         theta = _newton_perturbed(problem, np.zeros(problem.p), 0.0,
                                   math.sqrt(2.0 * problem.reg * tolerance))
         if theta is not None:
@@ -128,7 +130,10 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     Parameters
     ----------
     problem : Problem
-        Needs ``reg > 0`` and a finite Lipschitz constant. Any loss, hinge included.
+        Needs ``reg > 0`` and a finite Lipschitz constant. Any loss, hinge and multinomial
+        included. For multinomial, theta has shape (p, K), the noise is drawn on all p K
+        coordinates (``L = sqrt(2) B`` and the norms are Frobenius), and the minimiser comes
+        from :func:`dpsolve.reference_minimizer`.
     epsilon : float
         > 0.
     delta : float, optional
@@ -171,14 +176,15 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     if not isinstance(project, (bool, np.bool_)):
         raise TypeError(f"project must be a bool, got {type(project).__name__}")
     rng = check_rng(rng)
-    n, p, lam = problem.n, problem.p, problem.reg
+    n, lam = problem.n, problem.reg
     sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
 
     start = time.perf_counter()
     theta_hat = _certified_minimizer(problem, tolerance)
+    # (multinomial: the mechanism runs on the p K coordinates of the flattened parameter)
     b, event, noise_scales, sigma = _output_noise(noise, delta, epsilon, sensitivity, calibration,
-                                                  p, n, rng)
-    theta = _release(problem, theta_hat, b, project)
+                                                  theta_hat.size, n, rng)
+    theta = _release(problem, theta_hat, b.reshape(theta_hat.shape), project)
     del theta_hat
     wall_time = time.perf_counter() - start
     method = "paper" if noise == "gamma_norm" else calibration
@@ -296,6 +302,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    reject_multinomial(problem, "objective_perturbation")
     if problem.loss not in _CURVATURE:
         raise ValueError(f"objective_perturbation needs a twice-differentiable loss with "
                          f"|loss'| <= 1: one of {sorted(_CURVATURE)}, got {problem.loss!r} "

@@ -8,16 +8,24 @@ so: they give the scaling, not a guaranteed number.
 
 Constants come from the Problem: ``G = problem.gradient_bound`` (``L + lambda R``, the
 Lipschitz constant of a per-sample term of the regularised objective over C),
-``||C||_2 = problem.diameter`` (``2R``), ``Delta = problem.reg``.
+``||C||_2 = problem.diameter`` (``2R``), ``Delta = problem.reg``. The dimension ``p`` in the
+formulas is the number of parameters, ``p K`` for the multinomial loss (theta of shape (p, K),
+Frobenius norms): the theorems hold in any Euclidean space of that dimension. Bounds of solvers
+that do not take the multinomial loss raise ValueError for it.
 """
 import math
 
 import numpy as np
 
 from ._validation import check_choice, check_int, check_real
-from .problem import Problem
+from .problem import Problem, reject_multinomial
 
 FORMS = ("mean", "sum")
+
+
+def _dimension(problem):
+    """Number of parameters (noisy coordinates): p, or p K for multinomial."""
+    return math.prod(problem.theta_shape)
 
 
 def _check(problem, epsilon, delta=None, form="mean"):
@@ -39,9 +47,10 @@ def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
     .. math:: E[L(\theta_T) - L(\theta^*)] = O\!\left(\frac{G \|C\|_2 \ln^2(1.25 n^2/\delta) \sqrt{p}}{\epsilon}\right)
 
     in sum form (divided by n for ``form="mean"``), with the O-constant set to 1.
-    Infinite without a constraint.
+    Infinite without a constraint. Not for multinomial problems (SGD1 does not take them).
     """
     _check(problem, epsilon, delta, form)
+    reject_multinomial(problem, "sgd1_lipschitz_bound (noisy_sgd's Theorem 2)")
     n = problem.n
     value = (problem.gradient_bound * problem.diameter * math.log(1.25 * n * n / delta) ** 2
              * math.sqrt(problem.p) / epsilon)
@@ -55,9 +64,11 @@ def sgd1_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
     .. math:: E[L(\theta_T) - L(\theta^*)] = O\!\left(\frac{G^2 \ln^3(1.25 n^2/\delta)\, p}{n \Delta \epsilon^2}\right)
 
     in sum form (divided by n for ``form="mean"``), with the O-constant set to 1. Needs
-    ``reg > 0``; infinite when the gradient bound is (no constraint and ``reg > 0``).
+    ``reg > 0``; infinite when the gradient bound is (no constraint and ``reg > 0``). Not for
+    multinomial problems (SGD1 does not take them).
     """
     _check(problem, epsilon, delta, form)
+    reject_multinomial(problem, "sgd1_strongly_convex_bound (noisy_sgd's Theorem 2)")
     if problem.reg <= 0.0:
         raise ValueError("the strongly convex bound needs problem.reg > 0")
     n = problem.n
@@ -73,11 +84,12 @@ def lower_bound_lipschitz(problem, epsilon, *, form="mean"):
     .. math:: \Omega\!\left(G \|C\|_2 \min\left(1, \frac{\sqrt{p}}{\epsilon n}\right)\right)
 
     in mean form (times n for ``form="sum"``). A minimax rate (for delta = o(1/n)): some
-    dataset is this hard; a particular dataset may do better.
+    dataset is this hard; a particular dataset may do better. ``p`` is the number of
+    parameters (``p K`` for multinomial).
     """
     _check(problem, epsilon, None, form)
     value = problem.gradient_bound * problem.diameter * min(
-        1.0, math.sqrt(problem.p) / (epsilon * problem.n))
+        1.0, math.sqrt(_dimension(problem)) / (epsilon * problem.n))
     return value if form == "mean" else value * problem.n
 
 
@@ -87,13 +99,15 @@ def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
 
     .. math:: \Omega\!\left(\min\left(G \|C\|_2, \frac{G^2 p}{\lambda \epsilon^2 n^2}\right)\right)
 
-    in mean form (times n for ``form="sum"``). Needs ``reg > 0``.
+    in mean form (times n for ``form="sum"``). Needs ``reg > 0``. ``p`` is the number of
+    parameters (``p K`` for multinomial).
     """
     _check(problem, epsilon, None, form)
     if problem.reg <= 0.0:
         raise ValueError("the strongly convex lower bound needs problem.reg > 0")
     G, n = problem.gradient_bound, problem.n
-    value = min(G * problem.diameter, G * G * problem.p / (problem.reg * epsilon ** 2 * n * n))
+    value = min(G * problem.diameter,
+                G * G * _dimension(problem) / (problem.reg * epsilon ** 2 * n * n))
     return value if form == "mean" else value * n
 
 
@@ -104,7 +118,7 @@ def minimizer_norm_bound(problem):
     The radius when the Problem has one. Without a constraint (``reg > 0``),
     ``lambda ||theta*||^2 / 2 <= F(theta*) <= F(0) <= max_y loss(0; y)``, so
     ``R = sqrt(2 max_y loss(0; y) / lambda)``: ``ln 2`` for logistic, 1 for hinge,
-    ``B_y^2 / 2`` for squared.
+    ``B_y^2 / 2`` for squared, ``ln K`` for multinomial (Frobenius norm).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
@@ -115,10 +129,13 @@ def minimizer_norm_bound(problem):
 
 def _max_loss_at_zero(problem):
     """``max_y loss(0; y)``: ln 2 logistic, 1 hinge, ``B_y^2/2`` squared; huber_hinge (width h)
-    1 for h < 1, else ``(1 + h)^2 / (4h)``."""
+    1 for h < 1, else ``(1 + h)^2 / (4h)``; multinomial ``ln K`` (all K logits are 0, so the
+    softmax is uniform)."""
     if problem.loss == "huber_hinge":
         h = problem.huber_width
         return 1.0 if h < 1.0 else (1.0 + h) ** 2 / (4.0 * h)
+    if problem.loss == "multinomial":
+        return math.log(problem.n_classes)
     return {"logistic": math.log(2.0), "hinge": 1.0,
             "squared": 0.5 * problem.label_bound ** 2}[problem.loss]
 
@@ -137,12 +154,12 @@ def dpgd_optimisation_error(problem, clip_norm, steps, noise_std):
     with unbiased gradient noise, e.g. Bubeck 2015, Thms 3.2 and 6.3 with exact gradients
     of variance ``p s^2``). Valid when the clipping norm C is at least the Lipschitz constant L
     (then clipping never changes a gradient); with ``C < L`` the clipped gradient is biased and
-    no such bound holds.
+    no such bound holds. For multinomial, p is the number of noisy coordinates ``p K``.
     """
     R = minimizer_norm_bound(problem)
     steps = np.asarray(steps, dtype=float)
     noise = np.asarray(noise_std, dtype=float)
-    p = problem.p
+    p = _dimension(problem)
     beta = problem.smoothness + problem.reg
     if math.isfinite(beta):
         return beta * R * R / (2.0 * steps) + p * noise ** 2 / (2.0 * beta)
@@ -196,8 +213,10 @@ def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
     ``s = 2L/epsilon`` the noise scale (``||Z|| ~ Gamma(p, s)``, so ``E ||Z||^2 = p (p+1) s^2``),
     ``beta_F = beta + lambda``. Mean form (times n for ``form="sum"``), explicit constants. The
     last batch may be smaller than b; the bound then uses it for every step (conservative).
+    Not for multinomial problems (minibatch_sgd does not take them).
     """
     _check(problem, epsilon, None, form)
+    reject_multinomial(problem, "minibatch_sgd_bound")
     if problem.reg <= 0.0:
         raise ValueError("the bound needs problem.reg > 0")
     beta = problem.smoothness + problem.reg
@@ -236,9 +255,10 @@ def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, toler
     * without one, hinge: ``g + L E||b|| + lambda E||b||^2 / 2``,
 
     with g the tolerance and b the output noise (``E||b|| = p s``, ``E||b||^2 = p(p+1)s^2`` for
-    gamma-norm of scale s; ``sqrt(p) sigma`` and ``p sigma^2`` for Gaussian). Chaudhuri et al.
-    (2011) bound the generalisation error rather than this; these follow from Lipschitz
-    continuity or smoothness of F at a g-optimal point. Mean form (times n for ``form="sum"``).
+    gamma-norm of scale s; ``sqrt(p) sigma`` and ``p sigma^2`` for Gaussian; p is ``p K`` for
+    multinomial). Chaudhuri et al. (2011) bound the generalisation error rather than this; these
+    follow from Lipschitz continuity or smoothness of F at a g-optimal point. Mean form (times n
+    for ``form="sum"``).
     """
     from ._perturbation import _resolve_noise
     _check(problem, epsilon, None, form)
@@ -247,7 +267,7 @@ def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, toler
     noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
                                                         problem.n)
     tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
-    n, p, lam, L = problem.n, problem.p, problem.reg, problem.lipschitz
+    n, p, lam, L = problem.n, _dimension(problem), problem.reg, problem.lipschitz
     sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
     scale = _output_scale(noise, epsilon, delta, sensitivity, calibration)
     m1, m2 = _noise_moments(noise, scale, p)
@@ -282,10 +302,12 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``, ``C = 1 + 2 Delta / mu``; the output noise
     ``b_2`` adds ``(beta + lambda) E||b_2||^2 / 2``. Expectations use the gamma-norm moments of
     b (``||b|| ~ Gamma(p, 2B/epsilon')``). This is ``O(p^2 / (n^2 epsilon^2 lambda))``, the rate
-    of Chaudhuri et al. (2011). Mean form (times n for ``form="sum"``).
+    of Chaudhuri et al. (2011). Mean form (times n for ``form="sum"``). Not for multinomial
+    problems (objective_perturbation does not take them).
     """
     from ._perturbation import _resolve_noise, objective_perturbation_constants
     _check(problem, epsilon, None, form)
+    reject_multinomial(problem, "objective_perturbation_bound")
     if problem.reg <= 0.0 or problem.radius is not None:
         raise ValueError("objective perturbation needs reg > 0 and radius=None")
     output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
@@ -331,6 +353,7 @@ def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
     and ``steps``.
     """
     _check(problem, 1.0, None, form)
+    reject_multinomial(problem, "sgd2_bound (multiparty_gd's Theorem 4)")
     if problem.reg <= 0.0:
         raise ValueError("Theorem 4 needs a strongly convex objective: problem.reg > 0")
     m = parties.m if hasattr(parties, "m") else check_int(parties, "parties", low=1)
@@ -361,6 +384,7 @@ def gradient_perturbation_bound(problem, steps, sigma):
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    reject_multinomial(problem, "gradient_perturbation_bound (multiparty_gd)")
     lam = problem.reg
     beta = problem.smoothness + lam
     if lam <= 0.0 or not math.isfinite(beta):

@@ -14,8 +14,9 @@ class Fit:
 
     Attributes
     ----------
-    theta : ndarray, shape (p,)
-        The released parameters (read-only).
+    theta : ndarray, shape ``problem.theta_shape``
+        The released parameters (read-only): shape (p,), or (p, K) for a multinomial problem
+        (one column per class, in the order of ``problem.classes``).
     sigma : float or None
         Standard deviation of the Gaussian noise per coordinate and step; None when the solver
         adds no Gaussian noise (see ``noise``).

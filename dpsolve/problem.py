@@ -4,6 +4,10 @@ Conventions (shared/REFERENCE.md sections 1 and 2): mean-form objective
 ``F(theta) = (1/n) sum_i loss(<theta, x_i>; y_i) + (reg/2) ||theta||^2`` over the ball
 ``C = {||theta|| <= radius}`` (no constraint when ``radius is None``), rows bounded by
 ``row_norm`` (a public bound chosen before seeing the data), replace-one neighbours.
+
+The multinomial (softmax) loss has a matrix parameter ``theta`` of shape (p, K): record i's loss
+is ``-log softmax(theta^T x_i)_{y_i}``, norms of theta are Frobenius norms and the ball C is a
+Frobenius ball. Everything else (mean form, ``row_norm``, neighbours) is as above.
 """
 import math
 import warnings
@@ -13,8 +17,23 @@ import numpy as np
 from ._kernels import losses as _losses
 from ._validation import check_choice, check_real
 
-LOSSES = ("logistic", "hinge", "squared", "huber_hinge")
+LOSSES = ("logistic", "hinge", "squared", "huber_hinge", "multinomial")
 CLASSIFICATION_LOSSES = ("logistic", "hinge", "huber_hinge")
+#: The solvers that take ``loss="multinomial"`` (a (p, K) parameter); the others refuse it.
+MULTINOMIAL_SOLVERS = ("clipped_gd", "output_perturbation", "aggregated_output_perturbation",
+                       "joint_sgd")
+
+
+def reject_multinomial(problem, what):
+    """Raise a ValueError naming ``what`` (a solver or bound) if ``problem`` is multinomial.
+
+    Called by everything written for a parameter vector in R^p before it does any work.
+    """
+    if problem.loss == "multinomial":
+        raise ValueError(
+            f"{what} does not support loss='multinomial' (a (p, K) parameter); the solvers "
+            f"that do are {', '.join(MULTINOMIAL_SOLVERS)}"
+        )
 
 
 class Problem:
@@ -25,18 +44,24 @@ class Problem:
     X : array_like, shape (n, p)
         Feature rows. Copied to C-contiguous float64; the caller's array is never modified.
     y : array_like, shape (n,)
-        Labels. For classification losses, any two distinct values; the smaller is mapped to -1
-        and the larger to +1 (see ``classes``). For ``"squared"``, real targets with
-        ``|y_i| <= label_bound``.
-    loss : {"logistic", "hinge", "squared", "huber_hinge"}
+        Labels. For the binary classification losses, any two distinct values; the smaller is
+        mapped to -1 and the larger to +1 (see ``classes``). For ``"multinomial"``, any K >= 2
+        distinct values, mapped to 0 .. K-1 in sorted order. For ``"squared"``, real targets
+        with ``|y_i| <= label_bound``.
+    loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"}
         Per-sample loss of the margin ``z = <theta, x>`` (REFERENCE.md section 2).
         ``"huber_hinge"`` (Chaudhuri-Monteleoni-Sarwate 2011) is the hinge loss with its kink
         replaced by a parabola of width ``huber_width``: with ``m = y z`` it is 0 for
         ``m > 1 + h``, ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h`` and ``1 - m`` for
         ``m < 1 - h``. It is differentiable with ``|loss'| <= 1`` and ``loss'' <= 1/(2h)``.
+        ``"multinomial"`` is the softmax (cross-entropy) loss for K classes,
+        ``-log softmax(theta^T x)_y`` with ``theta`` of shape (p, K); its gradient
+        ``x (softmax(theta^T x) - e_y)^T`` has Frobenius norm at most ``sqrt(2) B`` and its
+        Hessian in the logits, ``diag(s) - s s^T`` (s the softmax), has norm at most 1/2.
     radius : float or None
-        Radius R of the constraint ball ``C = {||theta||_2 <= R}``; ``None`` means no constraint,
-        which needs ``reg > 0`` so that a minimiser exists.
+        Radius R of the constraint ball ``C = {||theta||_2 <= R}`` (the Frobenius norm for
+        multinomial); ``None`` means no constraint, which needs ``reg > 0`` so that a minimiser
+        exists.
     reg : float, default 0
         L2 regularisation ``lambda >= 0``; the objective is ``lambda``-strongly convex.
     row_norm : float, default 1
@@ -56,11 +81,18 @@ class Problem:
     Attributes
     ----------
     X, y : ndarray
-        The validated data (read-only), labels mapped to -1/+1 for classification.
+        The validated data (read-only), labels mapped to -1/+1 (float64) for the binary
+        classification losses and to 0 .. K-1 (intp) for multinomial.
     classes : tuple or None
-        ``(negative, positive)`` original label values for classification losses.
+        The original label values in sorted order: ``(negative, positive)`` for the binary
+        classification losses, the K classes for multinomial (``y == k`` means ``classes[k]``);
+        None for squared.
     n, p : int
         Number of records and features.
+    n_classes : int or None
+        K for multinomial, 2 for the binary classification losses, None for squared.
+    theta_shape : tuple
+        ``(p,)``, or ``(p, K)`` for multinomial.
     """
 
     def __init__(self, X, y, loss="logistic", *, radius=1.0, reg=0.0, row_norm=1.0,
@@ -79,7 +111,9 @@ class Problem:
         self.y, self.classes = self._validate_y(y, self.X.shape[0])
         self.X.flags.writeable = False
         self.y.flags.writeable = False
-        self._kind = _losses.LOSS_KINDS[self.loss]
+        # The margin losses' kernel code. Multinomial has kernels of its own and no code: None
+        # makes any call of a margin-loss kernel with it fail instead of computing another loss.
+        self._kind = _losses.LOSS_KINDS.get(self.loss)
         # The width the kernels receive; the other losses ignore it, so any value would do.
         self._h = self.huber_width
 
@@ -127,6 +161,17 @@ class Problem:
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n:
             raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
+        if self.loss == "multinomial":
+            if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+                raise ValueError("y contains NaN or infinite values")
+            classes, mapped = np.unique(y, return_inverse=True)
+            if classes.shape[0] < 2:
+                raise ValueError(
+                    f"loss='multinomial' needs at least two distinct labels in y, got "
+                    f"{classes.shape[0]}"
+                )
+            mapped = np.ascontiguousarray(mapped.reshape(n), dtype=np.intp)
+            return mapped, tuple(c.item() for c in classes)
         if self.loss in CLASSIFICATION_LOSSES:
             if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
                 raise ValueError("y contains NaN or infinite values")
@@ -160,15 +205,33 @@ class Problem:
         return self.X.shape[1]
 
     @property
+    def n_classes(self):
+        """Number of classes: K for multinomial, 2 for the binary classification losses, None
+        for squared."""
+        if self.loss == "squared":
+            return None
+        return len(self.classes)
+
+    @property
+    def theta_shape(self):
+        """Shape of the parameter: ``(p,)``, or ``(p, K)`` for multinomial."""
+        return (self.p, self.n_classes) if self.loss == "multinomial" else (self.p,)
+
+    @property
     def lipschitz(self):
         """Lipschitz constant L of each per-sample loss in theta over C (REFERENCE.md section 2).
 
         ``B`` for logistic, hinge and huber_hinge (``|loss'| <= 1``); ``B (R B + B_y)`` for
-        squared, which is infinite without a constraint. Sensitivities use L: the regulariser cancels between neighbours.
+        squared, which is infinite without a constraint; ``sqrt(2) B`` for multinomial in the
+        Frobenius norm (``||x (s - e_y)^T||_F = ||x|| ||s - e_y||`` and
+        ``||s - e_y||^2 <= 2 (1 - s_y)^2``). Sensitivities use L: the regulariser cancels between
+        neighbours.
         """
         B = self.row_norm
         if self.loss == "squared":
             return math.inf if self.radius is None else B * (self.radius * B + self.label_bound)
+        if self.loss == "multinomial":
+            return math.sqrt(2.0) * B
         return B
 
     @property
@@ -182,11 +245,16 @@ class Problem:
     @property
     def smoothness(self):
         """Smoothness beta of the per-sample loss: ``B^2/4`` logistic, ``B^2`` squared,
-        ``B^2/(2h)`` huber_hinge (``h = huber_width``), ``inf`` for hinge (not differentiable)."""
+        ``B^2/(2h)`` huber_hinge (``h = huber_width``), ``inf`` for hinge (not differentiable),
+        ``B^2/2`` multinomial in the Frobenius norm: for a unit v, ``v^T (diag(s) - s s^T) v``
+        is the variance of v's entries under the softmax s, at most
+        ``(max_k v_k - min_k v_k)^2 / 4 <= 1/2`` (Popoviciu), and a direction V of theta moves
+        the logits by ``V^T x``, of norm at most ``B ||V||_F``."""
         B2 = self.row_norm ** 2
         if self.loss == "huber_hinge":
             return B2 / (2.0 * self.huber_width)
-        return {"logistic": B2 / 4.0, "squared": B2, "hinge": math.inf}[self.loss]
+        return {"logistic": B2 / 4.0, "squared": B2, "hinge": math.inf,
+                "multinomial": B2 / 2.0}[self.loss]
 
     @property
     def strong_convexity(self):
@@ -201,38 +269,60 @@ class Problem:
     # -- objective -------------------------------------------------------------------------
     def _theta(self, theta):
         theta = np.asarray(theta, dtype=np.float64)
-        if theta.shape != (self.p,):
-            raise ValueError(f"theta must have shape ({self.p},), got {theta.shape}")
+        if theta.shape != self.theta_shape:
+            raise ValueError(f"theta must have shape {self.theta_shape} for loss={self.loss!r}, "
+                             f"got {theta.shape}")
         if not np.all(np.isfinite(theta)):
             raise ValueError("theta contains NaN or infinite values")
         return np.ascontiguousarray(theta)
 
     def margins(self, theta):
-        """``X @ theta``."""
+        """``X @ theta``: shape (n,), or the (n, K) logits for multinomial."""
         return self.X @ self._theta(theta)
+
+    def _loss_values(self, z):
+        if self.loss == "multinomial":
+            return _losses.multinomial_values(z, self.y)
+        return _losses.loss_values(self._kind, z, self.y, self._h)
+
+    def _loss_derivatives(self, z):
+        if self.loss == "multinomial":
+            return _losses.multinomial_derivatives(z, self.y)
+        return _losses.loss_derivatives(self._kind, z, self.y, self._h)
 
     def objective(self, theta):
         """Mean-form objective ``F(theta) = (1/n) sum_i loss + (reg/2) ||theta||^2``.
 
-        Evaluated anywhere in R^p (the constraint is not checked here).
+        Evaluated anywhere in R^p (or R^{p x K}; the constraint is not checked here).
         """
         theta = self._theta(theta)
-        values = _losses.loss_values(self._kind, self.X @ theta, self.y, self._h)
-        return float(np.mean(values) + 0.5 * self.reg * np.dot(theta, theta))
+        values = self._loss_values(self.X @ theta)
+        flat = theta.reshape(-1)
+        return float(np.mean(values) + 0.5 * self.reg * np.dot(flat, flat))
 
     def gradient(self, theta):
-        """Gradient of F (for hinge, the subgradient with ``loss'(z) = -y 1[yz < 1]``)."""
+        """Gradient of F, of theta's shape (for hinge, the subgradient with
+        ``loss'(z) = -y 1[yz < 1]``; for multinomial ``(1/n) X^T (S - Y) + reg theta``, S the
+        softmax rows and Y the one-hot labels)."""
         theta = self._theta(theta)
-        d = _losses.loss_derivatives(self._kind, self.X @ theta, self.y, self._h)
+        d = self._loss_derivatives(self.X @ theta)
         return self.X.T @ d / self.n + self.reg * theta
 
     def loss_derivatives(self, theta):
-        """``loss'(<theta, x_i>; y_i)`` for every record (used by certificates and solvers)."""
-        return _losses.loss_derivatives(self._kind, self.margins(theta), self.y, self._h)
+        """``loss'(<theta, x_i>; y_i)`` for every record (used by certificates and solvers);
+        for multinomial the (n, K) array of ``softmax(theta^T x_i) - e_{y_i}``."""
+        return self._loss_derivatives(self.margins(theta))
 
     def loss_second_derivatives(self, theta):
         """``loss''(<theta, x_i>; y_i)`` for every record (0 for hinge; for huber_hinge
-        ``1/(2h)`` on the quadratic piece, including its end points, and 0 elsewhere)."""
+        ``1/(2h)`` on the quadratic piece, including its end points, and 0 elsewhere).
+        Not defined for multinomial, whose second derivative is a K x K matrix per record."""
+        if self.loss == "multinomial":
+            raise ValueError(
+                "loss_second_derivatives is for the margin losses: the multinomial loss's "
+                "second derivative is the K x K matrix diag(s) - s s^T per record "
+                "(s = softmax(theta^T x_i)), not one number"
+            )
         return _losses.loss_second_derivatives(self._kind, self.margins(theta), self.y, self._h)
 
     def _with_data(self, X, y):
@@ -250,8 +340,9 @@ class Problem:
     def describe(self):
         """Public description of the problem (no data-dependent values beyond n and p).
 
-        ``huber_width`` is included only for huber_hinge, so the other losses' descriptions
-        (and the reference cache keys made from them) are unchanged.
+        ``huber_width`` is included only for huber_hinge and ``n_classes`` only for
+        multinomial, so the other losses' descriptions (and the reference cache keys made from
+        them) are unchanged.
         """
         d = {
             "loss": self.loss, "n": self.n, "p": self.p, "radius": self.radius, "reg": self.reg,
@@ -260,6 +351,8 @@ class Problem:
         }
         if self.loss == "huber_hinge":
             d["huber_width"] = self.huber_width
+        if self.loss == "multinomial":
+            d["n_classes"] = self.n_classes
         return d
 
     def __repr__(self):

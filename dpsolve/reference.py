@@ -21,12 +21,16 @@ Excess risk ``F(theta) - F(theta*)`` is the quantity every theorem in dpsolve bo
    KKT system ``grad F(theta) + mu theta = 0, ||theta||^2 = R^2`` in ``(theta, mu)``. When it is
    inactive the step is a plain Newton step. Every iterate is kept in C, and the iterate with
    the smallest certificate is kept. For the hinge loss (not differentiable) the cone solver's
-   constraint duals give the dual point of the certificate.
+   constraint duals give the dual point of the certificate. For the multinomial loss the same
+   step runs on the vectorised (p K)-dimensional parameter, with the Hessian
+   ``(1/n) sum_i (diag(s_i) - s_i s_i^T) kron x_i x_i^T + lambda I`` (see :func:`_hessian`).
 
 3. **Certificate.** :func:`certificate` is the Fenchel duality gap. For every dual-feasible
    ``alpha``, ``D(alpha) <= F(theta*)``, so ``F(theta_hat) - D(alpha)`` bounds the suboptimality
-   of ``theta_hat`` from above. The gap includes an explicit allowance for floating-point rounding,
-   so it is a true upper bound on ``F(theta_hat) - F(theta*)``, not an estimate.
+   of ``theta_hat`` from above. For the multinomial loss (smooth) it is a gradient certificate
+   instead: the Frank–Wolfe gap over the ball, or ``||grad F||^2 / (2 lambda)`` by strong
+   convexity, whichever is smaller. The gap includes an explicit allowance for floating-point
+   rounding, so it is a true upper bound on ``F(theta_hat) - F(theta*)``, not an estimate.
 
 Results are cached on disk (see :func:`reference_minimizer`). A cached file is never trusted:
 its certificate is recomputed before use.
@@ -64,14 +68,15 @@ class ReferenceSolution:
 
     Attributes
     ----------
-    theta : ndarray, shape (p,)
-        Read-only copy of the solution ``theta_hat``. It lies in C: ``||theta_hat||_2 <= R``.
+    theta : ndarray, shape ``problem.theta_shape``
+        Read-only copy of the solution ``theta_hat``, shape (p,) or (p, K) for multinomial. It
+        lies in C: ``||theta_hat||_2 <= R`` (the Frobenius norm for multinomial).
     value : float
         ``F(theta_hat)`` as computed by ``problem.objective``.
     gap : float
-        Certified upper bound on ``F(theta_hat) - F(theta*)``: the Fenchel duality gap of
-        :func:`certificate`, including its floating-point allowance. Hence
-        ``F(theta*) in [value - gap, value]``.
+        Certified upper bound on ``F(theta_hat) - F(theta*)``: the certificate of
+        :func:`certificate` (Fenchel duality gap; gradient certificate for multinomial),
+        including its floating-point allowance. Hence ``F(theta*) in [value - gap, value]``.
     status : str
         How the solution was obtained, e.g. ``"optimal"`` (cone solver alone),
         ``"optimal_inaccurate+polished"`` (solver result refined by Newton polishing),
@@ -256,6 +261,68 @@ def _duality_gap(problem, theta, alpha, absX):
     return max(0.0, gap + 2.0 * allowance)
 
 
+def _gradient_gap(problem, theta, absX):
+    """Gradient certificate for the smooth multinomial loss, plus a floating-point allowance.
+
+    With ``G = grad F(theta)`` (exact), ``F(theta) - F(theta*) <= <G, theta> + R ||G||`` for
+    theta in C (Frank–Wolfe: convexity, and ``-<G, theta*> <= R ||G||``), and
+    ``<= ||G||^2 / (2 lambda)`` when ``lambda > 0`` (the minimum of the strongly convex model
+    over all of R^{p x K}, which is at most the minimum over C). The smaller bound is returned.
+
+    The computed gradient ``g`` differs from G by at most E (Frobenius), bounded from: the
+    error in the logits ``|fl(z) - z| <= gamma_{p+1} |X| |theta|``, which moves the derivative
+    ``softmax(z) - e_y`` by at most half as much in each row's L2 norm (its Jacobian
+    ``diag(s) - s s^T`` has norm <= 1/2); the kernel's own rounding, at most ``(K + 4) eps`` per
+    entry (relative errors ``gamma_K`` in the sum of exponentials and ``eps`` in exp and the
+    division, and ``e_k |z_k - m| eps / 2 <= eps / 5`` from rounding ``z_k - m``), charged as
+    ``(K + 8) eps``; and the sums of ``X^T D``, ``gamma_{n+2}`` relative. Then
+    ``<G, theta> + R||G|| <= <g, theta> + R||g|| + E (||theta|| + R)``, and
+    ``||G|| <= ||g|| + E``. The allowance also covers the rounding in evaluating ``F(theta)``
+    (the loss is sqrt(2)-Lipschitz in each row's logits), so that ``value - gap`` of a
+    ReferenceSolution stays below ``F(theta*)``. Like :func:`_duality_gap`, the allowance is
+    doubled.
+    """
+    X, y, n, p = problem.X, problem.y, problem.n, problem.p
+    lam, R = problem.reg, problem.radius
+    K = problem.n_classes
+    d = p * K
+    abs_theta = np.abs(theta)
+    z = X @ theta
+    z_row_err = np.linalg.norm(_gamma(p + 1) * (absX @ abs_theta), axis=1)   # per record, L2
+    D = problem._loss_derivatives(z)
+    kernel_err = (K + 8) * _EPS
+    g = X.T @ D / n + lam * theta
+    D_err = 0.5 * z_row_err[:, None] + kernel_err                           # per entry
+    g_err = (_gamma(n + 2) * (absX.T @ np.abs(D)) / n + (absX.T @ D_err) / n * (1.0 + _EPS)
+             + _EPS * (lam * abs_theta + np.abs(g)))
+    E = float(np.linalg.norm(g_err))
+    norm_g = float(np.linalg.norm(g))
+    norm_theta = float(np.linalg.norm(theta))
+
+    bounds = []
+    if R is not None:
+        inner = float(np.dot(g.reshape(-1), theta.reshape(-1)))
+        fw = inner + R * norm_g
+        fw_err = (_gamma(d + 2) * (float(np.sum(np.abs(g) * abs_theta)) + R * norm_g)
+                  + E * (norm_theta * (1.0 + _gamma(d + 2)) + R) + 4.0 * _EPS * abs(fw))
+        bounds.append(fw + 2.0 * fw_err)
+    if lam > 0.0:
+        G = norm_g * (1.0 + _gamma(d + 2)) + E
+        bounds.append(G * G / (2.0 * lam) * (1.0 + 8.0 * _EPS))
+
+    # Rounding in F(theta) as problem.objective computes it.
+    values = problem._loss_values(z)
+    reg_term = 0.5 * lam * norm_theta * norm_theta
+    value_err = (float(np.mean(np.sqrt(2.0) * z_row_err + kernel_err * (1.0 + np.abs(values))))
+                 + _gamma(n + 2) * float(np.mean(np.abs(values)))
+                 + _gamma(d + 4) * reg_term
+                 + 4.0 * _EPS * (float(np.mean(np.abs(values))) + reg_term))
+    gap = min(bounds) + 2.0 * value_err
+    if not math.isfinite(gap):
+        return math.inf
+    return max(0.0, gap)
+
+
 def certificate(problem, theta, alpha=None):
     r"""Certified upper bound on ``F(theta) - F(theta*)``: the Fenchel duality gap.
 
@@ -287,15 +354,22 @@ def certificate(problem, theta, alpha=None):
     solver's constraint duals as ``alpha`` (:func:`reference_minimizer` does this). For
     huber_hinge the default is ``b_i = clip((1 + w - y_i z_i) / (2w), 0, 1)``.
 
+    For the multinomial loss (``theta`` of shape (p, K), smooth) the certificate is the gradient
+    bound of REFERENCE.md §6 instead, with ``g = grad F(theta)`` and Frobenius norms: the
+    Frank–Wolfe gap ``<g, theta> + R ||g||`` over the ball, or ``||g||^2 / (2 lambda)`` by
+    strong convexity when ``lambda > 0``, whichever is smaller (see :func:`_gradient_gap`).
+    It vanishes at ``theta*`` too, but only at first order in ``||g||`` when the ball is
+    inactive and ``lambda = 0``.
+
     Parameters
     ----------
     problem : Problem
-    theta : array_like, shape (p,)
+    theta : array_like, shape ``problem.theta_shape``
         A point of C (up to a relative rounding slack of 1e-12 on the norm).
     alpha : array_like, shape (n,), optional
         A dual point. It is first clipped to the conjugates' domain (``b_i`` to ``[0, 1]``), so
         any finite vector gives a valid bound. The smaller of the gaps for ``alpha`` and for the
-        default dual point is returned.
+        default dual point is returned. Not accepted for multinomial.
 
     Returns
     -------
@@ -311,18 +385,43 @@ def certificate(problem, theta, alpha=None):
     TypeError
         If ``problem`` is not a :class:`~dpsolve.Problem`.
     ValueError
-        If ``theta`` or ``alpha`` has the wrong shape or non-finite entries, or if ``theta`` lies
-        outside C.
+        If ``theta`` or ``alpha`` has the wrong shape or non-finite entries, if ``theta`` lies
+        outside C, or if ``alpha`` is given for a multinomial problem.
     """
     _check_problem(problem)
     theta = problem._theta(theta)
     _check_in_ball(problem, theta)
+    if alpha is not None and problem.loss == "multinomial":
+        raise ValueError("the multinomial certificate is a gradient certificate: it takes no "
+                         "dual point alpha")
     absX = np.abs(problem.X)
-    best = _duality_gap(problem, theta, _feasible_alpha(problem, -problem.loss_derivatives(theta)),
-                        absX)
+    best = _default_gap(problem, theta, absX)
     if alpha is not None:
         best = min(best, _duality_gap(problem, theta, _feasible_alpha(problem, alpha), absX))
     return best
+
+
+def _default_gap(problem, theta, absX):
+    """The certificate at the default dual point (margin losses) or the gradient certificate
+    (multinomial)."""
+    if problem.loss == "multinomial":
+        return _gradient_gap(problem, theta, absX)
+    return _duality_gap(problem, theta, _feasible_alpha(problem, -problem.loss_derivatives(theta)),
+                        absX)
+
+
+def _center(problem, theta):
+    """Multinomial: subtract from every row of theta its mean over the K classes.
+
+    Adding the same vector to every column shifts all K logits of a record equally, which leaves
+    the loss unchanged; centring removes that component, so the norm (and the regulariser) can
+    only fall and the point stays in C. The minimiser over C can be taken centred (it is, when
+    ``lambda > 0``), and Newton's method then runs in the subspace where the Hessian is not
+    singular along that direction. Other losses: theta unchanged.
+    """
+    if problem.loss != "multinomial":
+        return theta
+    return theta - theta.mean(axis=1, keepdims=True)
 
 
 # -- cone solve ------------------------------------------------------------------------------
@@ -333,11 +432,16 @@ def _cone_solve(problem, tol):
     import cvxpy as cp
 
     X, y, n, p = problem.X, problem.y, problem.n, problem.p
-    theta = cp.Variable(p)
+    theta = cp.Variable(problem.theta_shape)
     z = X @ theta
     constraints = []
     margin = None
-    if problem.loss == "logistic":
+    if problem.loss == "multinomial":
+        # log sum_k exp(z_ik) - z_{i y_i}, with the true-class logits picked by a one-hot mask
+        onehot = np.zeros((n, problem.n_classes))
+        onehot[np.arange(n), y] = 1.0
+        objective = (cp.sum(cp.log_sum_exp(z, axis=1)) - cp.sum(cp.multiply(onehot, z))) / n
+    elif problem.loss == "logistic":
         objective = cp.sum(cp.logistic(-cp.multiply(y, z))) / n
     elif problem.loss == "hinge":
         # Explicit slacks so that the margin constraints' duals (the dual point) are exposed.
@@ -359,7 +463,9 @@ def _cone_solve(problem, tol):
     if problem.reg > 0:
         objective = objective + 0.5 * problem.reg * cp.sum_squares(theta)
     if problem.radius is not None:
-        constraints.append(cp.norm(theta, 2) <= problem.radius)
+        # (the Frobenius norm for multinomial; cp.norm(matrix, 2) would be the spectral norm)
+        norm = cp.norm(theta, "fro") if problem.loss == "multinomial" else cp.norm(theta, 2)
+        constraints.append(norm <= problem.radius)
     cvx = cp.Problem(cp.Minimize(objective), constraints)
 
     # Hinge: the solver's answer is final, so ask for tight tolerances (1e-10; asking Clarabel
@@ -384,7 +490,7 @@ def _cone_solve(problem, tol):
             continue
         if cvx.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or theta.value is None:
             continue
-        value = np.asarray(theta.value, dtype=np.float64).reshape(p)
+        value = np.asarray(theta.value, dtype=np.float64).reshape(problem.theta_shape)
         if not np.all(np.isfinite(value)):
             continue
         alpha = None
@@ -434,32 +540,60 @@ def _ball_qp(H, c, R):
     return Q @ (ct / (w + mu))
 
 
+def _hessian(problem, theta):
+    """Hessian of F at theta, as a matrix on the flattened (C-order) parameter.
+
+    Margin losses: ``(1/n) X^T diag(loss'') X + lambda I``. Multinomial: with ``s_i`` the
+    softmax of record i, ``(1/n) sum_i (diag(s_i) - s_i s_i^T) kron x_i x_i^T`` (entry
+    ``(j K + k, j' K + k')`` is ``(1/n) sum_i x_ij x_ij' (s_ik [k = k'] - s_ik s_ik')``) plus
+    ``lambda I``, plus ``omega (I_p kron 1 1^T / K)``: the loss is flat along the directions
+    that add one vector to every column, and this term (``omega = B^2/2 + lambda``, the scale of
+    the rest) makes the Hessian invertible there without changing it on centred parameters
+    (see :func:`_center`).
+    """
+    X, n, p, lam = problem.X, problem.n, problem.p, problem.reg
+    if problem.loss != "multinomial":
+        d2 = problem.loss_second_derivatives(theta)
+        H = (X.T * d2) @ X / n
+    else:
+        K = problem.n_classes
+        S = problem.loss_derivatives(theta)
+        S[np.arange(n), problem.y] += 1.0                 # softmax = derivative + e_y
+        M = (X[:, :, None] * S[:, None, :]).reshape(n, p * K)
+        H = -(M.T @ M) / n
+        H4 = H.reshape(p, K, p, K)                        # a view: writes go into H
+        for k in range(K):
+            H4[:, k, :, k] += (X.T * S[:, k]) @ X / n
+        omega = problem.smoothness + lam
+        for j in range(p):
+            H4[j, :, j, :] += omega / K
+    H.flat[:: H.shape[0] + 1] += lam
+    return 0.5 * (H + H.T)
+
+
 def _newton_polish(problem, theta, best_cert, tol, absX, max_iter=50):
     """Projected Newton on the smooth objective over C; returns the best iterate by
-    certificate and its certificate."""
-    X, n, p, lam = problem.X, problem.n, problem.p, problem.reg
+    certificate and its certificate. Works on the flattened parameter (p K entries for
+    multinomial, whose iterates are kept centred)."""
+    shape = problem.theta_shape
     target = 1e-3 * tol
     best = theta
     current, current_F = theta, problem.objective(theta)
     for _ in range(max_iter):
         if best_cert <= target:
             break
-        g = problem.gradient(current)
-        d2 = problem.loss_second_derivatives(current)
-        H = (X.T * d2) @ X / n
-        H.flat[:: p + 1] += lam
-        H = 0.5 * (H + H.T)
+        g = problem.gradient(current).reshape(-1)
+        H = _hessian(problem, current)
         # New point: argmin over the ball of the model g^T d + d^T H d / 2, d = t - current.
-        target_point = _ball_qp(H, H @ current - g, problem.radius)
-        step = target_point - current
-        slope = float(g @ step)
+        target_point = _ball_qp(H, H @ current.reshape(-1) - g, problem.radius)
+        step = _center(problem, target_point.reshape(shape)) - current
+        slope = float(g @ step.reshape(-1))
         accepted = False
         t = 1.0
         for _ in range(30):
             cand = _project(problem, current + t * step)
             cand_F = problem.objective(cand)
-            cand_cert = _duality_gap(
-                problem, cand, _feasible_alpha(problem, -problem.loss_derivatives(cand)), absX)
+            cand_cert = _default_gap(problem, cand, absX)
             decreased = cand_F <= current_F + 1e-4 * t * min(slope, 0.0) and cand_F < current_F
             if cand_cert < best_cert or decreased:
                 accepted = True
@@ -513,7 +647,7 @@ def _load_cached(path, key, problem, tol):
             theta = np.array(f["theta"], dtype=np.float64)
             alpha = np.array(f["alpha"], dtype=np.float64)
             status, solver, elapsed = str(f["status"]), str(f["solver"]), float(f["time"])
-        if theta.shape != (problem.p,) or not np.all(np.isfinite(theta)):
+        if theta.shape != problem.theta_shape or not np.all(np.isfinite(theta)):
             return None
         if problem.radius is not None and np.linalg.norm(theta) > problem.radius:
             return None
@@ -561,10 +695,9 @@ def _solve(problem, tol):
     start = _time.perf_counter()
     theta, alpha, status, solver = _cone_solve(problem, tol)
     if theta is None:
-        theta = np.zeros(problem.p)           # both solvers failed: polish from the origin
-    theta = _project(problem, theta)
-    default_alpha = _feasible_alpha(problem, -problem.loss_derivatives(theta))
-    gap = _duality_gap(problem, theta, default_alpha, absX)
+        theta = np.zeros(problem.theta_shape)  # both solvers failed: polish from the origin
+    theta = _project(problem, _center(problem, theta))
+    gap = _default_gap(problem, theta, absX)
     if alpha is not None:
         alpha = _feasible_alpha(problem, alpha)
         gap_alpha = _duality_gap(problem, theta, alpha, absX)
@@ -594,6 +727,11 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True):
     with cvxpy (Clarabel at tight tolerances, SCS as a fallback). For the smooth losses the
     result is then polished by Newton's method on the KKT system (see the module docstring).
     The result is certified with :func:`certificate`: ``0 <= F(theta_hat) - F(theta*) <= gap``.
+
+    Multinomial (``theta`` of shape (p, K), Frobenius ball): the loss is written as
+    ``cp.log_sum_exp(X @ W, axis=1)`` minus the true-class logit; the solution is centred (each
+    row of W minus its mean over the classes, which changes no logit difference) and certified
+    by the gradient certificate (Frank–Wolfe gap, or ``||grad F||^2 / (2 lambda)``).
 
     Parameters
     ----------
@@ -661,8 +799,9 @@ def excess_risk(problem, theta, reference=None):
     Parameters
     ----------
     problem : Problem
-    theta : array_like, shape (p,)
-        Any point of R^p. It may lie outside C, as output perturbation can release such points.
+    theta : array_like, shape ``problem.theta_shape``
+        Any point of R^p (R^{p x K} for multinomial). It may lie outside C, as output
+        perturbation can release such points.
         ``F`` is evaluated there as it is: the constraint is not applied.
     reference : ReferenceSolution, optional
         From :func:`reference_minimizer` for this problem. It is computed (with the default
@@ -689,9 +828,9 @@ def excess_risk(problem, theta, reference=None):
         raise TypeError("reference must be a ReferenceSolution from reference_minimizer, got "
                         f"{type(reference).__name__}")
     ref_theta = np.asarray(reference.theta)
-    if ref_theta.shape != (problem.p,):
+    if ref_theta.shape != problem.theta_shape:
         raise ValueError(f"reference does not belong to this problem: its theta has shape "
-                         f"{ref_theta.shape}, not ({problem.p},)")
+                         f"{ref_theta.shape}, not {problem.theta_shape}")
     if abs(problem.objective(ref_theta) - reference.value) > 1e-9 * (1.0 + abs(reference.value)):
         raise ValueError("reference does not belong to this problem: F(reference.theta) "
                          "differs from reference.value")

@@ -9,30 +9,38 @@ from dpsolve import bounds
 from dpsolve._clipped_gd import dpgd_paper_sigma
 from dpsolve.privacy import gaussian_epsilon, gaussian_sigma_analytic
 from test_kernels import WIDTH, _clipped_sum_reference
+from test_multinomial import _clipped_multinomial_reference
 
 
 def _problem(n=2000, p=5, loss="logistic", seed=0, **kw):
     X, y = dpsolve.datasets.make_synthetic(n, p, rng=seed)
     if loss == "squared":
         y = np.clip(X @ np.ones(p) / p, -1, 1)
+    if loss == "multinomial":       # three classes from three random directions
+        y = np.argmax(X @ np.random.default_rng(seed).standard_normal((p, 3)), axis=1)
     kw.setdefault("radius", 1.0)
     return dpsolve.Problem(X, y, loss, **kw)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber_hinge"])
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber_hinge", "multinomial"])
 def test_matches_python_reference_bitwise(loss):
-    """The solver is the lecture's recursion: replay it in Python floats with the same noise."""
+    """The solver is the lecture's recursion: replay it in Python floats with the same noise
+    (for multinomial on (p, K) parameters, the noise drawn as rng.standard_normal((p, K)))."""
     problem = _problem(200, 3, loss, huber_width=WIDTH)
     steps, clip, eta, sigma = 4, 0.3, 5.0, 0.05
     fit = dpsolve.clipped_gd(problem, sigma=sigma, delta=1e-5, steps=steps, clip_norm=clip,
                              step_size=eta, output="last", rng=7)
+    assert fit.theta.shape == problem.theta_shape
     rng = np.random.default_rng(7)
-    w, total = np.zeros(3), np.zeros(3)
+    w, total = np.zeros(problem.theta_shape), np.zeros(problem.theta_shape)
     n = problem.n
     for _ in range(steps):
-        g, _ = _clipped_sum_reference(problem.X, problem.y, loss, w, clip)
-        w = w - eta * (g / n + 0.0 * w + sigma * rng.standard_normal(3))
-        norm = math.sqrt(float(w @ w))
+        if loss == "multinomial":
+            g, _ = _clipped_multinomial_reference(problem.X, problem.y, w, clip)
+        else:
+            g, _ = _clipped_sum_reference(problem.X, problem.y, loss, w, clip)
+        w = w - eta * (g / n + 0.0 * w + sigma * rng.standard_normal(problem.theta_shape))
+        norm = math.sqrt(float(w.reshape(-1) @ w.reshape(-1)))
         if norm > 1.0:
             w = w * (1.0 / norm)
         total += w

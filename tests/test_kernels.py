@@ -356,11 +356,11 @@ def test_clipped_gradient_sum_matches_reference_bitwise(name, clip):
         assert 0 < clipped
 
 
-def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
-    """Fixed blocks make the result independent of the number of OpenMP threads. (Run outside
-    the source tree, whose dpsolve/ has no compiled kernels after a regular install, with the
-    directory of the dpsolve under test first on the path: otherwise another installed copy,
-    e.g. an editable install of a different checkout, would be tested instead.)"""
+def assert_same_output_on_1_2_3_threads(code, tmp_path):
+    """``python -c code`` prints the same non-empty output with OMP_NUM_THREADS 1, 2 and 3. Run
+    outside the source tree, whose dpsolve/ has no compiled kernels after a regular install,
+    with the directory of the dpsolve under test first on the path: otherwise another installed
+    copy, e.g. an editable install of a different checkout, would be tested instead."""
     import os
     import subprocess
     import sys
@@ -369,18 +369,23 @@ def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
     import dpsolve
     package_root = str(Path(dpsolve.__file__).resolve().parents[1])
     pythonpath = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
+    outs = {t: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, cwd=tmp_path,
+                              env={**os.environ, "OMP_NUM_THREADS": t,
+                                   "PYTHONPATH": pythonpath}).stdout
+            for t in ("1", "2", "3")}
+    assert outs["1"] == outs["2"] == outs["3"] != ""
+
+
+def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
+    """Fixed blocks make the result independent of the number of OpenMP threads."""
     code = (
         "import numpy as np; from dpsolve._kernels import gd\n"
         "r = np.random.default_rng(3); X = r.normal(size=(5000, 7)); y = r.choice([-1., 1.], 5000)\n"
         "o = np.empty(7); gd.clipped_gradient_sum(X, y, 0, 0.0, r.normal(size=7),"
         " np.linalg.norm(X, axis=1), 0.3, o, np.empty((64, 7))); print(o.tobytes().hex())"
     )
-    outs = {threads: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                    check=True, cwd=tmp_path,
-                                    env={**os.environ, "OMP_NUM_THREADS": threads,
-                                         "PYTHONPATH": pythonpath}).stdout
-            for threads in ("1", "2", "3")}
-    assert outs["1"] == outs["2"] == outs["3"] != ""
+    assert_same_output_on_1_2_3_threads(code, tmp_path)
 
 
 def test_clipped_gradient_sum_rejects_bad_shapes():
