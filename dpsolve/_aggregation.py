@@ -8,7 +8,7 @@ from ._perturbation import (NOISES, _certified_minimizer, _check_common, _output
                             _release, _resolve_noise)
 from ._validation import check_choice, check_real, check_rng
 from .fit import Fit
-from .parties import Parties
+from .parties import check_parties
 from .privacy.accounting import certify, pure_event
 from .privacy.samplers import laplace_noise
 
@@ -74,12 +74,8 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     gaps reached. Source: seed 002 (``002_ddbf4c350adab548.txt``), "Multi-party model
     aggregation with output perturbation"; the L1/L2 mistake is in shared/REFERENCE.md section 5.
     """
-    if not isinstance(parties, Parties):
-        raise TypeError(f"parties must be a dpsolve.Parties, got {type(parties).__name__}")
-    if parties.problem is not problem:
-        raise ValueError("parties must be a partition of this problem's rows (build it with "
-                         "Parties.from_sizes(problem, ...) or pass parties.problem)")
     L, tolerance = _check_common("aggregated_output_perturbation", problem, tolerance)
+    check_parties(problem, parties)
     if noise is not None:
         check_choice(noise, "noise", NOISES + (SLIDES_NOISE,))
     if noise == SLIDES_NOISE:

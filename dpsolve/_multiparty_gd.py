@@ -11,7 +11,7 @@ from . import bounds
 from ._calibration import check_finite_lipschitz, gaussian_sigma, warn_large_delta
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
-from .parties import Parties
+from .parties import check_parties
 from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
 from .privacy.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
 from .problem import Problem, reject_multinomial
@@ -307,11 +307,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    if not isinstance(parties, Parties):
-        raise TypeError(f"parties must be a dpsolve.Parties, got {type(parties).__name__}")
-    if parties.problem is not problem:
-        raise ValueError("parties must be a partition of this problem's rows (build it with "
-                         "Parties.from_sizes(problem, ...) or pass parties.problem)")
+    check_parties(problem, parties)
     reject_multinomial(problem, "multiparty_gd")
     noise = check_choice(noise, "noise", NOISE_MODES)
     secure = noise == "secure_aggregation"

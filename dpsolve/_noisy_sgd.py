@@ -10,7 +10,7 @@ from ._kernels import sgd as _sgd
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
 from ._multiparty import sgd1_observer_epsilons, sgd1_protocol
-from .parties import Parties
+from .parties import check_parties
 from .privacy.accounting import (ACCOUNTANTS, PrivacyWarning, UniformSampling, certify,
                                  gaussian_event)
 from .problem import Problem, reject_multinomial
@@ -133,12 +133,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     reject_multinomial(problem, "noisy_sgd")
     n, p = problem.n, problem.p
     if parties is not None:
-        if not isinstance(parties, Parties):
-            raise TypeError(f"parties must be a dpsolve.Parties, got {type(parties).__name__}")
-        if parties.problem is not problem:
-            raise ValueError("parties must be a partition of this problem's rows "
-                             "(build it with Parties.from_sizes(problem, ...) or use "
-                             "parties.problem)")
+        check_parties(problem, parties)
     if not isinstance(record_transcript, (bool, np.bool_)):
         raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")
     if record_transcript and parties is None:

@@ -23,7 +23,7 @@ from ._kernels import joint as _joint
 from ._kernels import losses as _losses
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
-from .parties import Parties
+from .parties import check_parties
 from .privacy.accounting import (ACCOUNTANTS, UniformSampling, calibrate,
                                  certify, epsilon_of, gaussian_event)
 from .privacy.mechanisms import gaussian_sigma_analytic
@@ -107,11 +107,7 @@ def _radii(problem, shared_radius, personal_radius):
 def _check_owners(problem, owners):
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    if not isinstance(owners, Parties):
-        raise TypeError(f"owners must be a dpsolve.Parties, got {type(owners).__name__}")
-    if owners.problem is not problem:
-        raise ValueError("owners must be a partition of this problem's rows (build it with "
-                         "Parties.from_sizes(problem, ...) or pass owners.problem)")
+    check_parties(problem, owners, "owners")
     if problem.loss not in LOSSES:
         raise ValueError(f"joint_sgd does not support loss={problem.loss!r}")
 

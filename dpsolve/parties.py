@@ -18,6 +18,15 @@ from ._validation import check_int
 from .problem import Problem
 
 
+def check_parties(problem, parties, name="parties"):
+    """Raise unless ``parties`` is a :class:`Parties` built on this very ``problem``."""
+    if not isinstance(parties, Parties):
+        raise TypeError(f"{name} must be a dpsolve.Parties, got {type(parties).__name__}")
+    if parties.problem is not problem:
+        raise ValueError(f"{name} must be a partition of this problem's rows (build it with "
+                         f"Parties.from_sizes(problem, ...) or pass {name}.problem)")
+
+
 class Party:
     """One data holder: its rows of the Problem, as read-only copies.
 

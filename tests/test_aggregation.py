@@ -128,3 +128,22 @@ def test_bad_input():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dpsolve.aggregated_output_perturbation(problem, parties, 1.0, rng=0)
+
+
+def test_multinomial_models_are_aggregated_with_noise_on_every_coordinate():
+    rng = np.random.default_rng(0)
+    X = dpsolve.datasets.unit_rows(rng.standard_normal((120, 4)))
+    y = np.argmax(X @ rng.standard_normal((4, 3)), axis=1)
+    problem = dpsolve.Problem(X, y, "multinomial", radius=None, reg=0.05)
+    parties = dpsolve.Parties.from_sizes(problem, [40, 40, 40])
+    fit = dpsolve.aggregated_output_perturbation(problem, parties, 1.0, rng=0)
+    assert fit.theta.shape == (4, 3)
+    nominal = 2.0 * math.sqrt(2.0) / (3 * 40 * 0.05)        # L = sqrt(2) B for softmax
+    assert fit.settings["sensitivity"] == pytest.approx(
+        nominal + 2 * math.sqrt(2 * 1e-10 / 0.05) / 3, rel=1e-14)
+    with pytest.warns(PrivacyWarning):
+        slides = dpsolve.aggregated_output_perturbation(problem, parties, 1.0,
+                                                        noise="laplace_slides", rng=0)
+    # 12 noisy coordinates: the slides' Laplace is sqrt(12) times weaker than claimed
+    assert slides.privacy.certified_epsilon == pytest.approx(
+        math.sqrt(12) * slides.settings["sensitivity"] / slides.noise["laplace"], rel=1e-12)
