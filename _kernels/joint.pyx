@@ -41,8 +41,8 @@ def joint_sgd_steps(
     """Run ``len(owners)`` steps, in place. Step s (global time ``t = t_offset + s``):
 
     ``j = owners[s]``, row ``r = records[s]``; ``d = dloss/dlogits`` at ``(U, X_j)``; then
-    ``U <- Pi_{radius_u}(U - eta (a d^T + reg U + sigma xi))`` with ``xi ~ N(0, I_{pK})`` drawn
-    row-major, and ``X_j <- Pi_{radius_x}(X_j - eta (a[cols] d^T + reg X_j))`` (no noise).
+    ``U <- Pi_{radius_u}(U - eta ((a d^T + sigma xi) + reg U))`` with ``xi ~ N(0, I_{pK})``
+    drawn row-major (``a d^T + sigma xi`` is owner j's message), and ``X_j <- Pi_{radius_x}(X_j - eta (a[cols] d^T + reg X_j))`` (no noise).
     ``U_sum`` accumulates U before every step; ``X_sum[j]`` accumulates X_j lazily, with
     ``last[j]`` the time from which the current X_j has held (the caller adds the remainder at
     the end). Returns False if a parameter became non-finite.
@@ -61,7 +61,7 @@ def joint_sgd_steps(
     if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
         raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
     cdef Py_ssize_t s, t, j, r, q, c, col
-    cdef double a, v, sq, scale
+    cdef double a, g, v, sq, scale
     cdef double* u = &U[0]
     cdef double* x
     cdef bitgen_t* rng = generator_bitgen(generator)
@@ -116,9 +116,10 @@ def joint_sgd_steps(
                 a = A[r, q]
                 for c in range(K):
                     col = q * K + c
-                    v = u[col] - eta * (a * d[c] + reg * u[col])
+                    g = a * d[c]            # owner j's message: gradient plus its noise
                     if sigma > 0.0:
-                        v -= eta * sigma * random_standard_normal(rng)
+                        g += sigma * random_standard_normal(rng)
+                    v = u[col] - eta * (g + reg * u[col])
                     u[col] = v
                     sq += v * v
             if sq > radius_u * radius_u:

@@ -6,8 +6,7 @@ Main entry points: :class:`Problem` (data, loss, constraint); the solvers :func:
 multi-party solvers over :class:`Parties`, :func:`multiparty_gd` (seed 000 SGD2, seed 002
 gradient perturbation) and :func:`aggregated_output_perturbation` (seed 002 model
 aggregation); :func:`joint_sgd` (seed 003, joint DP across data owners; more in
-:mod:`dpsolve.joint`);
-:func:`reference_minimizer` and :func:`excess_risk` (certified exact minimisers); the theorems'
+:mod:`dpsolve.joint`); :func:`reference_minimizer` and :func:`excess_risk` (certified exact minimisers); the theorems'
 bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver released).
 """
 from . import bounds, datasets, joint
@@ -24,7 +23,8 @@ from .privacy import PrivacyWarning
 from .problem import Problem
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
-__all__ = ["Fit", "aggregated_output_perturbation", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution", "bounds", "clipped_gd",
-           "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd", "objective_perturbation",
-           "output_perturbation", "reference_minimizer"]
+__all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
+           "aggregated_output_perturbation", "bounds", "clipped_gd", "datasets", "excess_risk",
+           "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
+           "objective_perturbation", "output_perturbation", "reference_minimizer"]
 __version__ = "0.1.0"

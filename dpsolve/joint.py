@@ -184,9 +184,98 @@ def _sgd_bound(R, G, dim, sigma, steps):
     return R * np.sqrt((G * G + dim * np.asarray(sigma, dtype=float) ** 2) / steps)
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class JointTranscript:
+    """What the other owners see in a :func:`joint_sgd` run: the public owner schedule and each
+    step's message on the shared block (the personalised blocks never leave their owner).
+
+    Attributes
+    ----------
+    owners : ndarray of int, shape (T,)
+        ``j_t`` (public, drawn before the run).
+    messages : ndarray, shape (T, p K)
+        Owner ``j_t``'s message ``grad_u h + b_t`` (row-major over (p, K)), noise included.
+    step_size, reg, shared_radius : float
+    shared_shape : tuple
+    """
+
+    owners: np.ndarray
+    messages: np.ndarray
+    step_size: float
+    reg: float
+    shared_radius: float
+    shared_shape: tuple
+
+    def __post_init__(self):
+        for name in ("owners", "messages"):
+            getattr(self, name).flags.writeable = False
+
+    def replay(self):
+        """The released shared parameters, the average of u^0 .. u^{T-1}, recomputed from the
+        messages alone (bit-identical to the run)."""
+        u = np.zeros(self.messages.shape[1])
+        total = np.zeros_like(u)
+        for message in self.messages:
+            total += u
+            u = _protocol_shared_step(u, message, self.step_size, self.reg, self.shared_radius)
+        return (total / self.messages.shape[0]).reshape(self.shared_shape)
+
+
+def _sequential_scale_onto_ball(values, radius):
+    sq = 0.0
+    for v in values:
+        sq += v * v
+    if sq > radius * radius:
+        values = values * (radius / math.sqrt(sq))
+    return values
+
+
+def _protocol_shared_step(u, message, eta, reg, radius):
+    return _sequential_scale_onto_ball(u - eta * (message + reg * u), radius)
+
+
+def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg, r_u, r_x, rng):
+    """joint_sgd as its protocol, in Python: owner j computes on its own copy of its rows, keeps
+    x_j, and sends ``grad_u h + b_t`` (its own noise); everybody applies the same shared step.
+    The arithmetic follows ``_kernels/joint.pyx`` term by term, so the result is the same bit for
+    bit. Returns (shared average, personal averages, messages)."""
+    p, k, N, T = problem.p, cols.size, owners.m, owner_seq.shape[0]
+    u = np.zeros(p * K)
+    x = np.zeros((N, k * K))
+    u_sum, x_sum = np.zeros(p * K), np.zeros((N, k * K))
+    last = np.zeros(N, dtype=np.intp)
+    messages = np.empty((T, p * K))
+    for t in range(T):
+        j = int(owner_seq[t])
+        a, label = owners[j].X[int(local[t])], owners[j].y[int(local[t])]
+        z = [0.0] * K
+        for q in range(p):
+            for c in range(K):
+                z[c] += float(a[q]) * float(u[q * K + c])
+        for q in range(k):
+            for c in range(K):
+                z[c] += float(a[cols[q]]) * float(x[j, q * K + c])
+        d = _loss_at(problem, np.array([z]) if K > 1 else np.array(z), np.array([label]),
+                     derivative=True).ravel()
+        u_sum += u
+        x_sum[j] += (t + 1 - last[j]) * x[j]
+        last[j] = t + 1
+        step = np.array([float(a[cols[q]]) * d[c] + reg * x[j, q * K + c]
+                         for q in range(k) for c in range(K)])
+        x[j] = _sequential_scale_onto_ball(x[j] - eta * step, r_x)
+        message = np.array([float(a[q]) * d[c] for q in range(p) for c in range(K)])
+        if sigma > 0.0:
+            message = message + sigma * rng.standard_normal(p * K)
+        messages[t] = message
+        u = _protocol_shared_step(u, message, eta, reg, r_u)
+    x_sum += x * (T - last)[:, None]
+    return u_sum / T, x_sum / T, messages
+
+
 def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="all",
               shared_radius=None, personal_radius=None, steps=None, step_size=None,
-              calibration=None, sigma=None, schedule="balanced", rng=None):
+              calibration=None, sigma=None, schedule="balanced", record_transcript=False,
+              transcript_limit=2 ** 28, rng=None):
     r"""Joint-DP noisy SGD (seed 003, Algorithm 1): personalised parameters without noise, shared
     parameters with Gaussian noise, iterate averaging.
 
@@ -237,6 +326,15 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         each round, so each owner gets ``ceil(T/N)`` or ``floor(T/N)`` steps; ``"uniform"`` draws
         each ``j_t`` uniformly (the seed), and the noise is calibrated to the schedule's largest
         count (the schedule is drawn first, from public randomness).
+    record_transcript : bool, default False
+        Run the protocol step by step in Python (each owner computing on its own copy of its
+        rows) and return what the other owners see as ``Fit.transcript``
+        (:class:`JointTranscript`: the schedule and each step's noisy shared-block message);
+        ``transcript.replay()`` gives back ``Fit.theta`` bit for bit. Slow: for small runs.
+        Without it the same computation runs in C, with the same result.
+    transcript_limit : int, default 2**28
+        Largest transcript in bytes (``T p K 8``); a larger one raises ValueError before any
+        work.
     rng : None, int, SeedSequence or Generator
         Spawned into three streams: the schedule, the owners' record draws and the noise.
 
@@ -300,6 +398,9 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         steps = check_int(steps, "steps", low=1)
     if step_size is not None:
         step_size = check_real(step_size, "step_size", low=0.0)
+    if not isinstance(record_transcript, (bool, np.bool_)):
+        raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")
+    transcript_limit = check_int(transcript_limit, "transcript_limit", low=0)
     warn_large_delta(delta, n, stacklevel=2)
     rng = check_rng(rng)
     schedule_rng, record_rng, noise_rng = rng.spawn(3)
@@ -337,6 +438,10 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         values = _sgd_bound(R, G, dim, curve, grid)
         steps = int(grid[np.argmax(values <= DEFAULT_STEPS_SLACK * values.min())])
 
+    if record_transcript and steps * dim * 8 > transcript_limit:
+        raise ValueError(f"the transcript of {steps} steps would take {steps * dim * 8:,} bytes, "
+                         f"above transcript_limit={transcript_limit:,}: raise the limit or run "
+                         "fewer steps")
     owner_seq = _schedule(N, steps, schedule, schedule_rng)
     counts = np.bincount(owner_seq, minlength=N)
     k_max = int(counts.max())
@@ -369,6 +474,28 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     records = rows[starts[owner_seq] + local]
 
     start = time.perf_counter()
+    transcript = None
+    if record_transcript:
+        shared, personal, messages = _joint_protocol(problem, owners, cols, K, owner_seq, local,
+                                                     sigma, step_size, lam, r_u, r_x, noise_rng)
+        transcript = JointTranscript(owners=owner_seq, messages=messages, step_size=step_size,
+                                     reg=lam, shared_radius=r_u, shared_shape=shared_shape)
+        model = JointModel(shared=shared.reshape(shared_shape),
+                           personal=personal.reshape(personal_shape), personal_columns=cols)
+    else:
+        model = _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size,
+                              lam, r_u, r_x, noise_rng, shared_shape, personal_shape)
+    wall_time = time.perf_counter() - start
+    return Fit(theta=model.shared, sigma=sigma, steps=steps, solver="joint_sgd", source=SOURCE,
+               wall_time=wall_time, dp_event=event, privacy=report, settings=settings,
+               observers={"other_owners": report.certified_epsilon}, transcript=transcript,
+               model=model)
+
+
+def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size, lam, r_u, r_x,
+                  noise_rng, shared_shape, personal_shape):
+    """The run in C, chunked (the bit generator's lock is taken once per chunk)."""
+    steps, N, dim = owner_seq.shape[0], owners.m, problem.p * K
     U = np.zeros(dim)
     Xp = np.zeros((N, cols.size * K))
     U_sum = np.zeros(dim)
@@ -385,12 +512,8 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         if not finite:
             raise FloatingPointError("joint_sgd produced non-finite parameters; reduce step_size")
     X_sum += Xp * (steps - last)[:, None]
-    model = JointModel(shared=(U_sum / steps).reshape(shared_shape),
-                       personal=(X_sum / steps).reshape(personal_shape), personal_columns=cols)
-    wall_time = time.perf_counter() - start
-    return Fit(theta=model.shared, sigma=sigma, steps=steps, solver="joint_sgd", source=SOURCE,
-               wall_time=wall_time, dp_event=event, privacy=report, settings=settings,
-               observers={"other_owners": report.certified_epsilon}, model=model)
+    return JointModel(shared=(U_sum / steps).reshape(shared_shape),
+                      personal=(X_sum / steps).reshape(personal_shape), personal_columns=cols)
 
 
 # -- the exact minimiser of J --------------------------------------------------------------------

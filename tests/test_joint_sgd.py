@@ -91,10 +91,10 @@ def _literal(problem, owners, fit, rng_seed):
         new_u = []
         for q in range(p):
             for c in range(K):
-                v = u[q * K + c] - eta * (a[q] * d[c] + lam * u[q * K + c])
+                g = a[q] * d[c]
                 if fit.sigma > 0.0:
-                    v -= eta * fit.sigma * noise_rng.standard_normal()
-                new_u.append(v)
+                    g += fit.sigma * noise_rng.standard_normal()
+                new_u.append(u[q * K + c] - eta * (g + lam * u[q * K + c]))
         norm = _sequential_norm(new_u)
         u = [v * (r_u / norm) for v in new_u] if norm > r_u else new_u
     return np.array(u_sum) / T, np.array(x_sum) / T
@@ -271,3 +271,23 @@ def test_bad_input():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         dpsolve.joint_sgd(problem, owners, 1.0, 1e-4, steps=10, rng=0)
+
+
+@pytest.mark.parametrize("make", [_binary, _multinomial])
+def test_protocol_transcript_replays_and_equals_the_kernel(make):
+    problem, owners = make()
+    run = dict(sigma=0.5, delta=1e-3, steps=120, personal_columns=[1], rng=4)
+    fast = dpsolve.joint_sgd(problem, owners, **run)
+    slow = dpsolve.joint_sgd(problem, owners, record_transcript=True, **run)
+    assert fast.transcript is None
+    assert np.array_equal(slow.theta, fast.theta)
+    assert np.array_equal(slow.model.personal, fast.model.personal)
+    transcript = slow.transcript
+    assert transcript.messages.shape == (120, int(np.prod(problem.theta_shape)))
+    assert np.array_equal(transcript.replay(), slow.theta)
+    # the messages carry the owners' noise: their spread exceeds a noise-free run's
+    quiet = dpsolve.joint_sgd(problem, owners, record_transcript=True,
+                              **{**run, "sigma": 0.0}).transcript.messages
+    assert np.std(transcript.messages - quiet) > 0.25
+    with pytest.raises(ValueError, match="transcript_limit"):
+        dpsolve.joint_sgd(problem, owners, record_transcript=True, transcript_limit=100, **run)
