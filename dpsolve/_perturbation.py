@@ -8,7 +8,6 @@ import warnings
 import dp_accounting
 import numpy as np
 
-from . import bounds
 from ._calibration import check_finite_lipschitz, warn_large_delta
 from ._validation import check_choice, check_real, check_rng
 from .fit import Fit

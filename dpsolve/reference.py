@@ -282,7 +282,7 @@ def _gradient_gap(problem, theta, absX):
     ReferenceSolution stays below ``F(theta*)``. Like :func:`_duality_gap`, the allowance is
     doubled.
     """
-    X, y, n, p = problem.X, problem.y, problem.n, problem.p
+    X, n, p = problem.X, problem.n, problem.p
     lam, R = problem.reg, problem.radius
     K = problem.n_classes
     d = p * K
@@ -431,7 +431,7 @@ def _cone_solve(problem, tol):
     None if both solvers fail."""
     import cvxpy as cp
 
-    X, y, n, p = problem.X, problem.y, problem.n, problem.p
+    X, y, n = problem.X, problem.y, problem.n
     theta = cp.Variable(problem.theta_shape)
     z = X @ theta
     constraints = []

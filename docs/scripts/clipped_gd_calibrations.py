@@ -20,7 +20,7 @@ def main():
     args = parser.parse_args()
     X, y = dpsolve.datasets.make_synthetic(10_000, 20, rng=0)
     delta = 1e-6
-    print(f"| loss | epsilon | calibration | T | s | certified eps (pld) | excess risk | bound |")
+    print("| loss | epsilon | calibration | T | s | certified eps (pld) | excess risk | bound |")
     print("|---|---|---|---|---|---|---|---|")
     for loss in ("logistic", "hinge"):
         problem = dpsolve.Problem(X, y, loss, radius=1.0)
