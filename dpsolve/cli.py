@@ -17,16 +17,101 @@ def main(argv=None):
     demo.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
     demo.add_argument("--out", default="dpsolve-demo.png",
                       help="where to write the PNG plot (default dpsolve-demo.png; '' for none)")
+    run = commands.add_parser(
+        "run", help="run a sweep (TOML) into a results database; resumable",
+        description="Run every run of a sweep file that the results database does not hold "
+                    "yet, in parallel, committing each run as it finishes: a sweep that is "
+                    "interrupted and started again skips what is done and loses nothing.")
+    run.add_argument("sweep", help="the sweep file (TOML; see dpsolve.experiments.sweep)")
+    run.add_argument("--out", required=True, help="the SQLite results database")
+    run.add_argument("--jobs", type=int, default=None,
+                     help="worker processes (default: every core)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    report = commands.add_parser(
+        "report", help="summarise a results database",
+        description="Print, per grid cell, the mean excess risk with its 95%% confidence "
+                    "interval, the theorem's bound and their ratio; and the fitted log-log "
+                    "slopes along each swept axis next to the bound's.")
+    report.add_argument("database", help="the SQLite results database")
+    report.add_argument("--csv", default=None, help="also write the cell summaries to this CSV")
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
+    if args.command == "run":
+        return _run(parser, args)
+    if args.command == "report":
+        return _report(parser, args)
     if args.command == "demo":
         if args.seeds < 2:
             parser.error("--seeds must be at least 2 (the table reports a standard deviation)")
         from .demo import run_demo
 
         run_demo(seeds=args.seeds, seed=args.seed, out=args.out)
+    return 0
+
+
+def _run(parser, args):
+    from .experiments import SweepError, run_sweep
+
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    try:
+        counts = run_sweep(args.sweep, args.out, jobs=args.jobs, progress=not args.quiet)
+    except SweepError as exc:
+        print(f"dpsolve run: {args.sweep}: {exc}", file=sys.stderr)
+        return 2
+    except RuntimeError as exc:
+        print(f"dpsolve run: {exc}", file=sys.stderr)
+        return 1
+    print(f"{counts['ran']} runs done, {counts['skipped']} already in {args.out}, "
+          f"{counts['total']} in the sweep")
+    return 0
+
+
+def _format(value):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _report(parser, args):
+    import os
+
+    from .experiments import slopes, summarize, to_csv
+
+    if not os.path.exists(args.database):
+        parser.error(f"no results database at {args.database}")
+    cells = summarize(args.database)
+    if not cells:
+        print(f"{args.database} holds no runs")
+        return 0
+    varying = [k for k in sorted(cells[0]) if "." in k
+               and len({str(c.get(k)) for c in cells}) > 1]
+    columns = varying + ["runs", "excess_risk", "ci_half_width", "bound", "ratio_to_bound",
+                         "lower_bound", "certified_epsilon"]
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+    for c in cells:
+        print("| " + " | ".join(_format(c.get(k)) for k in columns) + " |")
+    for axis in varying:
+        try:
+            fits = slopes(args.database, axis)
+        except ValueError:
+            continue
+        numeric = [f for f in fits if f["points"] >= 2]
+        if not numeric:
+            continue
+        print(f"\nlog-log slope of excess risk along {axis} (95% interval) and the bound's:")
+        for f in numeric:
+            others = ", ".join(f"{k}={f[k]}" for k in varying if k != axis and k in f) or "all"
+            print(f"  {others}: {f['slope']:.3f} [{_format(f['ci_low'])}, {_format(f['ci_high'])}]"
+                  f", bound {_format(f['bound_slope'])}")
+    if args.csv:
+        to_csv(cells, args.csv)
+        print(f"\ncell summaries written to {args.csv}")
     return 0
 
 

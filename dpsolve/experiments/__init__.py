@@ -1,0 +1,18 @@
+"""Experiment sweeps: run solvers over a grid of settings, store every run in SQLite as it
+finishes, and summarise excess risk against the theorems' bounds.
+
+- :func:`load_sweep` (a TOML file or a dict; see :mod:`dpsolve.experiments.sweep` for the format)
+  and :class:`Sweep`;
+- :func:`run_sweep` (parallel, resumable) and :class:`ResultStore`;
+- :func:`execute` (one run, replayable from its spec);
+- :func:`summarize`, :func:`slopes`, :func:`fit_slope`, :func:`to_csv`, :func:`to_dataframe`.
+"""
+from .runner import run_sweep
+from .runs import execute
+from .store import ResultStore
+from .summary import fit_slope, mean_interval, slopes, summarize, to_csv, to_dataframe
+from .sweep import Sweep, SweepError, cell_id, load_sweep, run_id, run_seed
+
+__all__ = ["ResultStore", "Sweep", "SweepError", "cell_id", "execute", "fit_slope",
+           "load_sweep", "mean_interval", "run_id", "run_seed", "run_sweep", "slopes",
+           "summarize", "to_csv", "to_dataframe"]

@@ -1,0 +1,88 @@
+"""Running a sweep: the runs not yet in the store, in parallel, each committed as it finishes."""
+import concurrent.futures
+import multiprocessing
+import os
+import sys
+
+from .runs import build_problem, execute
+from .store import ResultStore
+from .sweep import canonical, load_sweep, run_id
+
+
+def _warm_references(sweep, pending):
+    """Solve (and cache) each (data, problem) cell's theta* once, before the workers need it."""
+    from ..reference import reference_minimizer
+    seen = set()
+    for spec in pending:
+        key = canonical({"data": spec["data"], "problem": spec["problem"]})
+        if key not in seen:
+            seen.add(key)
+            reference_minimizer(build_problem(spec, sweep.seed))
+
+
+def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
+    """Run every run of ``sweep`` (a Sweep, a TOML path or a dict) that ``path`` does not hold yet.
+
+    Parameters
+    ----------
+    sweep : Sweep, str, Path or dict
+    path : str or Path
+        The SQLite results database (created if needed). Each finished run is committed at once,
+        so a sweep that is interrupted and started again skips what is done and loses nothing.
+    jobs : int, optional
+        Worker processes (default: every core). Ignored when ``executor`` is given.
+    executor : concurrent.futures.Executor, optional
+        Any executor (a distributed one can be dropped in); its workers must be able to import
+        dpsolve. The caller keeps ownership of it.
+    progress : bool
+        Show a tqdm progress bar with an ETA on stderr.
+
+    Returns
+    -------
+    dict
+        ``{"total", "skipped", "ran"}`` run counts.
+    """
+    if not hasattr(sweep, "runs"):
+        sweep = load_sweep(sweep)
+    specs = sweep.runs()
+    with ResultStore(path) as store:
+        store.register(sweep)
+        done = store.done(sweep.name)
+        pending = [s for s in specs if run_id(s) not in done]
+        counts = {"total": len(specs), "skipped": len(specs) - len(pending), "ran": 0}
+        if not pending:
+            return counts
+        _warm_references(sweep, pending)
+        bar = None
+        if progress:
+            from tqdm import tqdm
+            bar = tqdm(total=len(specs), initial=counts["skipped"], unit="run",
+                       desc=sweep.name, file=sys.stderr)
+        own = executor is None
+        if own:
+            # not fork: a child forked after the parent ran an OpenMP kernel hangs in libgomp
+            method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+                      else "spawn")
+            executor = concurrent.futures.ProcessPoolExecutor(
+                max_workers=jobs or os.cpu_count(),
+                mp_context=multiprocessing.get_context(method))
+        try:
+            futures = {executor.submit(execute, spec, sweep.seed): spec for spec in pending}
+            for future in concurrent.futures.as_completed(futures):
+                spec = futures[future]
+                try:
+                    result = future.result()
+                except Exception as exc:
+                    raise RuntimeError(f"run {run_id(spec)} failed ({canonical(spec)}): "
+                                       f"{type(exc).__name__}: {exc}; the finished runs are "
+                                       "kept") from exc
+                store.add(spec, result)
+                counts["ran"] += 1
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if own:
+                executor.shutdown(wait=True, cancel_futures=True)
+            if bar is not None:
+                bar.close()
+    return counts

@@ -1,0 +1,130 @@
+"""Executing one run of a sweep: data, problem, certified theta*, the fit, its excess risk and the
+bounds that apply. A pure function of the run spec and the root seed."""
+import hashlib
+import math
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from .. import bounds, datasets
+from ..privacy import PrivacyWarning
+from ..problem import Problem
+from ..reference import excess_risk, reference_minimizer
+from .sweep import _solvers, data_seed, run_seed
+
+
+def load_data(data, root):
+    """``(X, y)`` for a run's data spec."""
+    source = data["source"]
+    rng = data_seed({"data": data}, root)
+    if source == "synthetic":
+        return datasets.make_synthetic(int(data["n"]), int(data["p"]),
+                                       noise=float(data.get("noise", 0.1)), rng=rng)
+    if source == "separable":
+        return datasets.make_separable(int(data["n"]), int(data["p"]),
+                                       margin=float(data.get("margin", 0.001)), rng=rng)
+    if source == "breast_cancer":
+        return datasets.load_breast_cancer()
+    if source == "digits":
+        return datasets.load_digits()
+    return load_file(data["path"], data.get("labels"))
+
+
+def load_file(path, labels=None):
+    """Rows from a ``.npy`` (with ``labels`` a second ``.npy``), ``.npz`` (arrays ``X`` and
+    ``y``) or ``.csv`` file (the last column is the label, unless ``labels`` names a file)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        with np.load(path) as f:
+            if "X" not in f or "y" not in f:
+                raise ValueError(f"{path}: an .npz file needs arrays named X and y")
+            return f["X"], f["y"]
+    if suffix == ".npy":
+        if labels is None:
+            raise ValueError(f"{path}: an .npy file of rows needs labels (a second .npy file)")
+        return np.load(path), np.load(labels)
+    if suffix == ".csv":
+        table = np.loadtxt(path, delimiter=",", ndmin=2)
+        if labels is not None:
+            return table, np.loadtxt(labels, delimiter=",")
+        return table[:, :-1], table[:, -1]
+    raise ValueError(f"{path}: data files must be .npy, .npz or .csv")
+
+
+def build_problem(spec, root):
+    X, y = load_data(spec["data"], root)
+    options = dict(spec["problem"])
+    if options.get("radius") == "none":
+        options["radius"] = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)     # row clipping: counted, not stored
+        return Problem(X, y, **options)
+
+
+def _bounds(problem, name, options, fit):
+    """The theorem's bound and the lower bound that apply to this fit (mean form); None where
+    none applies."""
+    eps, delta = options["epsilon"], options.get("delta")
+    upper = lower = None
+    upper_name = None
+    try:
+        strongly = problem.reg > 0.0
+        if name == "noisy_sgd":
+            if options.get("step_size", "lipschitz") == "strongly_convex":
+                upper = bounds.sgd1_strongly_convex_bound(problem, eps, delta)
+                upper_name = "seed 000 Theorem 2 (strongly convex, O-constant 1)"
+            else:
+                upper = bounds.sgd1_lipschitz_bound(problem, eps, delta)
+                upper_name = "seed 000 Theorem 2 (Lipschitz, O-constant 1)"
+        elif name == "clipped_gd":
+            upper = bounds.clipped_gd_bound(problem, eps, delta, steps=fit.steps,
+                                            clip_norm=fit.settings["clip_norm"],
+                                            calibration=fit.calibration
+                                            if fit.calibration != "explicit" else "pld")
+            upper_name = "DP-GD optimisation bound (seed 004)"
+        elif name == "minibatch_sgd" and fit.settings["schedule"] == "inv":
+            upper = bounds.minibatch_sgd_bound(problem, eps,
+                                               batch_size=fit.settings["batch_size"])
+            upper_name = "SCS13 bound (seed 001, schedule inv)"
+        elif name == "output_perturbation":
+            upper = bounds.output_perturbation_bound(problem, eps, delta)
+            upper_name = "output perturbation (CMS 2011)"
+        elif name == "objective_perturbation":
+            upper = bounds.objective_perturbation_bound(problem, eps, delta)
+            upper_name = "objective perturbation (CMS 2011 / AMP)"
+        if math.isfinite(problem.diameter):
+            lower = (bounds.lower_bound_strongly_convex(problem, eps) if strongly
+                     else bounds.lower_bound_lipschitz(problem, eps))
+    except (ValueError, TypeError):
+        pass                                            # the bound does not apply here
+    return upper, upper_name, lower
+
+
+def execute(spec, root):
+    """Run one spec; return its result row (JSON-serialisable floats and strings)."""
+    problem = build_problem(spec, root)
+    reference = reference_minimizer(problem)
+    options = dict(spec["solver"])
+    name = options.pop("name")
+    solver = _solvers()[name]
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        fit = solver(problem, rng=run_seed(spec, root), **options)
+    wall = time.perf_counter() - start
+    risk = excess_risk(problem, fit.theta, reference)
+    upper, upper_name, lower = _bounds(problem, name, {**options, "name": name}, fit)
+    return {
+        "excess_risk": float(risk), "reference_gap": float(reference.gap),
+        "objective": float(problem.objective(fit.theta)), "optimum": float(reference.value),
+        "bound": upper, "bound_name": upper_name, "lower_bound": lower,
+        "epsilon": float(fit.epsilon), "delta": float(fit.delta),
+        "certified_epsilon": float(fit.privacy.certified_epsilon),
+        "certified_by": fit.privacy.certified_by, "calibration": fit.calibration,
+        "sigma": None if fit.sigma is None else float(fit.sigma), "steps": int(fit.steps),
+        "n": problem.n, "p": problem.p, "wall_time": wall,
+        "theta_sha256": hashlib.sha256(np.ascontiguousarray(fit.theta).tobytes()).hexdigest(),
+    }

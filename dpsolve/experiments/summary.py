@@ -1,0 +1,131 @@
+"""Summaries of a results database: per grid cell, mean excess risk with a 95% confidence
+interval and its ratio to the bound; along an axis, the fitted log-log slope with its interval
+next to the slope of the theorem's bound over the same grid."""
+import csv
+import math
+
+import numpy as np
+from scipy import stats
+
+from .store import ResultStore
+
+
+def _rows(source):
+    if isinstance(source, (list, tuple)):
+        return list(source)
+    with ResultStore(source) as store:
+        return store.rows()
+
+
+def _flat(spec):
+    out = {"sweep": spec["sweep"]}
+    for part in ("data", "problem", "solver"):
+        for key, value in spec[part].items():
+            out[f"{part}.{key}"] = value
+    return out
+
+
+def mean_interval(values, level=0.95):
+    """Mean and the half-width of its two-sided t confidence interval (nan for one value)."""
+    values = np.asarray(values, dtype=float)
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, math.nan
+    half = stats.t.ppf(0.5 + level / 2, values.size - 1) * values.std(ddof=1) / math.sqrt(
+        values.size)
+    return mean, float(half)
+
+
+def summarize(source, level=0.95):
+    """One dict per grid cell: its parameters (``data.n``, ``solver.epsilon``, ...), the number
+    of runs, the mean excess risk and its CI half-width, the bound, the lower bound, the ratio
+    of the mean to the bound, the mean certified epsilon and wall time."""
+    cells = {}
+    for row in _rows(source):
+        cells.setdefault(row["cell_id"], []).append(row)
+    out = []
+    for cell, rows in cells.items():
+        risks = [r["result"]["excess_risk"] for r in rows]
+        mean, half = mean_interval(risks, level)
+        first = rows[0]["result"]
+        bound = first.get("bound")
+        out.append({
+            **_flat(rows[0]["spec"]), "cell_id": cell, "runs": len(rows),
+            "excess_risk": mean, "ci_half_width": half,
+            "bound": bound, "bound_name": first.get("bound_name"),
+            "ratio_to_bound": mean / bound if bound else None,
+            "lower_bound": first.get("lower_bound"),
+            "certified_epsilon": float(np.mean([r["result"]["certified_epsilon"] for r in rows])),
+            "reference_gap": max(r["result"]["reference_gap"] for r in rows),
+            "wall_time": float(np.mean([r["result"]["wall_time"] for r in rows])),
+        })
+    params = sorted(k for k in out[0] if "." in k) if out else []
+    out.sort(key=lambda c: [_order(c.get(k)) for k in ["solver.name"] + params])
+    return out
+
+
+def _order(value):
+    """Sort numbers numerically, before strings."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+def fit_slope(x, y, level=0.95):
+    """Least-squares slope of ``log y`` on ``log x`` with its two-sided t confidence interval:
+    ``(slope, low, high)`` (interval nan with fewer than 3 points)."""
+    lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
+    if lx.size < 2:
+        raise ValueError("a slope needs at least two points")
+    result = stats.linregress(lx, ly)
+    if lx.size < 3:
+        return float(result.slope), math.nan, math.nan
+    half = stats.t.ppf(0.5 + level / 2, lx.size - 2) * result.stderr
+    return float(result.slope), float(result.slope - half), float(result.slope + half)
+
+
+def slopes(source, axis, level=0.95):
+    """For every group of cells that differ only in ``axis`` (e.g. ``"data.n"`` or
+    ``"solver.epsilon"``): the fitted slope of the runs' excess risks against the axis on
+    log-log axes, with its interval, and the slope of the bound over the same grid (the
+    exponent the theorem predicts there)."""
+    rows = _rows(source)
+    groups = {}
+    for row in rows:
+        flat = _flat(row["spec"])
+        if axis not in flat:
+            raise ValueError(f"{axis!r} is not a parameter of these runs; they have "
+                             f"{sorted(flat)}")
+        key = tuple(sorted((k, str(v)) for k, v in flat.items() if k != axis))
+        groups.setdefault(key, []).append((flat[axis], row["result"]))
+    out = []
+    for key, items in groups.items():
+        xs = sorted({x for x, _ in items})
+        if len(xs) < 2:
+            continue
+        points = [(x, r["excess_risk"]) for x, r in items if r["excess_risk"] > 0]
+        if len({x for x, _ in points}) < 2:
+            continue
+        slope, low, high = fit_slope([x for x, _ in points], [y for _, y in points], level)
+        bound_by_x = {x: r.get("bound") for x, r in items}
+        predicted = None
+        if all(bound_by_x[x] for x in xs):
+            predicted = fit_slope(xs, [bound_by_x[x] for x in xs])[0]
+        out.append({**dict(key), "axis": axis, "points": len(xs), "slope": slope,
+                    "ci_low": low, "ci_high": high, "bound_slope": predicted})
+    return out
+
+
+def to_csv(cells, path):
+    """Write summary cells (or any list of flat dicts) to a CSV file."""
+    keys = sorted({k for c in cells for k in c})
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=keys)
+        writer.writeheader()
+        writer.writerows(cells)
+
+
+def to_dataframe(cells):
+    """The cells as a pandas DataFrame (needs pandas)."""
+    import pandas as pd
+    return pd.DataFrame(cells)

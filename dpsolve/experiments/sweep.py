@@ -1,0 +1,236 @@
+"""A sweep: solvers, data and problems over a grid, expanded into runs with stable ids and seeds.
+
+A sweep is a TOML file (or the same structure as a dict)::
+
+    name = "sgd1-epsilon"      # required
+    seed = 0                   # root seed of every run (default 0)
+    replicates = 5             # runs per grid cell, differing only in the solver's randomness
+
+    [data]                     # list values are grid axes, scalars are fixed
+    source = "synthetic"       # synthetic | separable | breast_cancer | digits | file
+    n = [500, 1000, 2000]
+    p = 10
+
+    [problem]                  # dpsolve.Problem's options
+    loss = ["logistic", "hinge"]
+    radius = 1.0
+
+    [[solver]]                 # one table per solver
+    name = "noisy_sgd"
+    epsilon = [0.1, 0.3, 1.0]
+    delta = 1e-9
+    calibration = ["paper", "rdp"]   # any other key is passed to the solver
+
+Every run is a plain dict ``{"sweep", "replicate", "data", "problem", "solver"}`` of scalars. Its
+id is a hash of its canonical JSON; its seed is the root SeedSequence spawned along that hash, so
+any single run can be replayed exactly from its spec. The data of a run depend only on the data
+spec and the root seed (every solver and replicate sees the same rows).
+"""
+import dataclasses
+import hashlib
+import inspect
+import itertools
+import json
+import math
+import numbers
+from pathlib import Path
+
+import numpy as np
+
+TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver"}
+DATA_KEYS = {
+    "synthetic": {"source", "n", "p", "noise"},
+    "separable": {"source", "n", "p", "margin"},
+    "breast_cancer": {"source"},
+    "digits": {"source"},
+    "file": {"source", "path", "labels"},
+}
+PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows"}
+
+
+class SweepError(ValueError):
+    """A sweep file or dict that cannot be run; the message names the offending key."""
+
+
+def _solvers():
+    import dpsolve
+    return {"noisy_sgd": dpsolve.noisy_sgd, "clipped_gd": dpsolve.clipped_gd,
+            "minibatch_sgd": dpsolve.minibatch_sgd,
+            "output_perturbation": dpsolve.output_perturbation,
+            "objective_perturbation": dpsolve.objective_perturbation}
+
+
+def canonical(obj):
+    """Canonical JSON of a run spec (sorted keys, no spaces; inf as a string)."""
+    def fix(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        return v
+    return json.dumps(fix(obj), sort_keys=True, separators=(",", ":"))
+
+
+def run_id(spec):
+    """Stable id of a run: the first 16 hex digits of the SHA-256 of its canonical JSON."""
+    return hashlib.sha256(canonical(spec).encode()).hexdigest()[:16]
+
+
+def cell_id(spec):
+    """Id of the run's grid cell: its spec without the replicate."""
+    return run_id({k: v for k, v in spec.items() if k != "replicate"})
+
+
+def _seed(root, obj):
+    digest = hashlib.sha256(canonical(obj).encode()).digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.SeedSequence(root, spawn_key=tuple(words))
+
+
+def run_seed(spec, root):
+    """The solver's SeedSequence: the root seed spawned along the run's hash."""
+    return _seed(root, spec)
+
+
+def data_seed(spec, root):
+    """The data's SeedSequence: depends on the data spec only."""
+    return _seed(root, {"data": spec["data"]})
+
+
+@dataclasses.dataclass(frozen=True)
+class Sweep:
+    """A validated sweep. ``runs()`` expands it; ``spec`` is the normalised dict."""
+
+    name: str
+    seed: int
+    replicates: int
+    spec: dict
+
+    def runs(self):
+        """Every run spec, in a fixed order (grid order, then replicate)."""
+        out = []
+        data_grid = _grid(self.spec["data"])
+        problem_grid = _grid(self.spec["problem"])
+        for solver in self.spec["solver"]:
+            for data, problem, options in itertools.product(data_grid, problem_grid,
+                                                            _grid(solver)):
+                for r in range(self.replicates):
+                    out.append({"sweep": self.name, "replicate": r, "data": data,
+                                "problem": problem, "solver": options})
+        return out
+
+
+def _grid(table):
+    """All combinations of a table's list values (scalars fixed), as dicts."""
+    keys = sorted(table)
+    axes = [table[k] if isinstance(table[k], list) else [table[k]] for k in keys]
+    return [dict(zip(keys, values)) for values in itertools.product(*axes)]
+
+
+def _scalar_ok(value):
+    return isinstance(value, (str, bool, numbers.Real)) and not (
+        isinstance(value, float) and math.isnan(value))
+
+
+def _check_values(table, where):
+    for key, value in table.items():
+        values = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and not value:
+            raise SweepError(f"{where}.{key}: an empty list gives no runs")
+        for v in values:
+            if not _scalar_ok(v):
+                raise SweepError(f"{where}.{key}: values must be numbers, strings or booleans, "
+                                 f"got {v!r}")
+
+
+def load_sweep(source):
+    """Validate a sweep: a path to a TOML file, TOML text, or a dict. Raises SweepError naming
+    the offending key."""
+    if isinstance(source, dict):
+        raw = source
+    else:
+        try:
+            import tomllib
+        except ImportError:             # Python 3.10
+            import tomli as tomllib
+        text = source
+        if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
+                                        and source.endswith(".toml")):
+            try:
+                text = Path(source).read_text()
+            except OSError as exc:
+                raise SweepError(f"cannot read the sweep file {source}: {exc}") from exc
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SweepError(f"the sweep is not valid TOML: {exc}") from exc
+    unknown = set(raw) - TOP_KEYS
+    if unknown:
+        raise SweepError(f"unknown key {sorted(unknown)[0]!r} at the top of the sweep; "
+                         f"accepted: {sorted(TOP_KEYS)}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise SweepError("name: the sweep needs a non-empty name (a string)")
+    seed = raw.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise SweepError(f"seed: must be a non-negative integer, got {seed!r}")
+    replicates = raw.get("replicates", 5)
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
+        raise SweepError(f"replicates: must be a positive integer, got {replicates!r}")
+
+    data = dict(raw.get("data") or {})
+    if not isinstance(raw.get("data", {}), dict) or "source" not in data:
+        raise SweepError("data.source: the sweep needs a [data] table with a source "
+                         f"(one of {sorted(DATA_KEYS)})")
+    if isinstance(data["source"], list) or data["source"] not in DATA_KEYS:
+        raise SweepError(f"data.source: must be one of {sorted(DATA_KEYS)}, got "
+                         f"{data['source']!r}")
+    extra = set(data) - DATA_KEYS[data["source"]]
+    if extra:
+        raise SweepError(f"data.{sorted(extra)[0]}: not a key of source "
+                         f"{data['source']!r}; accepted: {sorted(DATA_KEYS[data['source']])}")
+    if data["source"] in ("synthetic", "separable"):
+        for key in ("n", "p"):
+            if key not in data:
+                raise SweepError(f"data.{key}: source {data['source']!r} needs {key}")
+    _check_values(data, "data")
+
+    problem = dict(raw.get("problem") or {})
+    if not isinstance(raw.get("problem", {}), dict):
+        raise SweepError("problem: must be a table")
+    extra = set(problem) - PROBLEM_KEYS
+    if extra:
+        raise SweepError(f"problem.{sorted(extra)[0]}: not an option of dpsolve.Problem; "
+                         f"accepted: {sorted(PROBLEM_KEYS)}")
+    if "radius" in problem and problem["radius"] == "none":
+        problem["radius"] = "none"      # TOML has no null: "none" means no constraint
+    _check_values(problem, "problem")
+
+    solvers = raw.get("solver")
+    if isinstance(solvers, dict):
+        solvers = [solvers]
+    if not isinstance(solvers, list) or not solvers:
+        raise SweepError("solver: the sweep needs at least one [[solver]] table")
+    known = _solvers()
+    checked = []
+    for i, table in enumerate(solvers):
+        where = f"solver[{i}]"
+        if not isinstance(table, dict) or "name" not in table:
+            raise SweepError(f"{where}.name: every [[solver]] table needs a name")
+        if isinstance(table["name"], list) or table["name"] not in known:
+            raise SweepError(f"{where}.name: must be one of {sorted(known)}, got "
+                             f"{table['name']!r}")
+        if "epsilon" not in table:
+            raise SweepError(f"{where}.epsilon: every solver run needs epsilon")
+        parameters = inspect.signature(known[table["name"]]).parameters
+        allowed = set(parameters) - {"problem", "rng", "sigma", "parties", "record_transcript",
+                                     "transcript_limit"}
+        for key in table:
+            if key != "name" and key not in allowed:
+                raise SweepError(f"{where}.{key}: not an option of {table['name']}; accepted: "
+                                 f"{sorted(allowed)}")
+        _check_values(table, where)
+        checked.append(dict(table))
+    spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
+            "problem": problem, "solver": checked}
+    return Sweep(name=name, seed=seed, replicates=replicates, spec=spec)

@@ -1,0 +1,244 @@
+"""Experiment sweeps: validation, stable ids and seeds, replay, crash-safe resume, summaries, CLI."""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpsolve import experiments
+from dpsolve.cli import main
+from dpsolve.experiments import SweepError, load_sweep
+
+TINY = {
+    "name": "tiny", "seed": 3, "replicates": 2,
+    "data": {"source": "synthetic", "n": [100, 200], "p": 4},
+    "problem": {"loss": "logistic", "radius": 1.0, "reg": 0.05},
+    "solver": [{"name": "clipped_gd", "epsilon": [0.5, 2.0], "delta": 1e-6},
+               {"name": "output_perturbation", "epsilon": 1.0}],
+}
+
+
+def _with(**changes):
+    spec = {k: (dict(v) if isinstance(v, dict) else v) for k, v in TINY.items()}
+    for path, value in changes.items():
+        table, _, key = path.partition("__")
+        if key:
+            spec[table][key] = value
+        else:
+            spec[table] = value
+    return spec
+
+
+# -- validation -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("spec,key", [
+    (_with(colour="red"), "'colour'"),
+    (_with(name=""), "name"),
+    (_with(replicates=0), "replicates"),
+    (_with(seed=-1), "seed"),
+    (_with(data__source="mnist"), "data.source"),
+    (_with(data__margin=0.1), "data.margin"),
+    (_with(data={"source": "synthetic", "p": 3}), "data.n"),
+    (_with(problem__lambda=0.1), "problem.lambda"),
+    (_with(data__n=[]), "data.n"),
+    (_with(solver=[{"name": "adam", "epsilon": 1.0}]), "solver[0].name"),
+    (_with(solver=[{"name": "clipped_gd", "delta": 1e-6}]), "solver[0].epsilon"),
+    (_with(solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6, "clip": 1.0}]),
+     "solver[0].clip"),
+    (_with(solver=[{"name": "noisy_sgd", "epsilon": 1.0, "delta": 1e-6, "rng": 3}]),
+     "solver[0].rng"),
+    (_with(solver=[]), "solver"),
+])
+def test_bad_sweeps_name_the_key(spec, key):
+    with pytest.raises(SweepError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        load_sweep(spec)
+
+
+def test_bad_toml_and_missing_file(tmp_path):
+    with pytest.raises(SweepError, match="not valid TOML"):
+        load_sweep("name = \n[data\n")
+    with pytest.raises(SweepError, match="cannot read"):
+        load_sweep(str(tmp_path / "missing.toml"))
+
+
+# -- expansion, ids and seeds -------------------------------------------------------------------------
+def test_expansion_ids_and_seeds():
+    sweep = load_sweep(TINY)
+    runs = sweep.runs()
+    assert len(runs) == (2 * 2 + 2 * 1) * 2          # (n x eps + n) x replicates
+    ids = [experiments.run_id(r) for r in runs]
+    assert len(set(ids)) == len(ids)
+    assert ids == [experiments.run_id(r) for r in load_sweep(TINY).runs()]   # stable
+    cells = {experiments.cell_id(r) for r in runs}
+    assert len(cells) == len(runs) // 2
+    a, b = runs[0], runs[1]                                  # replicates 0 and 1 of a cell
+    sa, sb = experiments.run_seed(a, 3), experiments.run_seed(b, 3)
+    assert sa.generate_state(4).tolist() != sb.generate_state(4).tolist()
+    assert (experiments.run_seed(a, 3).generate_state(4).tolist()
+            == sa.generate_state(4).tolist())
+
+
+def test_a_run_replays_bit_for_bit():
+    spec = load_sweep(TINY).runs()[0]
+    first = experiments.execute(spec, 3)
+    again = experiments.execute(spec, 3)
+    assert first["theta_sha256"] == again["theta_sha256"]
+    assert first["excess_risk"] == again["excess_risk"]
+    assert first["excess_risk"] >= -first["reference_gap"]
+    assert first["bound"] is not None and first["certified_epsilon"] <= 0.5 * (1 + 1e-9)
+
+
+def test_file_data(tmp_path):
+    from dpsolve.datasets import make_synthetic
+    X, y = make_synthetic(60, 3, rng=0)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",")
+    for name in ("d.npz", "d.csv"):
+        spec = _with(data={"source": "file", "path": str(tmp_path / name)},
+                     solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-4}])
+        result = experiments.execute(load_sweep(spec).runs()[0], 0)
+        assert result["n"] == 60 and result["p"] == 3
+
+
+# -- the store: resume after SIGKILL --------------------------------------------------------------------
+SLOW = """
+name = "slow"
+seed = 0
+replicates = 8
+
+[data]
+source = "synthetic"
+n = 60
+p = 3
+
+[problem]
+loss = "logistic"
+radius = 1.0
+
+[[solver]]
+name = "noisy_sgd"
+epsilon = 0.5
+delta = 1e-7
+calibration = "rdp"
+steps = 4000000
+"""
+
+
+def _rows(db):
+    with sqlite3.connect(db) as con:
+        return dict(con.execute("SELECT run_id, finished_at FROM runs").fetchall())
+
+
+def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
+    sweep_file = tmp_path / "slow.toml"
+    sweep_file.write_text(SLOW)
+    db = tmp_path / "results.db"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-m", "dpsolve.cli", "run", str(sweep_file),
+                             "--out", str(db), "--jobs", "2", "--quiet"],
+                            env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    before = {}
+    while time.monotonic() < deadline:
+        if db.exists():
+            try:
+                before = _rows(db)
+            except sqlite3.OperationalError:
+                before = {}
+        if len(before) >= 2:
+            break
+        if proc.poll() is not None:
+            pytest.fail("the sweep ended before it could be killed: "
+                        + proc.stderr.read().decode())
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)            # the runner and its workers, mid-sweep
+    proc.wait()
+    before = _rows(db)                               # what had been committed at the kill
+    assert 2 <= len(before) < 8
+    with sqlite3.connect(db) as con:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    counts = experiments.run_sweep(str(sweep_file), db, jobs=2, progress=False)
+    assert counts == {"total": 8, "skipped": len(before), "ran": 8 - len(before)}
+    after = _rows(db)
+    assert len(after) == 8
+    assert all(after[k] == v for k, v in before.items())     # not recomputed, not lost
+    again = experiments.run_sweep(str(sweep_file), db, jobs=2, progress=False)
+    assert again == {"total": 8, "skipped": 8, "ran": 0}
+
+
+def test_a_failing_run_is_named_and_the_finished_ones_are_kept(tmp_path):
+    db = tmp_path / "r.db"
+    spec = _with(problem={"loss": "logistic", "radius": 1.0},     # reg = 0: output_perturbation fails
+                 solver=[{"name": "output_perturbation", "epsilon": 1.0}], replicates=1)
+    with pytest.raises(RuntimeError, match="output_perturbation needs a strongly convex"):
+        experiments.run_sweep(spec, db, jobs=1, progress=False)
+
+
+def test_store_refuses_a_different_sweep_under_the_same_name(tmp_path):
+    db = tmp_path / "r.db"
+    experiments.run_sweep(_with(solver=[{"name": "output_perturbation", "epsilon": 1.0}],
+                                problem={"loss": "logistic", "radius": 1.0, "reg": 0.1},
+                                replicates=1), db, jobs=1, progress=False)
+    with pytest.raises(ValueError, match="different sweep"):
+        experiments.run_sweep(_with(replicates=3), db, jobs=1, progress=False)
+
+
+# -- summaries ------------------------------------------------------------------------------------------
+def test_mean_interval_is_the_t_interval():
+    values = [1.0, 2.0, 4.0, 3.5]
+    mean, half = experiments.mean_interval(values)
+    lo, hi = stats.t.interval(0.95, 3, loc=np.mean(values), scale=stats.sem(values))
+    assert mean == pytest.approx(np.mean(values)) and half == pytest.approx((hi - lo) / 2)
+
+
+def test_slope_fit_recovers_known_exponents():
+    x = np.geomspace(10, 1e4, 25)
+    slope, low, high = experiments.fit_slope(x, 3.0 * x ** -0.5)
+    assert slope == pytest.approx(-0.5, abs=1e-12)
+    rng = np.random.default_rng(0)
+    covered = 0
+    for _ in range(200):
+        y = 2.0 * x ** -1.0 * np.exp(0.1 * rng.standard_normal(x.size))
+        slope, low, high = experiments.fit_slope(x, y)
+        covered += low <= -1.0 <= high
+    # a 95% interval covers the true exponent in about 95% of 200 trials (binomial 1e-4 band)
+    assert stats.binom.ppf(1e-4, 200, 0.95) <= covered <= 200
+
+
+def test_summaries_and_slopes_from_a_run(tmp_path):
+    db = tmp_path / "r.db"
+    experiments.run_sweep(TINY, db, jobs=2, progress=False)
+    cells = experiments.summarize(db)
+    assert len(cells) == 6 and all(c["runs"] == 2 for c in cells)
+    gd = [c for c in cells if c["solver.name"] == "clipped_gd"]
+    assert all(c["ratio_to_bound"] == pytest.approx(c["excess_risk"] / c["bound"]) for c in gd)
+    fits = experiments.slopes(db, "data.n")
+    assert fits and all(f["bound_slope"] is not None for f in fits if "solver.epsilon" in f)
+    experiments.to_csv(cells, tmp_path / "cells.csv")
+    assert (tmp_path / "cells.csv").read_text().count("\n") == 7
+
+
+# -- the command line ---------------------------------------------------------------------------------------
+def test_cli_run_and_report(tmp_path, capsys):
+    sweep = tmp_path / "tiny.toml"
+    sweep.write_text('name = "cli"\nreplicates = 2\n[data]\nsource = "synthetic"\n'
+                     'n = [100, 300]\np = 3\n[problem]\nloss = "logistic"\nradius = 1.0\n'
+                     '[[solver]]\nname = "clipped_gd"\nepsilon = 1.0\ndelta = 1e-5\n')
+    db = tmp_path / "r.db"
+    assert main(["run", str(sweep), "--out", str(db), "--jobs", "1", "--quiet"]) == 0
+    assert "4 runs done" in capsys.readouterr().out
+    assert main(["report", str(db), "--csv", str(tmp_path / "c.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "| data.n |" in out and "slope of excess risk along data.n" in out
+    assert (tmp_path / "c.csv").exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(sweep.read_text().replace("delta = 1e-5", "delta = 1e-5\nclip = 2"))
+    assert main(["run", str(bad), "--out", str(db)]) == 2
+    assert "solver[0].clip" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["report", str(tmp_path / "none.db")])
