@@ -34,6 +34,31 @@ def main(argv=None):
                     "slopes along each swept axis next to the bound's.")
     report.add_argument("database", help="the SQLite results database")
     report.add_argument("--csv", default=None, help="also write the cell summaries to this CSV")
+    report.add_argument("--plots", default=None, metavar="DIR",
+                        help="also write figures (PNG and SVG) of excess risk against n, p and "
+                             "epsilon into DIR")
+    solve = commands.add_parser(
+        "solve", help="fit one private model on a CSV/NPY/NPZ file and write it as JSON",
+        description="Fit one solver on a data file (.csv with the label in the last column, "
+                    ".npz with arrays X and y, or .npy with --labels) and write the released "
+                    "parameters and their privacy report as JSON.")
+    solve.add_argument("--data", required=True, help="the data file")
+    solve.add_argument("--labels", default=None, help="labels file (.npy or .csv) if separate")
+    solve.add_argument("--loss", default="logistic",
+                       help="logistic, hinge, huber_hinge, squared or multinomial")
+    solve.add_argument("--solver", default="clipped_gd",
+                       help="noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation or "
+                            "objective_perturbation (default clipped_gd)")
+    solve.add_argument("--epsilon", type=float, required=True)
+    solve.add_argument("--delta", type=float, default=None,
+                       help="delta (omit for the pure-DP solvers)")
+    solve.add_argument("--radius", default="1.0",
+                       help="radius of the parameter ball, or 'none' (then --reg > 0)")
+    solve.add_argument("--reg", type=float, default=0.0, help="L2 regularisation lambda")
+    solve.add_argument("--row-norm", type=float, default=1.0,
+                       help="public bound B on the row norms (rows above it are clipped)")
+    solve.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
+    solve.add_argument("--out", default="-", help="where to write the JSON (default stdout)")
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
@@ -42,6 +67,8 @@ def main(argv=None):
         return _run(parser, args)
     if args.command == "report":
         return _report(parser, args)
+    if args.command == "solve":
+        return _solve(parser, args)
     if args.command == "demo":
         if args.seeds < 2:
             parser.error("--seeds must be at least 2 (the table reports a standard deviation)")
@@ -112,6 +139,68 @@ def _report(parser, args):
     if args.csv:
         to_csv(cells, args.csv)
         print(f"\ncell summaries written to {args.csv}")
+    if args.plots:
+        from .experiments import plot_sweep
+
+        for path in plot_sweep(cells, args.plots):
+            print(f"figure written to {path}")
+    return 0
+
+
+def _solve(parser, args):
+    import json
+    import math
+    import warnings
+
+    from .experiments.runs import load_file
+    from .experiments.sweep import _solvers
+    from .problem import Problem
+
+    solvers = _solvers()
+    if args.solver not in solvers:
+        parser.error(f"--solver must be one of {sorted(solvers)}, got {args.solver!r}")
+    try:
+        radius = None if args.radius.lower() == "none" else float(args.radius)
+    except ValueError:
+        parser.error(f"--radius must be a number or 'none', got {args.radius!r}")
+    try:
+        X, y = load_file(args.data, args.labels)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
+                              row_norm=args.row_norm)
+            options = {} if args.delta is None else {"delta": args.delta}
+            fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"dpsolve solve: {exc}", file=sys.stderr)
+        return 2
+    for w in caught:            # shown to the data holder, never written to the output
+        print(f"warning: {w.message}", file=sys.stderr)
+
+    def plain(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return repr(v)
+        return v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
+
+    report = {
+        "solver": fit.solver, "source": fit.source, "loss": problem.loss,
+        "classes": list(problem.classes) if problem.classes else None,
+        "theta": fit.theta.tolist(),
+        "privacy": {"epsilon": fit.epsilon, "delta": fit.delta, "calibration": fit.calibration,
+                    "neighbours": fit.neighbours,
+                    "certified_epsilon": fit.privacy.certified_epsilon,
+                    "certified_by": fit.privacy.certified_by, "dp_event": str(fit.dp_event)},
+        "noise": dict(fit.noise), "steps": fit.steps,
+        "settings": {k: plain(v) for k, v in fit.settings.items()},
+        "problem": {k: plain(v) for k, v in problem.describe().items()},
+    }
+    text = json.dumps(report, indent=2, default=plain)
+    if args.out == "-":
+        print(text)
+    else:
+        with open(args.out, "w") as fh:
+            fh.write(text + "\n")
+        print(f"theta and its privacy report written to {args.out}", file=sys.stderr)
     return 0
 
 

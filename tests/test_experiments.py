@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import dpsolve
 from dpsolve import experiments
 from dpsolve.cli import main
 from dpsolve.experiments import SweepError, load_sweep
@@ -137,11 +138,14 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     sweep_file = tmp_path / "slow.toml"
     sweep_file.write_text(SLOW)
     db = tmp_path / "results.db"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # the package this test imports (installed, or the built source tree), outside the
+    # repository root, where `python -m` would otherwise find an unbuilt dpsolve/
+    here = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve.__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here] + [p for p in sys.path if p])}
     proc = subprocess.Popen([sys.executable, "-m", "dpsolve.cli", "run", str(sweep_file),
                              "--out", str(db), "--jobs", "2", "--quiet"],
-                            env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            env=env, cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
     before = {}
     while time.monotonic() < deadline:
@@ -232,13 +236,42 @@ def test_cli_run_and_report(tmp_path, capsys):
     db = tmp_path / "r.db"
     assert main(["run", str(sweep), "--out", str(db), "--jobs", "1", "--quiet"]) == 0
     assert "4 runs done" in capsys.readouterr().out
-    assert main(["report", str(db), "--csv", str(tmp_path / "c.csv")]) == 0
+    assert main(["report", str(db), "--csv", str(tmp_path / "c.csv"),
+                 "--plots", str(tmp_path / "figs")]) == 0
     out = capsys.readouterr().out
     assert "| data.n |" in out and "slope of excess risk along data.n" in out
     assert (tmp_path / "c.csv").exists()
+    png = (tmp_path / "figs" / "excess_risk_vs_n.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    assert (tmp_path / "figs" / "excess_risk_vs_n.svg").exists()
     bad = tmp_path / "bad.toml"
     bad.write_text(sweep.read_text().replace("delta = 1e-5", "delta = 1e-5\nclip = 2"))
     assert main(["run", str(bad), "--out", str(db)]) == 2
     assert "solver[0].clip" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["report", str(tmp_path / "none.db")])
+
+
+def test_cli_solve_writes_theta_and_its_privacy(tmp_path, capsys):
+    import json
+
+    from dpsolve.datasets import make_synthetic
+    X, y = make_synthetic(200, 3, rng=1)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",")
+    out = tmp_path / "fit.json"
+    assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
+                 "--seed", "4", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert len(report["theta"]) == 3 and report["privacy"]["certified_epsilon"] <= 1.0
+    assert report["solver"] == "clipped_gd" and report["classes"] == [-1.0, 1.0]
+    again = tmp_path / "again.json"
+    main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
+          "--seed", "4", "--out", str(again)])
+    assert json.loads(again.read_text())["theta"] == report["theta"]      # same seed, same fit
+    assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "-1",
+                 "--delta", "1e-5"]) == 2
+    assert "epsilon" in capsys.readouterr().err
+    assert main(["solve", "--data", str(tmp_path / "missing.csv"), "--epsilon", "1",
+                 "--delta", "1e-5"]) == 2
+    with pytest.raises(SystemExit):
+        main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--solver", "adam"])

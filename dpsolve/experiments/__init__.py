@@ -5,8 +5,10 @@ finishes, and summarise excess risk against the theorems' bounds.
   and :class:`Sweep`;
 - :func:`run_sweep` (parallel, resumable) and :class:`ResultStore`;
 - :func:`execute` (one run, replayable from its spec);
-- :func:`summarize`, :func:`slopes`, :func:`fit_slope`, :func:`to_csv`, :func:`to_dataframe`.
+- :func:`summarize`, :func:`slopes`, :func:`fit_slope`, :func:`to_csv`, :func:`to_dataframe`;
+- :func:`plot_sweep` (figures against n, p and epsilon).
 """
+from .plots import plot_sweep
 from .runner import run_sweep
 from .runs import execute
 from .store import ResultStore
@@ -14,5 +16,5 @@ from .summary import fit_slope, mean_interval, slopes, summarize, to_csv, to_dat
 from .sweep import Sweep, SweepError, cell_id, load_sweep, run_id, run_seed
 
 __all__ = ["ResultStore", "Sweep", "SweepError", "cell_id", "execute", "fit_slope",
-           "load_sweep", "mean_interval", "run_id", "run_seed", "run_sweep", "slopes",
+           "load_sweep", "mean_interval", "plot_sweep", "run_id", "run_seed", "run_sweep", "slopes",
            "summarize", "to_csv", "to_dataframe"]
