@@ -11,6 +11,38 @@ from libc.math cimport isfinite
 from _loss cimport HUBER_HINGE, loss_derivative, multinomial_derivative
 from _vector cimport dot
 
+cdef extern from *:
+    """
+    #ifdef _OPENMP
+    #include <omp.h>
+    static void dps_set_num_threads(int n) { omp_set_num_threads(n); }
+    static int dps_max_threads(void) { return omp_get_max_threads(); }
+    #else
+    static void dps_set_num_threads(int n) { (void)n; }
+    static int dps_max_threads(void) { return 1; }
+    #endif
+    """
+    void dps_set_num_threads(int n) nogil
+    int dps_max_threads() nogil
+
+
+def set_num_threads(int n):
+    """Threads the parallel kernels use when called from this thread (``omp_set_num_threads``).
+
+    Several processes that each run OpenMP on every core slow each other down by orders of
+    magnitude (threads spin waiting for descheduled siblings), so each of a sweep's worker
+    processes takes its share of the cores. Results do not depend on the thread count.
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    dps_set_num_threads(n)
+
+
+def max_threads():
+    """Threads the next parallel kernel call from this thread will use (1 without OpenMP)."""
+    return dps_max_threads()
+
+
 # Rows are split into this many blocks whatever the number of threads; block sums are added in
 # block order, so the result is bit-identical for any thread count.
 cdef enum:

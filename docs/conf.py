@@ -6,9 +6,6 @@ The API reference imports the *installed* dpsolve (or the one on PYTHONPATH): th
 put the repository root on ``sys.path``, because after a regular ``pip install .`` the source tree
 there has no compiled kernels.
 """
-import re
-from pathlib import Path
-
 import dpsolve
 
 project = "dpsolve"
@@ -52,19 +49,3 @@ html_theme = "alabaster"
 html_title = f"dpsolve {release}"
 html_static_path = []
 
-
-def _drop_empty_theorem_toctree(app, docname, source):
-    """``theorems/index`` globs the generated theorem pages; keep the build ``-W``-clean before any
-    exist. Sphinx's "toctree glob pattern didn't match any documents" warning has no type, so
-    ``suppress_warnings`` cannot silence it: drop the toctree while the folder has no other page."""
-    if docname != "theorems/index":
-        return
-    folder = Path(app.srcdir) / "theorems"
-    pages = [p for suffix in source_suffix for p in folder.glob(f"*{suffix}")
-             if p.name != f"index{p.suffix}"]
-    if not pages:
-        source[0] = re.sub(r"```\{toctree\}.*?```", "", source[0], flags=re.S)
-
-
-def setup(app):
-    app.connect("source-read", _drop_empty_theorem_toctree)

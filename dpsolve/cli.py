@@ -10,13 +10,19 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = commands.add_parser(
         "demo", help="run private SGD on built-in data and compare with Theorem 2",
-        description="Run noisy_sgd (seed 000, SGD1) on a synthetic problem and, if scikit-learn "
-                    "is installed, the breast-cancer data; print excess risk against the "
-                    "theorem's bound and write a plot.")
+        description="A small built-in sweep: noisy_sgd (seed 000, SGD1) on a synthetic problem "
+                    "and, if scikit-learn is installed, the breast-cancer data; prints excess "
+                    "risk against the theorem's bound and writes a figure.")
     demo.add_argument("--seeds", type=int, default=5, help="replicates per setting (default 5)")
     demo.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
     demo.add_argument("--out", default="dpsolve-demo.png",
-                      help="where to write the PNG plot (default dpsolve-demo.png; '' for none)")
+                      help="where to write the figure (default dpsolve-demo.png; the format "
+                           "from the suffix; '' for none)")
+    demo.add_argument("--db", default=None,
+                      help="keep the results database here (default: a temporary one)")
+    demo.add_argument("--jobs", type=int, default=None,
+                      help="worker processes (default: every core)")
+    demo.add_argument("--quiet", action="store_true", help="no progress bar")
     run = commands.add_parser(
         "run", help="run a sweep (TOML) into a results database; resumable",
         description="Run every run of a sweep file that the results database does not hold "
@@ -71,10 +77,13 @@ def main(argv=None):
         return _solve(parser, args)
     if args.command == "demo":
         if args.seeds < 2:
-            parser.error("--seeds must be at least 2 (the table reports a standard deviation)")
+            parser.error("--seeds must be at least 2 (the table reports a confidence interval)")
+        if args.jobs is not None and args.jobs < 1:
+            parser.error("--jobs must be at least 1")
         from .demo import run_demo
 
-        run_demo(seeds=args.seeds, seed=args.seed, out=args.out)
+        run_demo(seeds=args.seeds, seed=args.seed, out=args.out, db=args.db, jobs=args.jobs,
+                 progress=not args.quiet)
     return 0
 
 
@@ -96,18 +105,10 @@ def _run(parser, args):
     return 0
 
 
-def _format(value):
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def _report(parser, args):
     import os
 
-    from .experiments import slopes, summarize, to_csv
+    from .experiments import report_text, summarize, to_csv
 
     if not os.path.exists(args.database):
         parser.error(f"no results database at {args.database}")
@@ -115,27 +116,7 @@ def _report(parser, args):
     if not cells:
         print(f"{args.database} holds no runs")
         return 0
-    varying = [k for k in sorted(cells[0]) if "." in k
-               and len({str(c.get(k)) for c in cells}) > 1]
-    columns = varying + ["runs", "excess_risk", "ci_half_width", "bound", "ratio_to_bound",
-                         "lower_bound", "certified_epsilon"]
-    print("| " + " | ".join(columns) + " |")
-    print("|" + "---|" * len(columns))
-    for c in cells:
-        print("| " + " | ".join(_format(c.get(k)) for k in columns) + " |")
-    for axis in varying:
-        try:
-            fits = slopes(args.database, axis)
-        except ValueError:
-            continue
-        numeric = [f for f in fits if f["points"] >= 2]
-        if not numeric:
-            continue
-        print(f"\nlog-log slope of excess risk along {axis} (95% interval) and the bound's:")
-        for f in numeric:
-            others = ", ".join(f"{k}={f[k]}" for k in varying if k != axis and k in f) or "all"
-            print(f"  {others}: {f['slope']:.3f} [{_format(f['ci_low'])}, {_format(f['ci_high'])}]"
-                  f", bound {_format(f['bound_slope'])}")
+    print(report_text(args.database, cells))
     if args.csv:
         to_csv(cells, args.csv)
         print(f"\ncell summaries written to {args.csv}")
@@ -153,10 +134,10 @@ def _solve(parser, args):
     import warnings
 
     from .experiments.runs import load_file
-    from .experiments.sweep import _solvers
+    from .experiments.sweep import PARTITIONED, _solvers
     from .problem import Problem
 
-    solvers = _solvers()
+    solvers = {k: v for k, v in _solvers().items() if k not in PARTITIONED}
     if args.solver not in solvers:
         parser.error(f"--solver must be one of {sorted(solvers)}, got {args.solver!r}")
     try:

@@ -5,19 +5,27 @@ from pathlib import Path
 
 import numpy as np
 
-from dpsolve import datasets
+from dpsolve import datasets, experiments
 from dpsolve.cli import main
 
 
 def test_demo_runs_end_to_end(tmp_path, capsys):
-    out = tmp_path / "demo.png"
-    assert main(["demo", "--seeds", "2", "--out", str(out)]) == 0
+    out, db = tmp_path / "demo.png", tmp_path / "demo.db"
+    assert main(["demo", "--seeds", "2", "--out", str(out), "--db", str(db), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
-    for name in ("synthetic", "breast cancer"):
+    rows = [line.split(" | ") for line in text.splitlines() if line.startswith("| ")]
+    for source in ("synthetic", "breast_cancer"):
         for loss in ("logistic", "hinge", "squared"):
-            assert sum(1 for line in text.splitlines() if line.startswith(name) and f" {loss} " in line) == 7
+            mine = [r for r in rows if r[0] == f"| {source}" and r[1] == loss]
+            assert sorted((r[2], r[3]) for r in mine) == sorted(
+                (e, c) for e in ("0.1", "0.3", "0.9") for c in ("paper", "rdp"))
     assert "nan" not in text.lower()
+    # the demo is a sweep like any other: its database holds every run, and reports again
+    assert main(["report", str(db)]) == 0
+    assert "log-log slope of excess risk along solver.epsilon" in capsys.readouterr().out
+    with experiments.ResultStore(db) as store:
+        assert len(store.rows()) == 2 * 3 * 3 * 2 * 2
 
 
 def test_cli_help_and_entry_point(tmp_path):

@@ -53,6 +53,21 @@ def _with(**changes):
     (_with(solver=[{"name": "noisy_sgd", "epsilon": 1.0, "delta": 1e-6, "rng": 3}]),
      "solver[0].rng"),
     (_with(solver=[]), "solver"),
+    (_with(description=3), "description"),
+    (_with(data=[{"source": "synthetic", "n": 100, "p": 4}, {"source": "digits", "n": 5}]),
+     "data[1].n"),
+    (_with(data=[{"source": "synthetic", "n": [100, 200], "p": 4},
+                 {"source": "synthetic", "n": 200, "p": 4}]), "data[1]"),
+    (_with(solver=[{"name": "clipped_gd", "epsilon": [0.5, 1.0], "delta": 1e-6},
+                   {"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6}]), "solver[1]"),
+    (_with(solver=[{"name": "multiparty_gd", "epsilon": 1.0, "delta": 1e-6}]),
+     "solver[0].parties"),
+    (_with(solver=[{"name": "multiparty_gd", "parties": 1, "epsilon": 1.0, "delta": 1e-6}]),
+     "solver[0].parties"),
+    (_with(solver=[{"name": "joint_sgd", "owners": [2, 2.5], "epsilon": 1.0, "delta": 1e-6}]),
+     "solver[0].owners"),
+    (_with(solver=[{"name": "clipped_gd", "parties": 3, "epsilon": 1.0, "delta": 1e-6}]),
+     "solver[0].parties"),
 ])
 def test_bad_sweeps_name_the_key(spec, key):
     with pytest.raises(SweepError, match=key.replace("[", r"\[").replace("]", r"\]")):
@@ -91,6 +106,65 @@ def test_a_run_replays_bit_for_bit():
     assert first["excess_risk"] == again["excess_risk"]
     assert first["excess_risk"] >= -first["reference_gap"]
     assert first["bound"] is not None and first["certified_epsilon"] <= 0.5 * (1 + 1e-9)
+
+
+def test_several_datasets_and_the_page_text():
+    spec = _with(data=[{"source": "synthetic", "n": [100, 200], "p": 4},
+                       {"source": "separable", "n": 150, "p": 3}],
+                 solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6}])
+    sweep = load_sweep(spec)
+    assert [r["data"] for r in sweep.runs()[::2]] == [
+        {"source": "synthetic", "n": 100, "p": 4}, {"source": "synthetic", "n": 200, "p": 4},
+        {"source": "separable", "n": 150, "p": 3}]
+    described = load_sweep({**spec, "title": "T", "description": "D", "discussion": "X"})
+    assert described.text == {"title": "T", "description": "D", "discussion": "X"}
+    # the page's text is not part of the runs: editing it keeps every result
+    assert described.spec == sweep.spec
+    assert [experiments.run_id(r) for r in described.runs()] == [
+        experiments.run_id(r) for r in sweep.runs()]
+
+
+def test_multiparty_and_joint_runs_measure_against_their_own_optimum():
+    base = {"name": "parties", "seed": 1, "replicates": 1,
+            "data": {"source": "synthetic", "n": 403, "p": 4},
+            "problem": {"loss": "logistic", "radius": 1.0, "reg": 0.05}}
+    sweep = load_sweep({**base, "solver": [
+        {"name": "multiparty_gd", "parties": 3, "epsilon": 1.0, "delta": 1e-6,
+         "noise": ["per_party", "secure_aggregation"]},
+        {"name": "aggregated_output_perturbation", "parties": 3, "epsilon": 1.0},
+        {"name": "joint_sgd", "owners": 3, "epsilon": 1.0, "delta": 1e-6,
+         "personal_columns": ["all", "none"]}]})
+    results = {}
+    for spec in sweep.runs():
+        result = experiments.execute(spec, 1)
+        assert result["excess_risk"] >= -result["reference_gap"]
+        assert result["certified_epsilon"] <= 1.0 * (1 + 1e-9)
+        results[canonical_key(spec)] = result
+        assert experiments.execute(spec, 1)["theta_sha256"] == result["theta_sha256"]
+    assert "Theorem 4" in results["multiparty_gd/per_party"]["bound_name"]
+    assert "gradient perturbation" in results["multiparty_gd/secure_aggregation"]["bound_name"]
+    assert results["aggregated_output_perturbation"]["bound"] is None
+    for columns in ("all", "none"):
+        joint = results[f"joint_sgd/{columns}"]
+        assert "Theorem 3.1" in joint["bound_name"] and joint["lower_bound"] is None
+    # the joint problem restricted to x_j = 0 is the one without personal columns
+    assert (results["joint_sgd/all"]["optimum"] - results["joint_sgd/all"]["reference_gap"]
+            <= results["joint_sgd/none"]["optimum"])
+    # without personal columns it is the pooled problem with the owners weighted equally: the
+    # weights 1/(3 n_j) differ from 1/n by sum_i |w_i - 1/n|, and a loss is at most log(1 + e)
+    # (|margin| <= 1), which bounds the difference of the optima, up to the certificates
+    sizes = np.array([135, 134, 134])
+    weights = np.abs(1 / (3 * sizes) - 1 / 403) @ sizes
+    pooled = results["multiparty_gd/per_party"]
+    assert abs(results["joint_sgd/none"]["optimum"] - pooled["optimum"]) <= (
+        np.log1p(np.e) * weights + results["joint_sgd/none"]["reference_gap"]
+        + pooled["reference_gap"])
+
+
+def canonical_key(spec):
+    solver = spec["solver"]
+    extra = solver.get("noise") or solver.get("personal_columns")
+    return solver["name"] + (f"/{extra}" if extra else "")
 
 
 def test_file_data(tmp_path):

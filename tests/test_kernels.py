@@ -388,6 +388,27 @@ def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
     assert_same_output_on_1_2_3_threads(code, tmp_path)
 
 
+def test_set_num_threads_changes_the_threads_not_the_result():
+    from dpsolve._kernels import gd
+    r = np.random.default_rng(4)
+    X, y, theta = r.normal(size=(3000, 5)), r.choice([-1.0, 1.0], 3000), r.normal(size=5)
+    norms = np.linalg.norm(X, axis=1)
+    before = gd.max_threads()
+    outs = []
+    try:
+        for threads in (1, 2):
+            gd.set_num_threads(threads)
+            assert gd.max_threads() in (threads, 1)      # 1 when built without OpenMP
+            out = np.empty(5)
+            gd.clipped_gradient_sum(X, y, 0, 0.0, theta, norms, 0.3, out, np.empty((64, 5)))
+            outs.append(out.tobytes())
+    finally:
+        gd.set_num_threads(before)
+    assert outs[0] == outs[1]
+    with pytest.raises(ValueError, match="at least 1"):
+        gd.set_num_threads(0)
+
+
 def test_clipped_gradient_sum_rejects_bad_shapes():
     from dpsolve._kernels import gd
     X = np.ones((10, 3))

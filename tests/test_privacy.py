@@ -3,7 +3,6 @@ round trips, composition rules, the normalisation between accountants."""
 import math
 
 import dp_accounting
-import numpy as np
 import pytest
 from dp_accounting import pld as dpa_pld
 from scipy import stats

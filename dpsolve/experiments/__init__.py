@@ -6,9 +6,11 @@ finishes, and summarise excess risk against the theorems' bounds.
 - :func:`run_sweep` (parallel, resumable) and :class:`ResultStore`;
 - :func:`execute` (one run, replayable from its spec);
 - :func:`summarize`, :func:`slopes`, :func:`fit_slope`, :func:`to_csv`, :func:`to_dataframe`;
-- :func:`plot_sweep` (figures against n, p and epsilon).
+- :func:`report_text` (the summary as Markdown), :func:`plot_sweep` and :func:`plot_axis`
+  (figures against n, p and epsilon).
 """
-from .plots import plot_sweep
+from .plots import plot_axis, plot_sweep
+from .report import report_text
 from .runner import run_sweep
 from .runs import execute
 from .store import ResultStore
@@ -16,5 +18,5 @@ from .summary import fit_slope, mean_interval, slopes, summarize, to_csv, to_dat
 from .sweep import Sweep, SweepError, cell_id, load_sweep, run_id, run_seed
 
 __all__ = ["ResultStore", "Sweep", "SweepError", "cell_id", "execute", "fit_slope",
-           "load_sweep", "mean_interval", "plot_sweep", "run_id", "run_seed", "run_sweep", "slopes",
+           "load_sweep", "mean_interval", "plot_axis", "plot_sweep", "report_text", "run_id", "run_seed", "run_sweep", "slopes",
            "summarize", "to_csv", "to_dataframe"]

@@ -14,10 +14,18 @@ def _warm_references(sweep, pending):
     from ..reference import reference_minimizer
     seen = set()
     for spec in pending:
+        if spec["solver"]["name"] == "joint_sgd":
+            continue                    # measured against the joint problem's own minimiser
         key = canonical({"data": spec["data"], "problem": spec["problem"]})
         if key not in seen:
             seen.add(key)
             reference_minimizer(build_problem(spec, sweep.seed))
+
+
+def _share_cores(threads):
+    """Worker initialiser: the OpenMP kernels use this process's share of the cores."""
+    from .._kernels import gd
+    gd.set_num_threads(threads)
 
 
 def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
@@ -33,7 +41,10 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
         Worker processes (default: every core). Ignored when ``executor`` is given.
     executor : concurrent.futures.Executor, optional
         Any executor (a distributed one can be dropped in); its workers must be able to import
-        dpsolve. The caller keeps ownership of it.
+        dpsolve. The caller keeps ownership of it. Several workers on one machine should each
+        limit the OpenMP kernels to their share of the cores
+        (``dpsolve._kernels.gd.set_num_threads``), as the default workers do: processes
+        that each use every core slow each other down many times over.
     progress : bool
         Show a tqdm progress bar with an ETA on stderr.
 
@@ -63,9 +74,11 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
             # not fork: a child forked after the parent ran an OpenMP kernel hangs in libgomp
             method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
                       else "spawn")
+            workers = jobs or os.cpu_count() or 1
             executor = concurrent.futures.ProcessPoolExecutor(
-                max_workers=jobs or os.cpu_count(),
-                mp_context=multiprocessing.get_context(method))
+                max_workers=workers, mp_context=multiprocessing.get_context(method),
+                initializer=_share_cores,
+                initargs=(max(1, (os.cpu_count() or 1) // workers),))
         try:
             futures = {executor.submit(execute, spec, sweep.seed): spec for spec in pending}
             for future in concurrent.futures.as_completed(futures):

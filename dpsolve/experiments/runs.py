@@ -8,11 +8,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import bounds, datasets
+from .. import bounds, datasets, joint
+from ..parties import Parties
 from ..privacy import PrivacyWarning
 from ..problem import Problem
 from ..reference import excess_risk, reference_minimizer
-from .sweep import _solvers, data_seed, run_seed
+from .sweep import PARTITIONED, _solvers, data_seed, run_seed
 
 
 def load_data(data, root):
@@ -64,13 +65,46 @@ def build_problem(spec, root):
         return Problem(X, y, **options)
 
 
-def _bounds(problem, name, options, fit):
+def equal_parties(problem, m):
+    """The rows split into ``m`` consecutive blocks whose sizes differ by at most one."""
+    if m > problem.n:
+        raise ValueError(f"cannot split n={problem.n} rows among {m} parties")
+    base, extra = divmod(problem.n, m)
+    return Parties.from_sizes(problem, [base + (j < extra) for j in range(m)])
+
+
+def _joint_options(options):
+    """joint_sgd's block layout from a run's solver options (``personal_columns = "none"``:
+    no personalised block, the full-DP baseline)."""
+    columns = options.get("personal_columns", "all")
+    return {"personal_columns": [] if columns == "none" else columns,
+            "shared_radius": options.get("shared_radius"),
+            "personal_radius": options.get("personal_radius")}
+
+
+def _bounds(problem, name, options, fit, parties=None):
     """The theorem's bound and the lower bound that apply to this fit (mean form); None where
     none applies."""
     eps, delta = options["epsilon"], options.get("delta")
     upper = lower = None
     upper_name = None
     try:
+        if name == "multiparty_gd":
+            if fit.settings["noise"] == "per_party":
+                if fit.settings["step_size"] == "strongly_convex" and \
+                        fit.settings["output"] != "last":
+                    upper = bounds.sgd2_bound(problem, parties, fit.sigma, fit.steps)
+                    upper_name = "seed 000 Theorem 4 (SGD2, explicit constants)"
+            elif fit.settings["step_size"] == "smooth":
+                upper = bounds.gradient_perturbation_bound(problem, fit.steps, fit.sigma)
+                upper_name = "gradient perturbation at step 1/beta (seed 002)"
+        elif name == "joint_sgd":
+            layout = _joint_options(options)
+            upper = bounds.joint_sgd_bound(problem, parties, eps, delta,
+                                           shared_radius=layout["shared_radius"],
+                                           personal_radius=layout["personal_radius"])
+            upper_name = "seed 003 Theorem 3.1 (record level, constant 1)"
+            return upper, upper_name, None  # joint DP is weaker than DP: no DP lower bound
         strongly = problem.reg > 0.0
         if name == "noisy_sgd":
             if options.get("step_size", "lipschitz") == "strongly_convex":
@@ -104,27 +138,48 @@ def _bounds(problem, name, options, fit):
 
 
 def execute(spec, root):
-    """Run one spec; return its result row (JSON-serialisable floats and strings)."""
+    """Run one spec; return its result row (JSON-serialisable floats and strings).
+
+    Multi-party solvers get the rows split into equal consecutive blocks (:func:`equal_parties`);
+    ``joint_sgd``'s excess risk is on the joint objective, against
+    :func:`dpsolve.joint.joint_reference_minimizer`.
+    """
     problem = build_problem(spec, root)
-    reference = reference_minimizer(problem)
     options = dict(spec["solver"])
     name = options.pop("name")
     solver = _solvers()[name]
+    parties = None
+    if name in PARTITIONED:
+        parties = equal_parties(problem, options.pop(PARTITIONED[name]))
+    if name == "joint_sgd":
+        layout = _joint_options(options)
+        options.update(layout)
+        reference = joint.joint_reference_minimizer(problem, parties, **layout)
+    else:
+        reference = reference_minimizer(problem)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        fit = solver(problem, rng=run_seed(spec, root), **options)
+        fit = solver(problem, *([parties] if parties else []), rng=run_seed(spec, root),
+                     **options)
     wall = time.perf_counter() - start
-    risk = excess_risk(problem, fit.theta, reference)
-    upper, upper_name, lower = _bounds(problem, name, {**options, "name": name}, fit)
+    if name == "joint_sgd":
+        risk = joint.joint_excess_risk(problem, parties, fit.model, reference)
+        objective = joint.joint_objective(problem, parties, fit.model)
+        released = fit.theta.tobytes() + fit.model.personal.tobytes()
+    else:
+        risk = excess_risk(problem, fit.theta, reference)
+        objective = problem.objective(fit.theta)
+        released = np.ascontiguousarray(fit.theta).tobytes()
+    upper, upper_name, lower = _bounds(problem, name, {**spec["solver"]}, fit, parties)
     return {
         "excess_risk": float(risk), "reference_gap": float(reference.gap),
-        "objective": float(problem.objective(fit.theta)), "optimum": float(reference.value),
+        "objective": float(objective), "optimum": float(reference.value),
         "bound": upper, "bound_name": upper_name, "lower_bound": lower,
         "epsilon": float(fit.epsilon), "delta": float(fit.delta),
         "certified_epsilon": float(fit.privacy.certified_epsilon),
         "certified_by": fit.privacy.certified_by, "calibration": fit.calibration,
         "sigma": None if fit.sigma is None else float(fit.sigma), "steps": int(fit.steps),
         "n": problem.n, "p": problem.p, "wall_time": wall,
-        "theta_sha256": hashlib.sha256(np.ascontiguousarray(fit.theta).tobytes()).hexdigest(),
+        "theta_sha256": hashlib.sha256(released).hexdigest(),
     }

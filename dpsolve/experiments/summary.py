@@ -56,6 +56,7 @@ def summarize(source, level=0.95):
             "ratio_to_bound": mean / bound if bound else None,
             "lower_bound": first.get("lower_bound"),
             "certified_epsilon": float(np.mean([r["result"]["certified_epsilon"] for r in rows])),
+            "sigma": first.get("sigma"),
             "reference_gap": max(r["result"]["reference_gap"] for r in rows),
             "wall_time": float(np.mean([r["result"]["wall_time"] for r in rows])),
         })
@@ -94,10 +95,11 @@ def slopes(source, axis, level=0.95):
     for row in rows:
         flat = _flat(row["spec"])
         if axis not in flat:
-            raise ValueError(f"{axis!r} is not a parameter of these runs; they have "
-                             f"{sorted(flat)}")
+            continue                    # another dataset's run, without this parameter
         key = tuple(sorted((k, str(v)) for k, v in flat.items() if k != axis))
         groups.setdefault(key, []).append((flat[axis], row["result"]))
+    if not groups:
+        raise ValueError(f"{axis!r} is not a parameter of these runs")
     out = []
     for key, items in groups.items():
         xs = sorted({x for x, _ in items})

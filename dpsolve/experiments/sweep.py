@@ -10,6 +10,7 @@ A sweep is a TOML file (or the same structure as a dict)::
     source = "synthetic"       # synthetic | separable | breast_cancer | digits | file
     n = [500, 1000, 2000]
     p = 10
+                               # several datasets: [[data]] tables, each with its own grid
 
     [problem]                  # dpsolve.Problem's options
     loss = ["logistic", "hinge"]
@@ -20,6 +21,15 @@ A sweep is a TOML file (or the same structure as a dict)::
     epsilon = [0.1, 0.3, 1.0]
     delta = 1e-9
     calibration = ["paper", "rdp"]   # any other key is passed to the solver
+
+    [[solver]]                 # multi-party solvers: the rows split into equal consecutive blocks
+    name = "multiparty_gd"
+    parties = 4                # joint_sgd: owners = 4
+    epsilon = 1.0
+    delta = 1e-6
+
+Optional top-level ``title``, ``description`` and ``discussion`` (strings) describe the sweep for
+its report page; they are not part of the runs, so editing them does not invalidate results.
 
 Every run is a plain dict ``{"sweep", "replicate", "data", "problem", "solver"}`` of scalars. Its
 id is a hash of its canonical JSON; its seed is the root SeedSequence spawned along that hash, so
@@ -37,7 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
-TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver"}
+TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", "title", "description",
+            "discussion"}
+TEXT_KEYS = ("title", "description", "discussion")
 DATA_KEYS = {
     "synthetic": {"source", "n", "p", "noise"},
     "separable": {"source", "n", "p", "margin"},
@@ -57,7 +69,15 @@ def _solvers():
     return {"noisy_sgd": dpsolve.noisy_sgd, "clipped_gd": dpsolve.clipped_gd,
             "minibatch_sgd": dpsolve.minibatch_sgd,
             "output_perturbation": dpsolve.output_perturbation,
-            "objective_perturbation": dpsolve.objective_perturbation}
+            "objective_perturbation": dpsolve.objective_perturbation,
+            "multiparty_gd": dpsolve.multiparty_gd,
+            "aggregated_output_perturbation": dpsolve.aggregated_output_perturbation,
+            "joint_sgd": dpsolve.joint_sgd}
+
+
+# solvers whose second argument is a partition of the rows: the sweep key giving its size
+PARTITIONED = {"multiparty_gd": "parties", "aggregated_output_perturbation": "parties",
+               "joint_sgd": "owners"}
 
 
 def canonical(obj):
@@ -105,11 +125,12 @@ class Sweep:
     seed: int
     replicates: int
     spec: dict
+    text: dict = dataclasses.field(default_factory=dict)
 
     def runs(self):
         """Every run spec, in a fixed order (grid order, then replicate)."""
         out = []
-        data_grid = _grid(self.spec["data"])
+        data_grid = [d for table in self.spec["data"] for d in _grid(table)]
         problem_grid = _grid(self.spec["problem"])
         for solver in self.spec["solver"]:
             for data, problem, options in itertools.product(data_grid, problem_grid,
@@ -178,22 +199,21 @@ def load_sweep(source):
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise SweepError(f"replicates: must be a positive integer, got {replicates!r}")
 
-    data = dict(raw.get("data") or {})
-    if not isinstance(raw.get("data", {}), dict) or "source" not in data:
-        raise SweepError("data.source: the sweep needs a [data] table with a source "
-                         f"(one of {sorted(DATA_KEYS)})")
-    if isinstance(data["source"], list) or data["source"] not in DATA_KEYS:
-        raise SweepError(f"data.source: must be one of {sorted(DATA_KEYS)}, got "
-                         f"{data['source']!r}")
-    extra = set(data) - DATA_KEYS[data["source"]]
-    if extra:
-        raise SweepError(f"data.{sorted(extra)[0]}: not a key of source "
-                         f"{data['source']!r}; accepted: {sorted(DATA_KEYS[data['source']])}")
-    if data["source"] in ("synthetic", "separable"):
-        for key in ("n", "p"):
-            if key not in data:
-                raise SweepError(f"data.{key}: source {data['source']!r} needs {key}")
-    _check_values(data, "data")
+    text = {}
+    for key in TEXT_KEYS:
+        if key in raw:
+            if not isinstance(raw[key], str):
+                raise SweepError(f"{key}: must be a string, got {raw[key]!r}")
+            text[key] = raw[key]
+
+    tables = raw.get("data")
+    if isinstance(tables, dict):
+        tables = [tables]
+    if not isinstance(tables, list) or not tables:
+        raise SweepError("data.source: the sweep needs a [data] table (or [[data]] tables) "
+                         f"with a source (one of {sorted(DATA_KEYS)})")
+    data = [_check_data(table, "data" if len(tables) == 1 else f"data[{i}]")
+            for i, table in enumerate(tables)]
 
     problem = dict(raw.get("problem") or {})
     if not isinstance(raw.get("problem", {}), dict):
@@ -223,8 +243,17 @@ def load_sweep(source):
         if "epsilon" not in table:
             raise SweepError(f"{where}.epsilon: every solver run needs epsilon")
         parameters = inspect.signature(known[table["name"]]).parameters
-        allowed = set(parameters) - {"problem", "rng", "sigma", "parties", "record_transcript",
-                                     "transcript_limit"}
+        allowed = set(parameters) - {"problem", "rng", "sigma", "parties", "owners",
+                                     "record_transcript", "transcript_limit"}
+        split = PARTITIONED.get(table["name"])
+        if split is not None:
+            allowed.add(split)
+            if split not in table:
+                raise SweepError(f"{where}.{split}: {table['name']} needs the number of "
+                                 f"{split} (an integer >= 2)")
+            for m in table[split] if isinstance(table[split], list) else [table[split]]:
+                if isinstance(m, bool) or not isinstance(m, int) or m < 2:
+                    raise SweepError(f"{where}.{split}: must be an integer >= 2, got {m!r}")
         for key in table:
             if key != "name" and key not in allowed:
                 raise SweepError(f"{where}.{key}: not an option of {table['name']}; accepted: "
@@ -233,4 +262,33 @@ def load_sweep(source):
         checked.append(dict(table))
     spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
             "problem": problem, "solver": checked}
-    return Sweep(name=name, seed=seed, replicates=replicates, spec=spec)
+    for part, tables in (("data", data), ("solver", checked)):
+        seen = {}
+        for i, table in enumerate(tables):
+            for cell in _grid(table):
+                j = seen.setdefault(canonical(cell), i)
+                if j != i:
+                    raise SweepError(f"{part}[{i}]: repeats a setting of {part}[{j}] "
+                                     f"({canonical(cell)}); remove the overlap")
+    return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
+
+
+def _check_data(table, where):
+    """One [data] table, validated; returns a copy."""
+    if not isinstance(table, dict) or "source" not in table:
+        raise SweepError(f"{where}.source: every data table needs a source "
+                         f"(one of {sorted(DATA_KEYS)})")
+    data = dict(table)
+    if isinstance(data["source"], list) or data["source"] not in DATA_KEYS:
+        raise SweepError(f"{where}.source: must be one of {sorted(DATA_KEYS)}, got "
+                         f"{data['source']!r}")
+    extra = set(data) - DATA_KEYS[data["source"]]
+    if extra:
+        raise SweepError(f"{where}.{sorted(extra)[0]}: not a key of source "
+                         f"{data['source']!r}; accepted: {sorted(DATA_KEYS[data['source']])}")
+    if data["source"] in ("synthetic", "separable"):
+        for key in ("n", "p"):
+            if key not in data:
+                raise SweepError(f"{where}.{key}: source {data['source']!r} needs {key}")
+    _check_values(data, where)
+    return data
