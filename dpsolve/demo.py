@@ -39,9 +39,30 @@ def demo_sweep(replicates=5, seed=0):
 
 def run_demo(*, seeds=5, seed=0, out="dpsolve-demo.png", db=None, jobs=None, progress=True,
              stream=sys.stdout):
-    """Run the demo sweep, print its report to ``stream``, write the figure to ``out`` ('' for
-    none) and return the summary cells. ``db`` keeps the results database (default: a
-    temporary one)."""
+    """Run the demo sweep, print its report and write its figure.
+
+    Parameters
+    ----------
+    seeds : int, default 5
+        Replicates per setting.
+    seed : int, default 0
+        The sweep's root seed.
+    out : str, default "dpsolve-demo.png"
+        The figure of excess risk against epsilon ('' for none; the format from the suffix).
+    db : str, optional
+        Keep the results database here (default: a temporary one).
+    jobs : int, optional
+        Worker processes (default: every core).
+    progress : bool, default True
+        A progress bar on stderr.
+    stream : file, default sys.stdout
+        Where the report goes.
+
+    Returns
+    -------
+    list of dict
+        The summary cells (:func:`dpsolve.experiments.summarize`).
+    """
     sweep = demo_sweep(seeds, seed)
     if importlib.util.find_spec("sklearn") is None:
         print("scikit-learn is not installed: skipping the breast-cancer data "

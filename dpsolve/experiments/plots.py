@@ -21,9 +21,21 @@ def _line_label(values):
 
 
 def plot_sweep(cells, out_dir, formats=("png", "svg")):
-    """Write one figure per swept axis among n, p, epsilon and steps into ``out_dir``
-    (``excess_risk_vs_n.png`` ...); returns the paths written. ``cells`` come from
-    :func:`dpsolve.experiments.summarize`."""
+    """Write one figure per swept axis among n, p, epsilon and steps.
+
+    Parameters
+    ----------
+    cells : list of dict
+        From :func:`dpsolve.experiments.summarize`.
+    out_dir : str or Path
+        Created if needed; the figures are ``excess_risk_vs_n.png`` and so on.
+    formats : sequence of str, default ("png", "svg")
+
+    Returns
+    -------
+    list of Path
+        The files written.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -37,10 +49,32 @@ def plot_sweep(cells, out_dir, formats=("png", "svg")):
 
 
 def plot_axis(cells, axis, paths, title=None):
-    """One figure of mean excess risk against ``axis`` (log-log), one panel per solver and loss,
-    one line per setting of the other varying parameters, with 95% intervals, the theorem's
-    bound (dashed) and the lower bound (dotted); saved to each of ``paths`` (the format from
-    the suffix). Cells without ``axis`` are left out. Returns the paths."""
+    """Draw mean excess risk against one parameter, on log-log axes.
+
+    One panel per solver and loss, one line per setting of the other varying parameters, with
+    the 95% intervals, the theorem's bound (dashed) and the lower bound (dotted).
+
+    Parameters
+    ----------
+    cells : list of dict
+        From :func:`dpsolve.experiments.summarize`; cells without ``axis`` are left out.
+    axis : str
+        The parameter on the x axis, e.g. ``"data.n"``.
+    paths : sequence of str or Path
+        Where to save the figure; the format comes from each suffix.
+    title : str, optional
+        First line of the figure's title (default: the sweep's name).
+
+    Returns
+    -------
+    list
+        ``paths``.
+
+    Raises
+    ------
+    ValueError
+        If no cell has the parameter ``axis``.
+    """
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullFormatter
 

@@ -31,10 +31,23 @@ def _format(value):
 
 
 def report_text(source, cells=None, columns=None):
-    """Markdown: one table row per grid cell (by default the varying parameters, then
-    :data:`COLUMNS`) and, along each numeric axis, the fitted log-log slope of excess risk with
-    its 95% interval next to the bound's slope over the same grid. ``source`` is a results
-    database or its rows; ``cells`` its summary if already computed."""
+    """The report ``dpsolve report`` prints, as Markdown.
+
+    Parameters
+    ----------
+    source : str, Path or list of dict
+        A results database, or its rows.
+    cells : list of dict, optional
+        ``summarize(source)``, if already computed.
+    columns : list of str, optional
+        The table's columns (default: the varying parameters, then :data:`COLUMNS`).
+
+    Returns
+    -------
+    str
+        One table row per grid cell and, along each numeric axis, the fitted log-log slope of
+        excess risk with its 95% interval next to the bound's slope over the same grid.
+    """
     cells = summarize(source) if cells is None else cells
     if not cells:
         return "no runs"

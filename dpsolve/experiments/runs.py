@@ -138,11 +138,30 @@ def _bounds(problem, name, options, fit, parties=None):
 
 
 def execute(spec, root):
-    """Run one spec; return its result row (JSON-serialisable floats and strings).
+    """Run one spec: a pure function of the spec and the root seed, so any run replays exactly.
 
-    Multi-party solvers get the rows split into equal consecutive blocks (:func:`equal_parties`);
-    ``joint_sgd``'s excess risk is on the joint objective, against
-    :func:`dpsolve.joint.joint_reference_minimizer`.
+    Parameters
+    ----------
+    spec : dict
+        A run from :meth:`Sweep.runs`.
+    root : int
+        The sweep's root seed.
+
+    Returns
+    -------
+    dict
+        JSON-serialisable: ``excess_risk`` and ``reference_gap`` (the true excess risk lies in
+        ``[excess_risk, excess_risk + reference_gap]``), ``objective``, ``optimum``, ``bound``,
+        ``bound_name``, ``lower_bound``, the claim (``epsilon``, ``delta``) and
+        ``certified_epsilon``, ``calibration``, ``sigma``, ``steps``, ``n``, ``p``,
+        ``wall_time`` and ``theta_sha256`` (the released parameters' bytes).
+
+    Notes
+    -----
+    Multi-party solvers get the rows split into equal consecutive blocks
+    (:func:`equal_parties`); ``joint_sgd``'s excess risk is on the joint objective, against
+    :func:`dpsolve.joint.joint_reference_minimizer`. PrivacyWarnings (a ``"paper"``
+    calibration certifying less than it claims) are silenced: the certified epsilon is stored.
     """
     problem = build_problem(spec, root)
     options = dict(spec["solver"])

@@ -37,9 +37,24 @@ def mean_interval(values, level=0.95):
 
 
 def summarize(source, level=0.95):
-    """One dict per grid cell: its parameters (``data.n``, ``solver.epsilon``, ...), the number
-    of runs, the mean excess risk and its CI half-width, the bound, the lower bound, the ratio
-    of the mean to the bound, the mean certified epsilon and wall time."""
+    """Summarise the runs grid cell by grid cell.
+
+    Parameters
+    ----------
+    source : str, Path or list of dict
+        A results database, or its rows (``ResultStore.rows()``).
+    level : float, default 0.95
+        Confidence level of the interval on the mean.
+
+    Returns
+    -------
+    list of dict
+        One per cell, sorted by solver then parameters: the parameters (``data.n``,
+        ``solver.epsilon``, ...), ``runs``, ``excess_risk`` (mean) and ``ci_half_width`` (its
+        t-interval), ``bound``, ``bound_name``, ``ratio_to_bound``, ``lower_bound``,
+        ``certified_epsilon`` (mean), ``sigma``, ``reference_gap`` (largest) and
+        ``wall_time`` (mean).
+    """
     cells = {}
     for row in _rows(source):
         cells.setdefault(row["cell_id"], []).append(row)
@@ -86,10 +101,31 @@ def fit_slope(x, y, level=0.95):
 
 
 def slopes(source, axis, level=0.95):
-    """For every group of cells that differ only in ``axis`` (e.g. ``"data.n"`` or
-    ``"solver.epsilon"``): the fitted slope of the runs' excess risks against the axis on
-    log-log axes, with its interval, and the slope of the bound over the same grid (the
-    exponent the theorem predicts there)."""
+    """Fit the log-log slope of excess risk along one swept parameter.
+
+    Parameters
+    ----------
+    source : str, Path or list of dict
+        A results database, or its rows.
+    axis : str
+        A numeric parameter, e.g. ``"data.n"``, ``"solver.epsilon"`` or ``"solver.steps"``.
+        Runs without it (another dataset's) are left out.
+    level : float, default 0.95
+
+    Returns
+    -------
+    list of dict
+        One per group of cells that differ only in ``axis``: the other parameters, ``axis``,
+        ``points`` (distinct values), ``slope`` with ``ci_low`` and ``ci_high`` (least squares
+        over every run with a positive excess risk, t-interval; nan with fewer than three
+        points) and ``bound_slope``, the slope of the bound over the same grid: the exponent
+        the theorem predicts there (None if a cell has no bound).
+
+    Raises
+    ------
+    ValueError
+        If no run has the parameter ``axis``.
+    """
     rows = _rows(source)
     groups = {}
     for row in rows:

@@ -165,8 +165,25 @@ def _check_values(table, where):
 
 
 def load_sweep(source):
-    """Validate a sweep: a path to a TOML file, TOML text, or a dict. Raises SweepError naming
-    the offending key."""
+    """Validate a sweep and return it, ready to expand into runs.
+
+    Parameters
+    ----------
+    source : str, Path or dict
+        A path to a TOML file (see this module's docstring for the format), TOML text, or the
+        same structure as a dict.
+
+    Returns
+    -------
+    Sweep
+
+    Raises
+    ------
+    SweepError
+        Before any run, with a message naming the offending key (``solver[0].clip``,
+        ``data[1].n``, ...): an unknown key, a missing required one, a value of the wrong
+        type, an empty list, or two tables that repeat a setting.
+    """
     if isinstance(source, dict):
         raw = source
     else:
