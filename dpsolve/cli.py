@@ -20,9 +20,7 @@ def main(argv=None):
                            "from the suffix; '' for none)")
     demo.add_argument("--db", default=None,
                       help="keep the results database here (default: a temporary one)")
-    demo.add_argument("--jobs", type=int, default=None,
-                      help="worker processes (default: every core)")
-    demo.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_pool_options(demo)
     run = commands.add_parser(
         "run", help="run a sweep (TOML) into a results database; resumable",
         description="Run every run of a sweep file that the results database does not hold "
@@ -30,9 +28,7 @@ def main(argv=None):
                     "interrupted and started again skips what is done and loses nothing.")
     run.add_argument("sweep", help="the sweep file (TOML; see dpsolve.experiments.sweep)")
     run.add_argument("--out", required=True, help="the SQLite results database")
-    run.add_argument("--jobs", type=int, default=None,
-                     help="worker processes (default: every core)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_pool_options(run)
     report = commands.add_parser(
         "report", help="summarise a results database",
         description="Print, per grid cell, the mean excess risk with its 95%% confidence "
@@ -41,8 +37,8 @@ def main(argv=None):
     report.add_argument("database", help="the SQLite results database")
     report.add_argument("--csv", default=None, help="also write the cell summaries to this CSV")
     report.add_argument("--plots", default=None, metavar="DIR",
-                        help="also write figures (PNG and SVG) of excess risk against n, p and "
-                             "epsilon into DIR")
+                        help="also write figures (PNG and SVG) of excess risk against n, p, "
+                             "epsilon and the number of steps into DIR")
     solve = commands.add_parser(
         "solve", help="fit one private model on a CSV/NPY/NPZ file and write it as JSON",
         description="Fit one solver on a data file (.csv with the label in the last column, "
@@ -85,6 +81,12 @@ def main(argv=None):
         run_demo(seeds=args.seeds, seed=args.seed, out=args.out, db=args.db, jobs=args.jobs,
                  progress=not args.quiet)
     return 0
+
+
+def _add_pool_options(command):
+    command.add_argument("--jobs", type=int, default=None,
+                         help="worker processes (default: every core)")
+    command.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
 def _run(parser, args):

@@ -299,6 +299,10 @@ def test_summaries_and_slopes_from_a_run(tmp_path):
     assert fits and all(f["bound_slope"] is not None for f in fits if "solver.epsilon" in f)
     experiments.to_csv(cells, tmp_path / "cells.csv")
     assert (tmp_path / "cells.csv").read_text().count("\n") == 7
+    # the same results give byte-identical figures (the docs' figures are regenerated)
+    first = experiments.plot_axis(cells, "data.n", [tmp_path / "a.svg", tmp_path / "a.png"])
+    again = experiments.plot_axis(cells, "data.n", [tmp_path / "b.svg", tmp_path / "b.png"])
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in again]
 
 
 # -- the command line ---------------------------------------------------------------------------------------

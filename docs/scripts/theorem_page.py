@@ -50,8 +50,7 @@ def verdict(fit):
             "risk falls more slowly than the bound over this range.")
 
 
-def page(sweep_file, db, figures):
-    sweep = load_sweep(sweep_file)
+def page(sweep, sweep_file, db, figures):
     cells = summarize(db)
     varying = varying_keys(cells)
     rel = Path(sweep_file).resolve().relative_to(DOCS)
@@ -115,10 +114,10 @@ def generate(sweep_file, jobs=None, progress=True):
     stem = sweep_file.stem
     db = DOCS / "_results" / f"{stem}.db"
     db.parent.mkdir(exist_ok=True)
-    run_sweep(sweep_file, db, jobs=jobs, progress=progress)
+    sweep = load_sweep(sweep_file)
+    run_sweep(sweep, db, jobs=jobs, progress=progress)
     cells = summarize(db)
     figures = []
-    sweep = load_sweep(sweep_file)
     for axis in numeric_axes(cells):
         if axis not in AXES:
             continue
@@ -128,7 +127,7 @@ def generate(sweep_file, jobs=None, progress=True):
         figures.append((axis, paths[1]))
     out = DOCS / "theorems" / f"{stem}.md"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(page(sweep_file, db, figures))
+    out.write_text(page(sweep, sweep_file, db, figures))
     print(f"wrote {out.relative_to(DOCS.parent)}", file=sys.stderr)
     return out
 

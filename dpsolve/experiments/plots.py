@@ -120,6 +120,11 @@ def plot_axis(cells, axis, paths, title=None):
     heading = title or f"sweep {cells[0]['sweep']!r}: mean excess risk, 95% intervals"
     fig.suptitle(f"{heading}\ndashed: the theorem's bound; dotted: the lower bound",
                  fontsize=10)
-    for path in paths:
-        fig.savefig(path, dpi=120)
+    import matplotlib
+
+    # no date and fixed element ids, so the same results give byte-identical files
+    with matplotlib.rc_context({"svg.hashsalt": "dpsolve"}):
+        for path in paths:
+            metadata = {"Date": None} if str(path).lower().endswith((".svg", ".pdf")) else {}
+            fig.savefig(path, dpi=120, metadata=metadata)
     return list(paths)

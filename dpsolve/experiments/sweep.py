@@ -47,9 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
-TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", "title", "description",
-            "discussion"}
-TEXT_KEYS = ("title", "description", "discussion")
+TEXT_KEYS = ("title", "description", "discussion")     # for the report page, not the runs
+TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", *TEXT_KEYS}
 DATA_KEYS = {
     "synthetic": {"source", "n", "p", "noise"},
     "separable": {"source", "n", "p", "margin"},
