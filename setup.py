@@ -9,7 +9,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["losses", "vector", "noise", "sgd", "gd", "minibatch", "joint"]
+KERNELS = ["losses", "vector", "noise", "stream", "sgd", "gd", "minibatch", "joint"]
 
 # numpy ships its random C library (bit generators, distributions) as a static library.
 NUMPY_RANDOM_LIB = os.path.join(os.path.dirname(np.__file__), "random", "lib")
@@ -19,7 +19,7 @@ COMPILE_ARGS = [] if sys.platform == "win32" else ["-O3", "-ffp-contract=off"]
 LIBRARIES = ["npyrandom"] + ([] if sys.platform == "win32" else ["m"])
 
 # Kernels whose loops run on several cores (Cython prange).
-PARALLEL = {"gd"}
+PARALLEL = {"gd", "sgd"}
 # Apple's clang has no OpenMP of its own: there the loops run on one core, with the same result.
 OPENMP = {"win32": ["/openmp"], "darwin": []}.get(sys.platform, ["-fopenmp"])
 
@@ -27,7 +27,7 @@ extensions = [
     Extension(
         f"dpsolve._kernels.{name}",
         [os.path.join("_kernels", f"{name}.pyx")],
-        include_dirs=[np.get_include()],
+        include_dirs=[np.get_include(), "_kernels"],   # _kernels: ziggurat_tables.h
         library_dirs=[NUMPY_RANDOM_LIB],
         libraries=LIBRARIES,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],

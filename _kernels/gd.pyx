@@ -9,21 +9,8 @@ from cython.parallel cimport prange
 from libc.math cimport isfinite
 
 from _loss cimport HUBER_HINGE, loss_derivative, multinomial_derivative
+from _openmp cimport dps_max_threads, dps_set_num_threads
 from _vector cimport dot
-
-cdef extern from *:
-    """
-    #ifdef _OPENMP
-    #include <omp.h>
-    static void dps_set_num_threads(int n) { omp_set_num_threads(n); }
-    static int dps_max_threads(void) { return omp_get_max_threads(); }
-    #else
-    static void dps_set_num_threads(int n) { (void)n; }
-    static int dps_max_threads(void) { return 1; }
-    #endif
-    """
-    void dps_set_num_threads(int n) nogil
-    int dps_max_threads() nogil
 
 
 def set_num_threads(int n):

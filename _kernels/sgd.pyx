@@ -1,13 +1,21 @@
 """Per-sample noisy projected SGD (seed 000, Algorithm SGD1), the whole loop in C.
 
 The Python API (``dpsolve.noisy_sgd``) validates, calibrates and explains; this only computes.
-"""
-from libc.math cimport isfinite, sqrt
-from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_bounded_uint64, random_standard_normal
 
-from _bitgen cimport generator_bitgen
+Two random streams (``dpsolve._kernels.stream.Stream``) feed the loop: one draws the sample
+indices, the other the noise. The noise does not depend on theta, so with two threads available
+a second core draws it a block ahead (double buffering, one barrier per block) while the first
+runs the steps; with one thread the steps draw it inline. Both give the same values in the same
+order, so the result is bit-identical for any number of threads.
+"""
+from cython.parallel cimport parallel, threadid
+from libc.math cimport isfinite, sqrt
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport free, malloc
+
 from _loss cimport HUBER_HINGE, loss_derivative
+from _openmp cimport dps_barrier, dps_max_threads, dps_num_threads
+from _stream cimport stream_index, stream_normal
 from _vector cimport dot, scale_onto_ball
 
 cdef enum Schedule:
@@ -15,6 +23,115 @@ cdef enum Schedule:
     INV = 1         # eta(t) = eta0 / t
 
 SCHEDULES = {"inv_sqrt": INV_SQRT, "inv": INV}
+
+# Noise values per block when drawn ahead on a second core: two blocks (256 KiB) stay in L2,
+# and one barrier per block costs about 1% of the block's steps.
+cdef enum:
+    BLOCK_VALUES = 16384
+
+
+cdef struct Loop:
+    const double* X
+    const double* y
+    Py_ssize_t n, p
+    int loss, schedule
+    double h, sigma, eta0, nreg, radius
+    bint project
+    double* theta
+    Py_ssize_t* counts        # NULL, or per-row draw counts to increment
+    uint64_t* index_state     # the index stream's 4 words
+    uint64_t* noise_state     # the noise stream's 4 words
+
+
+cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
+                    const double* noise) noexcept nogil:
+    """Steps t_start .. t_stop - 1. The noise is read from ``noise`` (sigma * xi, p values per
+    step) when given, else drawn inline from the noise stream (none when sigma == 0)."""
+    # Everything the loop touches is copied into locals: the stream words in particular, which
+    # the other thread's words share a cache line with (and no store to theta can alias them).
+    cdef Py_ssize_t n = a.n, p = a.p, t, i, j
+    cdef const double* X = a.X
+    cdef const double* y = a.y
+    cdef double* th = a.theta
+    cdef Py_ssize_t* counts = a.counts
+    cdef int loss = a.loss
+    cdef bint inv_sqrt = a.schedule == INV_SQRT, project = a.project
+    cdef double h = a.h, sigma = a.sigma, eta0 = a.eta0, nreg = a.nreg, radius = a.radius
+    cdef double nf = <double> n
+    cdef uint64_t index_state[4]
+    cdef uint64_t noise_state[4]
+    cdef const double* xi
+    cdef double g, eta, v, sq
+    for j in range(4):
+        index_state[j] = a.index_state[j]
+        noise_state[j] = a.noise_state[j]
+    for t in range(t_start, t_stop):
+        i = <Py_ssize_t> stream_index(index_state, <uint64_t> n)
+        if counts != NULL:
+            counts[i] += 1
+        xi = X + i * p
+        g = nf * loss_derivative(loss, dot(xi, th, p), y[i], h)
+        if inv_sqrt:
+            eta = eta0 / sqrt(<double> t)
+        else:
+            eta = eta0 / <double> t
+        sq = 0.0
+        if noise != NULL:
+            for j in range(p):
+                v = th[j] - eta * (g * xi[j] + nreg * th[j] + noise[j])
+                th[j] = v
+                sq += v * v
+            noise += p
+        elif sigma > 0.0:
+            for j in range(p):
+                v = th[j] - eta * (g * xi[j] + nreg * th[j] + sigma * stream_normal(noise_state))
+                th[j] = v
+                sq += v * v
+        else:
+            for j in range(p):
+                v = th[j] - eta * (g * xi[j] + nreg * th[j])
+                th[j] = v
+                sq += v * v
+        if project:
+            scale_onto_ball(th, sq, radius, p)
+    for j in range(4):
+        a.index_state[j] = index_state[j]
+        if noise == NULL:
+            a.noise_state[j] = noise_state[j]
+
+
+cdef void draw_noise(uint64_t* state, double sigma, double* out, Py_ssize_t m) noexcept nogil:
+    """out[:m] = sigma * (m standard normals); the state is updated once, at the end."""
+    cdef uint64_t s[4]
+    cdef Py_ssize_t j
+    for j in range(4):
+        s[j] = state[j]
+    for j in range(m):
+        out[j] = sigma * stream_normal(s)
+    for j in range(4):
+        state[j] = s[j]
+
+
+cdef void run_steps_noise_ahead(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
+                                Py_ssize_t block, double* buffer) noexcept nogil:
+    """Block b's noise is drawn (thread 1) while block b - 1's steps run (thread 0); ``buffer``
+    holds two blocks of ``block`` steps. If the runtime grants one thread, it does both in turn."""
+    cdef Py_ssize_t blocks = (t_stop - t_start + block - 1) // block
+    cdef Py_ssize_t b, t0, t1, tid, threads
+    with parallel(num_threads=2):
+        tid = threadid()
+        threads = dps_num_threads()
+        for b in range(blocks + 1):
+            if b < blocks and (tid == 1 or threads == 1):
+                t0 = t_start + b * block
+                t1 = min(t_stop, t0 + block)
+                draw_noise(a.noise_state, a.sigma, buffer + (b % 2) * block * a.p,
+                           (t1 - t0) * a.p)
+            if b > 0 and tid == 0:
+                t0 = t_start + (b - 1) * block
+                t1 = min(t_stop, t0 + block)
+                run_steps(a, t0, t1, buffer + ((b - 1) % 2) * block * a.p)
+            dps_barrier()
 
 
 def noisy_sgd_steps(
@@ -30,67 +147,71 @@ def noisy_sgd_steps(
     double eta0,
     double reg,
     double radius,
-    object generator,
+    object index_stream,
+    object noise_stream,
     Py_ssize_t[::1] counts=None,
 ):
     """Run steps t = t_start .. t_stop - 1 (1-based) of SGD1 on theta, in place.
 
+    Step t: ``i = index_stream.integers(n)``, then
+    ``theta <- Proj_radius(theta - eta(t) * (n * (loss'(<theta, x_i>, y_i) x_i + reg * theta) + sigma * xi))``
+    with ``xi = noise_stream.standard_normal(p)`` (no draws when sigma == 0). ``radius = inf``
+    means no projection. ``h`` is the huber_hinge width (ignored by the other losses).
+
     If ``counts`` (length n) is given, ``counts[i]`` is incremented each time row i is drawn
     (the draws are random, not data-dependent; multi-party accounting uses them).
-
-    Step t: draw i uniformly from [n] with the generator, then
-    ``theta <- Proj_radius(theta - eta(t) * (n * (loss'(<theta, x_i>, y_i) x_i + reg * theta) + sigma * xi))``
-    with xi ~ N(0, I_p) drawn coordinate by coordinate (no draws when sigma == 0).
-    ``radius = inf`` means no projection. ``h`` is the huber_hinge width (ignored by the other
-    losses). Returns False if theta became non-finite.
+    Returns False if theta became non-finite (checked once, after the last step).
     """
-    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], j
     if y.shape[0] != n or theta.shape[0] != p:
         raise ValueError("shape mismatch between X, y and theta")
     if n == 0 or p == 0 or t_start < 1:
         raise ValueError("need n >= 1, p >= 1 and t_start >= 1")
     if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
         raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
-    cdef double nf = <double> n
-    cdef double nreg = nf * reg
-    cdef double* th = &theta[0]
-    cdef const double* xi
-    cdef double g, eta, v, sq
-    cdef Py_ssize_t t, i, j
-    cdef bint project = radius < float("inf")
-    cdef bitgen_t* rng = generator_bitgen(generator)
-    cdef bint count = counts is not None
-    cdef Py_ssize_t* cnt = NULL
-    if count:
+    if index_stream is noise_stream:
+        raise ValueError("the index and noise streams must be two different Streams")
+    cdef uint64_t[::1] index_state = index_stream.state
+    cdef uint64_t[::1] noise_state = noise_stream.state
+    if index_state.shape[0] != 4 or noise_state.shape[0] != 4:
+        raise ValueError("a Stream's state holds 4 uint64 words")
+    cdef Loop a
+    a.X, a.y, a.n, a.p = &X[0, 0], &y[0], n, p
+    a.loss, a.schedule, a.h, a.sigma, a.eta0 = loss, schedule, h, sigma, eta0
+    a.nreg = <double> n * reg
+    a.radius, a.project = radius, radius < float("inf")
+    a.theta = &theta[0]
+    a.counts = NULL
+    if counts is not None:
         if counts.shape[0] != n:
             raise ValueError("counts must have length n")
-        cnt = &counts[0]
+        a.counts = &counts[0]
+    cdef uint64_t index_words[4]
+    cdef uint64_t noise_words[4]
+    a.index_state, a.noise_state = index_words, noise_words
 
-    with generator.bit_generator.lock, nogil:
-        for t in range(t_start, t_stop):
-            i = <Py_ssize_t> random_bounded_uint64(rng, 0, n - 1, 0, False)
-            if count:
-                cnt[i] += 1
-            xi = &X[i, 0]
-            g = nf * loss_derivative(loss, dot(xi, th, p), y[i], h)
-            if schedule == INV_SQRT:
-                eta = eta0 / sqrt(<double> t)
+    cdef Py_ssize_t steps = t_stop - t_start if t_stop > t_start else 0
+    cdef Py_ssize_t block = max(1, BLOCK_VALUES // p)
+    cdef double* buffer = NULL
+    if sigma > 0.0 and dps_max_threads() > 1 and steps > block:
+        buffer = <double*> malloc(2 * block * p * sizeof(double))
+        if buffer == NULL:
+            raise MemoryError()
+    try:
+        with index_stream.lock, noise_stream.lock, nogil:
+            for j in range(4):
+                index_words[j] = index_state[j]
+                noise_words[j] = noise_state[j]
+            if buffer != NULL:
+                run_steps_noise_ahead(&a, t_start, t_stop, block, buffer)
             else:
-                eta = eta0 / <double> t
-            sq = 0.0
-            if sigma > 0.0:
-                for j in range(p):
-                    v = th[j] - eta * (g * xi[j] + nreg * th[j] + sigma * random_standard_normal(rng))
-                    th[j] = v
-                    sq += v * v
-            else:
-                for j in range(p):
-                    v = th[j] - eta * (g * xi[j] + nreg * th[j])
-                    th[j] = v
-                    sq += v * v
-            if project:
-                scale_onto_ball(th, sq, radius, p)
+                run_steps(&a, t_start, t_stop, NULL)
+            for j in range(4):
+                index_state[j] = index_words[j]
+                noise_state[j] = noise_words[j]
+    finally:
+        free(buffer)
     for j in range(p):
-        if not isfinite(th[j]):
+        if not isfinite(theta[j]):
             return False
     return True

@@ -53,10 +53,10 @@ def _project(theta, radius):
     return theta
 
 
-def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, rng):
-    """Run SGD1 as the protocol: B draws i_t, the owner of row i_t computes G_t from its own row
-    and draws its noise, B broadcasts G_t, every copy of theta takes the same step. Bit-identical
-    to the one-process kernel with the same Generator (all draws come from it in protocol order).
+def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, noise):
+    """Run SGD1 as the protocol: B draws i_t from ``indices``, the owner of row i_t computes G_t
+    from its own row and draws its noise from ``noise``, B broadcasts G_t, every copy of theta
+    takes the same step. Bit-identical to the one-process kernel given the same two Streams.
     Returns (theta_T, transcript)."""
     n, p = problem.n, problem.p
     owner = parties.owner
@@ -67,10 +67,10 @@ def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, rng):
     messages = np.empty((steps, p))
     theta = np.zeros(p)
     for t in range(steps):
-        i = int(rng.integers(n))            # B's draw
+        i = indices.integers(n)             # B's draw
         index[t] = i
         message = parties[int(owner[i])].sgd1_message(theta, int(local[i]), float(n),
-                                                      problem.reg, sigma, rng)
+                                                      problem.reg, sigma, noise)
         messages[t] = message
         theta = _project(theta - step_sizes[t] * message, radius)
     transcript = SGD1Transcript(index=index, sender=owner[index].copy(), messages=messages,

@@ -7,6 +7,7 @@ import numpy as np
 
 from ._calibration import check_finite_lipschitz, gaussian_sigma
 from ._kernels import sgd as _sgd
+from ._kernels.stream import Stream
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
 from ._multiparty import sgd1_observer_epsilons, sgd1_protocol
@@ -19,8 +20,8 @@ SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD1, noise (3), step 
 # pld cannot account for sampling without replacement, which SGD1's index draws are
 CALIBRATIONS = ("paper",) + tuple(a for a in ACCOUNTANTS if a != "pld")
 STEP_SIZES = ("lipschitz", "strongly_convex")
-# Steps per kernel call: the bit generator's lock is taken once per call, and Ctrl-C is
-# honoured between calls. Chunking does not change the random stream.
+# Steps per kernel call: the streams' locks are taken once per call, and Ctrl-C is honoured
+# between calls. Chunking does not change the random streams.
 _CHUNK = 1 << 20
 
 
@@ -84,8 +85,8 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         ``problem``); the coordinator B draws the index sequence, the owner of ``i_t`` computes
         ``G_t`` from its own row and draws its noise, and B broadcasts it, so every party's copy
         of theta is the same. The result is bit-identical to the single-party run with the same
-        seed (all draws come from ``rng`` in protocol order); the fit also reports the epsilon
-        against each observer (``Fit.observers``).
+        seed (B draws from the index stream, the parties from the noise stream, in protocol
+        order); the fit also reports the epsilon against each observer (``Fit.observers``).
     record_transcript : bool, default False
         With ``parties``: run the protocol message by message in Python (each party computing
         on its own rows only) and return what B saw as ``Fit.transcript``
@@ -95,7 +96,11 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         Largest transcript, in bytes (``T (p + 2) 8``); a larger one raises ValueError before
         any work.
     rng : None, int, SeedSequence or Generator
-        Source of the index draws and the noise. The same seed gives bit-identical results.
+        Seeds the two streams the loop draws from: ``Stream.from_generator(rng)`` twice, first
+        for the index draws, then for the noise (:class:`dpsolve.privacy.Stream`: SFC64 with a
+        ziggurat, inlined in C, about three times cheaper per normal than numpy's Generator).
+        ``rng`` itself advances by six 64-bit words. The same seed gives bit-identical results,
+        whether the noise is drawn inline or a block ahead on a second core.
 
     Returns
     -------
@@ -169,6 +174,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         calibrations=CALIBRATIONS, paper=paper, sensitivity=sensitivity, steps=steps,
         sampling=sampling)
     rng = check_rng(rng)
+    indices, noise = Stream.from_generator(rng), Stream.from_generator(rng)
 
     if step_size == "lipschitz":
         schedule = _sgd.SCHEDULES["inv_sqrt"]
@@ -187,13 +193,14 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     if record_transcript:
         t = np.arange(1, steps + 1, dtype=float)
         step_sizes = eta0 / (np.sqrt(t) if step_size == "lipschitz" else t)
-        theta, transcript = sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, rng)
+        theta, transcript = sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius,
+                                          indices, noise)
         counts = np.bincount(transcript.index, minlength=n)
     else:
         for t0 in range(1, steps + 1, _CHUNK):
             finite = _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h, theta,
                                           t0, min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0,
-                                          problem.reg, radius, rng, counts)
+                                          problem.reg, radius, indices, noise, counts)
             if not finite:
                 break
     if not np.all(np.isfinite(theta)):

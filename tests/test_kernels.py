@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpsolve._kernels import losses, sgd, vector
+from dpsolve._kernels import gd, losses, sgd, vector
+from dpsolve._kernels.stream import Stream
 
 KINDS = losses.LOSS_KINDS
 # huber_hinge width used below (not a power of two, so that 1 +- WIDTH is rounded); the
@@ -179,7 +180,7 @@ def test_huber_hinge_width_is_checked_by_every_kernel(h):
             f(HUBER, z, y, h)
     with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
         sgd.noisy_sgd_steps(X, y, HUBER, h, np.zeros(2), 1, 2, 0.0, 0, 0.1, 0.0, 1.0,
-                            np.random.default_rng(0))
+                            *streams(0))
     with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
         gd.clipped_gradient_sum(X, y, HUBER, h, np.zeros(2), np.ones(3), 1.0, np.empty(2),
                                 np.empty((64, 2)))
@@ -200,6 +201,12 @@ def test_projection():
 
 
 # -- the SGD1 loop ------------------------------------------------------------------------------
+def streams(seed):
+    """(index stream, noise stream), as dpsolve.noisy_sgd seeds them."""
+    g = np.random.default_rng(seed)
+    return Stream.from_generator(g), Stream.from_generator(g)
+
+
 def python_dloss(name, z, y):
     """The same formulas as _kernels/_loss.pxd, evaluated by Python's floats (same libm)."""
     if name == "logistic":
@@ -220,12 +227,12 @@ def python_dloss(name, z, y):
     return z - y
 
 
-def sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, rng):
+def sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, indices, noise):
     """Seed 000's SGD1, one step at a time, in the kernel's order of floating-point operations."""
     n, p = X.shape
     th = [0.0] * p
     for t in range(1, steps + 1):
-        i = int(rng.integers(n))
+        i = indices.integers(n)
         z = 0.0
         for j in range(p):
             z += X[i, j] * th[j]
@@ -235,7 +242,7 @@ def sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, rng):
         for j in range(p):
             step = g * X[i, j] + n * reg * th[j]
             if sigma > 0.0:
-                step = step + sigma * rng.standard_normal()
+                step = step + sigma * noise.standard_normal()
             th[j] = th[j] - eta * step
             sq += th[j] * th[j]
         if sq > radius * radius:
@@ -255,12 +262,13 @@ def test_sgd_loop_equals_step_by_step_reference(name, sigma, schedule, reg, radi
     y = rng.choice([-1.0, 1.0], n) if name != "squared" else rng.uniform(-1, 1, n)
     eta0 = 0.05 if schedule == "inv_sqrt" else 1.0 / (max(reg, 1e-3) * n)
     theta = np.zeros(p)
-    g_kernel, g_ref = np.random.default_rng(99), np.random.default_rng(99)
+    kernel, ref = streams(99), streams(99)
     assert sgd.noisy_sgd_steps(X, y, KINDS[name], WIDTH, theta, 1, steps + 1, sigma,
-                               sgd.SCHEDULES[schedule], eta0, reg, radius, g_kernel)
-    expected = sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, g_ref)
+                               sgd.SCHEDULES[schedule], eta0, reg, radius, *kernel)
+    expected = sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, *ref)
     assert np.array_equal(theta, expected)          # bit for bit
-    assert g_kernel.random() == g_ref.random()       # both consumed exactly the same stream
+    for a, b in zip(kernel, ref):                   # both consumed exactly the same streams
+        assert np.array_equal(a.state, b.state)
     assert np.any(theta != 0.0)
 
 
@@ -269,11 +277,50 @@ def test_sgd_loop_split_into_chunks_is_identical():
     X = rng.standard_normal((20, 4)) / 3
     y = rng.choice([-1.0, 1.0], 20)
     whole, parts = np.zeros(4), np.zeros(4)
-    sgd.noisy_sgd_steps(X, y, 0, 0.0, whole, 1, 301, 1.0, 0, 0.1, 0.0, 1.0, np.random.default_rng(7))
-    g = np.random.default_rng(7)
+    sgd.noisy_sgd_steps(X, y, 0, 0.0, whole, 1, 301, 1.0, 0, 0.1, 0.0, 1.0, *streams(7))
+    s = streams(7)
     for a, b in [(1, 50), (50, 51), (51, 301)]:
-        sgd.noisy_sgd_steps(X, y, 0, 0.0, parts, a, b, 1.0, 0, 0.1, 0.0, 1.0, g)
+        sgd.noisy_sgd_steps(X, y, 0, 0.0, parts, a, b, 1.0, 0, 0.1, 0.0, 1.0, *s)
     assert np.array_equal(whole, parts)
+
+
+@pytest.mark.parametrize("p,steps", [(3, 20_000), (50, 1_000), (7000, 5)])
+def test_sgd_noise_drawn_ahead_on_a_second_core_is_bit_identical(p, steps):
+    """With two threads the noise is drawn a block ahead on the second core (several blocks
+    here, the last one partial; at p = 7000 a block is 2 steps); with one thread it is drawn
+    inline. Same theta, same final stream states, same draw counts, and the same as the
+    step-by-step reference."""
+    rng = np.random.default_rng(6)
+    n = 40
+    X = rng.standard_normal((n, p)) / math.sqrt(p)
+    y = rng.choice([-1.0, 1.0], n)
+    results = []
+    before = gd.max_threads()
+    try:
+        for threads in (1, 2):
+            gd.set_num_threads(threads)
+            assert gd.max_threads() == threads
+            theta, counts, s = np.zeros(p), np.zeros(n, dtype=np.intp), streams(8)
+            assert sgd.noisy_sgd_steps(X, y, 0, 0.0, theta, 1, steps + 1, 3.0, 0, 0.02, 0.1, 0.9,
+                                       *s, counts)
+            results.append((theta, counts, [a.state.copy() for a in s]))
+    finally:
+        gd.set_num_threads(before)
+    (t1, c1, s1), (t2, c2, s2) = results
+    assert np.array_equal(t1, t2) and np.array_equal(c1, c2)
+    assert all(np.array_equal(a, b) for a, b in zip(s1, s2))
+    assert c1.sum() == steps
+    if p * steps <= 100_000:        # the Python reference is slow
+        expected = sgd1_reference(X, y, "logistic", steps, 3.0, "inv_sqrt", 0.02, 0.1, 0.9,
+                                  *streams(8))
+        assert np.array_equal(t1, expected)
+
+
+def test_sgd_streams_must_be_two():
+    X, y = np.full((3, 2), 0.5), np.ones(3)
+    s = Stream.from_generator(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="two different Streams"):
+        sgd.noisy_sgd_steps(X, y, 0, 0.0, np.zeros(2), 1, 2, 1.0, 0, 0.1, 0.0, 1.0, s, s)
 
 
 def test_sgd_noise_moments():
@@ -281,7 +328,7 @@ def test_sgd_noise_moments():
     p, sigma = 200_000, 3.0
     theta = np.zeros(p)
     sgd.noisy_sgd_steps(np.zeros((1, p)), np.ones(1), 0, 0.0, theta, 1, 2, sigma, 0, 1.0, 0.0,
-                        math.inf, np.random.default_rng(11))
+                        math.inf, *streams(11))
     xi = -theta / sigma
     # 5-sigma bands of the sample moments of N = p standard normals
     assert abs(xi.mean()) < 5 / math.sqrt(p)
@@ -298,8 +345,8 @@ def test_sgd_index_draws_are_uniform():
     n, steps, eta0 = 10, 100_000, 1e-6
     theta = np.zeros(n)
     sgd.noisy_sgd_steps(np.eye(n), np.ones(n), KINDS["hinge"], 0.0, theta, 1, steps + 1, 0.0,
-                        sgd.SCHEDULES["inv"], eta0, 0.0, math.inf, np.random.default_rng(12))
-    idx = np.random.default_rng(12).integers(n, size=steps)
+                        sgd.SCHEDULES["inv"], eta0, 0.0, math.inf, *streams(12))
+    idx = streams(12)[0].integers(n, size=steps)
     expected = np.zeros(n)
     np.add.at(expected, idx, eta0 * n / np.arange(1, steps + 1))
     np.testing.assert_allclose(theta, expected, rtol=1e-10)

@@ -146,9 +146,10 @@ def test_lipschitz_step_size_uses_equation_4(monkeypatch):
     seen = {}
     real = module._sgd.noisy_sgd_steps
 
-    def spy(X, y, kind, h, theta, t0, t1, sigma, schedule, eta0, reg, radius, rng, counts):
+    def spy(X, y, kind, h, theta, t0, t1, sigma, schedule, eta0, reg, radius, *streams_counts):
         seen.update(schedule=schedule, eta0=eta0)
-        return real(X, y, kind, h, theta, t0, t1, sigma, schedule, eta0, reg, radius, rng, counts)
+        return real(X, y, kind, h, theta, t0, t1, sigma, schedule, eta0, reg, radius,
+                    *streams_counts)
 
     monkeypatch.setattr(module._sgd, "noisy_sgd_steps", spy)
     P = problem(n=80, p=5, radius=2.0, reg=0.5)

@@ -11,7 +11,8 @@ Delta is the L2 sensitivity under the stated neighbour relation (see :mod:`.acco
   ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
-- samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator).
+- samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
+  and ``Stream``, the faster stream (SFC64 and a ziggurat, inlined) that noisy SGD draws from.
 """
 from .accounting import (ACCOUNTANTS, NEIGHBOURS, PoissonSampling, PrivacyReport, PrivacyWarning,
                          PureDpEvent, UniformSampling, calibrate, certify, delta_of, epsilon_of,
@@ -20,10 +21,11 @@ from .composition import (basic_composition, drv_composition, gaussian_zcdp, gro
                           seed000_lemma1_composition, strong_composition, zcdp_to_dp)
 from .mechanisms import (gaussian_epsilon, gaussian_log_delta, gaussian_sigma_analytic,
                          gaussian_sigma_classic, gamma_norm_scale, laplace_scale)
-from .samplers import gamma_norm_noise, gaussian_noise, laplace_noise
+from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
     "ACCOUNTANTS", "NEIGHBOURS", "PoissonSampling", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
+    "Stream",
     "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",
     "drv_composition", "epsilon_of", "gamma_norm_noise", "gamma_norm_scale", "gaussian_noise", "gaussian_epsilon", "gaussian_event",
     "gaussian_log_delta", "group_privacy", "pure_event", "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp",

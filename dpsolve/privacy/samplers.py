@@ -14,9 +14,10 @@ docs for what dpsolve does and does not promise.
 import numpy as np
 
 from .._kernels import noise as _noise
+from .._kernels.stream import Stream
 from .._validation import check_int, check_real, check_rng
 
-__all__ = ["gaussian_noise", "laplace_noise", "gamma_norm_noise"]
+__all__ = ["Stream", "gaussian_noise", "laplace_noise", "gamma_norm_noise"]
 
 
 def _draw(kernel, scale, scale_name, dim, size, rng):
