@@ -2,7 +2,7 @@
 
 asv benchmark classes (``time_*``); also runnable directly, printing the times and the ratio::
 
-    python benchmarks/bench_minibatch_sgd.py
+    python -m benchmarks.bench_minibatch_sgd
 """
 import math
 import time

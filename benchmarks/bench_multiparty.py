@@ -5,7 +5,7 @@ against its loop written in NumPy.
 
 asv benchmark classes (``time_*``); also runnable directly::
 
-    python benchmarks/bench_multiparty.py
+    python -m benchmarks.bench_multiparty
 """
 import math
 import time

@@ -6,7 +6,7 @@ Logistic loss, n = 10^4 unit rows, ball radius 1, sigma = 100, one call of the k
 measurement (best of five). The floor is what NumPy's ``Generator.standard_normal`` needs to draw
 one step's p values when it draws many steps at once (``standard_normal((steps, p))``): issue 7
 asks the whole dpsolve step to cost no more than that. "NumPy loop" is SGD1 written with one
-vectorised NumPy step per Python iteration (``benchmarks/bench_noisy_sgd.py``). Prints a table
+vectorised NumPy step per Python iteration (``benchmarks/common.py``). Prints a table
 and writes ``sgd_step_speed.png`` and ``.svg``.
 """
 import argparse
@@ -22,7 +22,7 @@ from dpsolve._kernels import gd, sgd
 from dpsolve.privacy import Stream
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from benchmarks.bench_noisy_sgd import noisy_sgd_numpy  # noqa: E402
+from benchmarks.common import noisy_sgd_numpy  # noqa: E402
 
 P_VALUES = [2, 5, 10, 20, 50, 100, 200, 500, 1000]
 

@@ -1,0 +1,171 @@
+"""The kernels, each against its floor measured in the same run.
+
+* ``NoisySGDStep``: one step of seed 000's SGD1 (index draw, margin, loss derivative, p noise
+  values, projection) against NumPy drawing that step's p noise values in bulk
+  (``standard_normal((steps, p))``). Issue 7's target: ratio at most 1 at p = 10, 50, 200.
+* ``ClippedGradient``: one clipped full-batch gradient (DP-GD, seed 004) against NumPy's two
+  passes ``X @ theta`` and ``X.T @ v``. Target: at most 1.5 at n = 10^5, p = 50, both cores.
+* ``NoiseSamplers``: the samplers of ``dpsolve.privacy`` and the kernels' ``Stream``.
+* ``Projection``: the Euclidean projection onto the ball.
+
+Run directly (``python -m benchmarks.bench_kernels``) to print the ratios.
+"""
+import math
+
+import numpy as np
+
+import dpsolve
+from dpsolve._kernels import gd, sgd, vector
+from dpsolve.privacy import Stream
+
+from .common import best_time, clipped_gradient_numpy, noisy_sgd_numpy, synthetic_problem
+
+
+class NoisySGDStep:
+    """SGD1 steps, logistic, n = 10^4, sigma = 100, ball radius 1, both cores available."""
+
+    params = [10, 50, 200]
+    param_names = ["p"]
+    steps = 200_000
+
+    def setup(self, p):
+        self.problem = synthetic_problem(10_000, p)
+        self.rng = np.random.default_rng(0)
+
+    def _kernel(self):
+        P, g = self.problem, np.random.default_rng(0)
+        sgd.noisy_sgd_steps(P.X, P.y, P._kind, P._h, np.zeros(P.p), 1, self.steps + 1, 100.0,
+                            0, 0.01, 0.0, 1.0, Stream.from_generator(g), Stream.from_generator(g))
+
+    def _numpy_noise(self):
+        self.rng.standard_normal((self.steps, self.problem.p))
+
+    def time_dpsolve_steps(self, p):
+        self._kernel()
+
+    def time_numpy_noise_alone(self, p):
+        self._numpy_noise()
+
+    def peakmem_dpsolve_steps(self, p):
+        self._kernel()
+
+    def track_ns_per_step(self, p):
+        return best_time(self._kernel) / self.steps * 1e9
+
+    track_ns_per_step.unit = "ns"
+
+    def track_step_over_numpy_noise(self, p):
+        return best_time(self._kernel) / best_time(self._numpy_noise)
+
+    track_step_over_numpy_noise.unit = "ratio (target <= 1)"
+
+    def track_numpy_loop_over_step(self, p):
+        loop_steps = 5_000
+        X, y = self.problem.X, self.problem.y
+        loop = best_time(lambda: noisy_sgd_numpy(X, y, loop_steps, 100.0, 0.01, 1.0, self.rng),
+                         repeat=3) / loop_steps
+        return loop / (best_time(self._kernel) / self.steps)
+
+    track_numpy_loop_over_step.unit = "speed-up over a NumPy loop"
+
+
+class ClippedGradient:
+    """One clipped gradient sum, logistic, n = 10^5, clip 0.5."""
+
+    params = [10, 50, 200]
+    param_names = ["p"]
+
+    def setup(self, p):
+        self.problem = synthetic_problem(100_000, p)
+        self.theta = np.random.default_rng(1).normal(size=p) / math.sqrt(p)
+        self.norms = np.linalg.norm(self.problem.X, axis=1)
+        self.out, self.scratch = np.empty(p), np.empty((64, p))
+        self.v = np.random.default_rng(2).normal(size=100_000)
+
+    def _kernel(self):
+        P = self.problem
+        gd.clipped_gradient_sum(P.X, P.y, P._kind, P._h, self.theta, self.norms, 0.5, self.out,
+                                self.scratch)
+
+    def _two_passes(self):
+        z = self.problem.X @ self.theta
+        self.problem.X.T @ (self.v * z)
+
+    def time_dpsolve(self, p):
+        self._kernel()
+
+    def time_numpy_two_passes(self, p):
+        self._two_passes()
+
+    def time_numpy_clipped_gradient(self, p):
+        clipped_gradient_numpy(self.problem, self.theta, self.norms, 0.5)
+
+    def peakmem_dpsolve(self, p):
+        self._kernel()
+
+    def track_dpsolve_over_numpy_two_passes(self, p):
+        return best_time(self._kernel) / best_time(self._two_passes)
+
+    track_dpsolve_over_numpy_two_passes.unit = "ratio (target <= 1.5 at p = 50)"
+
+
+SAMPLERS = {
+    "gaussian_noise": lambda p, rows, rng: dpsolve.privacy.gaussian_noise(1.0, p, size=rows,
+                                                                          rng=rng),
+    "laplace_noise": lambda p, rows, rng: dpsolve.privacy.laplace_noise(1.0, p, size=rows,
+                                                                        rng=rng),
+    "gamma_norm_noise": lambda p, rows, rng: dpsolve.privacy.gamma_norm_noise(1.0, p, size=rows,
+                                                                              rng=rng),
+    "Stream.standard_normal": lambda p, rows, stream: stream.standard_normal(rows * p),
+    "numpy standard_normal": lambda p, rows, rng: rng.standard_normal((rows, p)),
+}
+
+
+class NoiseSamplers:
+    """10^4 draws of dimension p."""
+
+    params = [list(SAMPLERS), [10, 200]]
+    param_names = ["sampler", "p"]
+    rows = 10_000
+
+    def setup(self, sampler, p):
+        g = np.random.default_rng(0)
+        self.source = Stream.from_generator(g) if sampler.startswith("Stream") else g
+
+    def time_draw(self, sampler, p):
+        SAMPLERS[sampler](p, self.rows, self.source)
+
+    def peakmem_draw(self, sampler, p):
+        SAMPLERS[sampler](p, self.rows, self.source)
+
+
+class Projection:
+    """Projection of a vector of norm 2 onto the unit ball."""
+
+    params = [10, 1000]
+    param_names = ["p"]
+
+    def setup(self, p):
+        self.theta = np.full(p, 2.0 / math.sqrt(p))
+
+    def time_project_l2_ball(self, p):
+        vector.project_l2_ball(self.theta, 1.0)
+
+
+def main():
+    print(f"{'p':>4} {'dpsolve ns/step':>16} {'step / numpy noise':>19} {'numpy loop / step':>18}")
+    for p in NoisySGDStep.params:
+        b = NoisySGDStep()
+        b.setup(p)
+        print(f"{p:>4} {b.track_ns_per_step(p):>16.0f} {b.track_step_over_numpy_noise(p):>19.2f} "
+              f"{b.track_numpy_loop_over_step(p):>17.0f}x")
+    print(f"\n{'p':>4} {'clipped gradient / numpy two passes':>36}  (n = 10^5, "
+          f"{gd.max_threads()} threads)")
+    for p in ClippedGradient.params:
+        b = ClippedGradient()
+        b.setup(p)
+        print(f"{p:>4} {b.track_dpsolve_over_numpy_two_passes(p):>36.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""diffprivlib's ``LogisticRegression`` against dpsolve at the same epsilon: excess risk and time.
+
+diffprivlib (IBM) fits epsilon-DP logistic regression by objective perturbation with the vector
+mechanism (Chaudhuri, Monteleoni & Sarwate 2011). Its objective in scikit-learn's form,
+``C sum_i loss_i + ||w||^2 / 2``, is dpsolve's mean form with ``lambda = 1 / (C n)``; with
+``data_norm=1`` (unit rows), no intercept and labels in {0, 1}, both sides solve the same
+problem. dpsolve's side: ``objective_perturbation`` and ``output_perturbation`` at the same pure
+epsilon (``delta=None``: gamma-norm noise). Excess risk is measured against the certified
+reference minimiser, averaged over the five seeds of ``benchmarks.common.SEEDS``.
+
+diffprivlib 0.6.6 needs scikit-learn < 1.8 (the peers extra's cap). Run directly
+(``python -m benchmarks.peers.bench_diffprivlib``) to print the table.
+"""
+import time
+import warnings
+
+import numpy as np
+
+import dpsolve
+
+from ..common import SEEDS, synthetic_problem
+
+try:
+    import diffprivlib.models
+except ImportError:          # the optional peers extra is not installed
+    diffprivlib = None
+
+N, P, REG = 10_000, 20, 1e-3
+EPSILONS = [0.1, 1.0]
+
+
+def _fit(method, problem, epsilon, seed):
+    if method == "diffprivlib":
+        model = diffprivlib.models.LogisticRegression(
+            epsilon=epsilon, data_norm=1.0, C=1.0 / (REG * problem.n), fit_intercept=False,
+            random_state=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(problem.X, (problem.y > 0).astype(int))
+        return model.coef_.ravel()
+    solver = getattr(dpsolve, method)
+    return solver(problem, epsilon, rng=seed).theta
+
+
+def measure(epsilon):
+    problem = synthetic_problem(N, P, radius=None, reg=REG)
+    reference = dpsolve.reference_minimizer(problem)
+    out = {}
+    for method in ("diffprivlib", "objective_perturbation", "output_perturbation"):
+        risks, times = [], []
+        for seed in SEEDS:
+            start = time.perf_counter()
+            theta = _fit(method, problem, epsilon, seed)
+            times.append(time.perf_counter() - start)
+            risks.append(problem.objective(theta) - reference.value)
+        out[method] = {"excess_risk": float(np.mean(risks)), "seconds": float(np.min(times))}
+    return out
+
+
+class DiffprivlibLogisticRegression:
+    """n = 10^4, p = 20, lambda = 1e-3, pure epsilon."""
+
+    params = EPSILONS
+    param_names = ["epsilon"]
+    timeout = 900
+
+    def setup(self, epsilon):
+        if diffprivlib is None:
+            raise NotImplementedError("needs the peers extra: pip install '.[peers]'")
+        self.results = measure(epsilon)
+
+    def track_diffprivlib_excess_risk(self, epsilon):
+        return self.results["diffprivlib"]["excess_risk"]
+
+    track_diffprivlib_excess_risk.unit = "F(theta) - F(theta*), mean of 5 seeds"
+
+    def track_dpsolve_objective_perturbation_excess_risk(self, epsilon):
+        return self.results["objective_perturbation"]["excess_risk"]
+
+    track_dpsolve_objective_perturbation_excess_risk.unit = "F(theta) - F(theta*), mean of 5 seeds"
+
+    def track_diffprivlib_over_dpsolve_time(self, epsilon):
+        return (self.results["diffprivlib"]["seconds"]
+                / self.results["objective_perturbation"]["seconds"])
+
+    track_diffprivlib_over_dpsolve_time.unit = "time ratio (objective perturbation)"
+
+
+def main():
+    print("| ε | method | excess risk (mean of 5) | time (best of 5) |")
+    print("|---|---|---|---|")
+    for eps in EPSILONS:
+        for method, r in measure(eps).items():
+            print(f"| {eps} | {method} | {r['excess_risk']:.3g} | {r['seconds'] * 1e3:.1f} ms |")
+
+
+if __name__ == "__main__":
+    main()
