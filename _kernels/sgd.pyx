@@ -64,7 +64,8 @@ cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
     cdef double g, eta, v, sq
     for j in range(4):
         index_state[j] = a.index_state[j]
-        noise_state[j] = a.noise_state[j]
+        if noise == NULL:           # else the other thread owns the noise stream
+            noise_state[j] = a.noise_state[j]
     for t in range(t_start, t_stop):
         i = <Py_ssize_t> stream_index(index_state, <uint64_t> n)
         if counts != NULL:
@@ -117,7 +118,7 @@ cdef void run_steps_noise_ahead(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_
     """Block b's noise is drawn (thread 1) while block b - 1's steps run (thread 0); ``buffer``
     holds two blocks of ``block`` steps. If the runtime grants one thread, it does both in turn."""
     cdef Py_ssize_t blocks = (t_stop - t_start + block - 1) // block
-    cdef Py_ssize_t b, t0, t1, tid, threads
+    cdef Py_ssize_t b = 0, t0 = 0, t1 = 0, tid = 0, threads = 0   # firstprivate: initialised
     with parallel(num_threads=2):
         tid = threadid()
         threads = dps_num_threads()
