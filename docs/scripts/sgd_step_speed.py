@@ -10,10 +10,8 @@ vectorised NumPy step per Python iteration (``benchmarks/common.py``). Prints a 
 and writes ``sgd_step_speed.png`` and ``.svg``.
 """
 import argparse
-import math
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -22,18 +20,9 @@ from dpsolve._kernels import gd, sgd
 from dpsolve.privacy import Stream
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from benchmarks.common import noisy_sgd_numpy  # noqa: E402
+from benchmarks.common import best_time, noisy_sgd_numpy  # noqa: E402
 
 P_VALUES = [2, 5, 10, 20, 50, 100, 200, 500, 1000]
-
-
-def best(fn, repeat=5):
-    out = math.inf
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - start)
-    return out
 
 
 def kernel_step(problem, steps, threads):
@@ -45,7 +34,7 @@ def kernel_step(problem, steps, threads):
             sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h,
                                 np.zeros(problem.p), 1, steps + 1, 100.0, 0, 0.01, 0.0, 1.0,
                                 Stream.from_generator(g), Stream.from_generator(g))
-        return best(run) / steps
+        return best_time(run, repeat=5, min_time=0.0) / steps
     finally:
         gd.set_num_threads(before)
 
@@ -60,10 +49,10 @@ def measure(p, steps):
         "p": p,
         "dpsolve, 2 threads": kernel_step(problem, steps, 2),
         "dpsolve, 1 thread": kernel_step(problem, steps, 1),
-        "NumPy loop": best(lambda: noisy_sgd_numpy(X, y, loop_steps, 100.0, 0.01, 1.0, rng),
-                           repeat=3) / loop_steps,
-        "floor: NumPy's noise alone, in bulk": best(
-            lambda: rng.standard_normal((bulk_steps, p))) / bulk_steps,
+        "NumPy loop": best_time(lambda: noisy_sgd_numpy(X, y, loop_steps, 100.0, 0.01, 1.0, rng),
+                                repeat=3, min_time=0.0) / loop_steps,
+        "floor: NumPy's noise alone, in bulk": best_time(
+            lambda: rng.standard_normal((bulk_steps, p)), repeat=5, min_time=0.0) / bulk_steps,
     }
 
 
