@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from ._kernels.vector import project_l2_ball   # the kernels' sequential projection
 from .privacy.accounting import UniformSampling, epsilon_of, gaussian_event
 
 
@@ -40,17 +41,8 @@ class SGD1Transcript:
         """theta_T recomputed from the broadcast messages alone: what any party holds."""
         theta = np.zeros(self.messages.shape[1])
         for eta, message in zip(self.step_sizes, self.messages):
-            theta = _project(theta - eta * message, self.radius)
+            theta = project_l2_ball(theta - eta * message, self.radius)
         return theta
-
-
-def _project(theta, radius):
-    sq = 0.0
-    for v in theta:         # sequential, as the kernel
-        sq += v * v
-    if sq > radius * radius:
-        theta = theta * (radius / math.sqrt(sq))
-    return theta
 
 
 def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, noise):
@@ -72,7 +64,7 @@ def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, n
         message = parties[int(owner[i])].sgd1_message(theta, int(local[i]), float(n),
                                                       problem.reg, sigma, noise)
         messages[t] = message
-        theta = _project(theta - step_sizes[t] * message, radius)
+        theta = project_l2_ball(theta - step_sizes[t] * message, radius)
     transcript = SGD1Transcript(index=index, sender=owner[index].copy(), messages=messages,
                                 step_sizes=np.array(step_sizes, dtype=float), radius=radius)
     return theta, transcript

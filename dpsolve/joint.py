@@ -21,6 +21,7 @@ import numpy as np
 from ._calibration import warn_large_delta
 from ._kernels import joint as _joint
 from ._kernels import losses as _losses
+from ._kernels.vector import project_l2_ball   # the kernels' sequential projection
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
 from .parties import check_parties
@@ -221,17 +222,8 @@ class JointTranscript:
         return (total / self.messages.shape[0]).reshape(self.shared_shape)
 
 
-def _sequential_scale_onto_ball(values, radius):
-    sq = 0.0
-    for v in values:
-        sq += v * v
-    if sq > radius * radius:
-        values = values * (radius / math.sqrt(sq))
-    return values
-
-
 def _protocol_shared_step(u, message, eta, reg, radius):
-    return _sequential_scale_onto_ball(u - eta * (message + reg * u), radius)
+    return project_l2_ball(u - eta * (message + reg * u), radius)
 
 
 def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg, r_u, r_x, rng):
@@ -262,7 +254,7 @@ def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg,
         last[j] = t + 1
         step = np.array([float(a[cols[q]]) * d[c] + reg * x[j, q * K + c]
                          for q in range(k) for c in range(K)])
-        x[j] = _sequential_scale_onto_ball(x[j] - eta * step, r_x)
+        x[j] = project_l2_ball(x[j] - eta * step, r_x)
         message = np.array([float(a[q]) * d[c] for q in range(p) for c in range(K)])
         if sigma > 0.0:
             message = message + sigma * rng.standard_normal(p * K)

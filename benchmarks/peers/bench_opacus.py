@@ -56,6 +56,7 @@ class OpacusDPSGD:
         self.loss = torch.nn.BCEWithLogitsLoss()
         self.batches = 300 if batch_size == 1 else 10
         self.batch_size = batch_size
+        self.samples = 100_000 if batch_size == 1 else (N // batch_size) * batch_size
 
     def _opacus(self):
         done = 0
@@ -69,22 +70,22 @@ class OpacusDPSGD:
                     return
 
     def _dpsolve(self):
-        """Samples processed: 10^5 SGD1 steps at batch 1, one epoch of 1024-row batches else."""
+        """10^5 SGD1 steps at batch 1, one epoch of 1024-row batches else (``self.samples``)."""
         pr = self.problem
         g = np.random.default_rng(0)
         if self.batch_size == 1:
-            sgd.noisy_sgd_steps(pr.X, pr.y, pr._kind, pr._h, np.zeros(P), 1, 100_001, 1.0, 0,
-                                0.01, 0.0, 1.0, Stream.from_generator(g), Stream.from_generator(g))
-            return 100_000
+            sgd.noisy_sgd_steps(pr.X, pr.y, pr._kind, pr._h, np.zeros(P), 1, self.samples + 1,
+                                1.0, 0, 0.01, 0.0, 1.0, Stream.from_generator(g),
+                                Stream.from_generator(g))
+            return
         X, y = self.shuffled
         b = self.batch_size
         theta, total, scratch = np.zeros(P), np.empty(P), np.empty((64, P))
-        for start in range(0, N - b + 1, b):
+        for start in range(0, self.samples, b):
             rows = slice(start, start + b)
             gd.clipped_gradient_sum(X[rows], y[rows], pr._kind, pr._h, theta, self.norms[rows],
                                     1.0, total, scratch)
             theta -= (0.05 / b) * (total + g.standard_normal(P))
-        return (N // b) * b
 
     def time_opacus(self, batch_size):
         self._opacus()
@@ -95,8 +96,7 @@ class OpacusDPSGD:
     track_opacus_samples_per_second.unit = "samples/s"
 
     def track_dpsolve_samples_per_second(self, batch_size):
-        samples = self._dpsolve()
-        return samples / best_time(self._dpsolve, repeat=3, min_time=0.0)
+        return self.samples / best_time(self._dpsolve, repeat=3, min_time=0.0)
 
     track_dpsolve_samples_per_second.unit = "samples/s"
 
