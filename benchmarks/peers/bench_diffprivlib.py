@@ -6,7 +6,14 @@ mechanism (Chaudhuri, Monteleoni & Sarwate 2011). Its objective in scikit-learn'
 ``data_norm=1`` (unit rows), no intercept and labels in {0, 1}, both sides solve the same
 problem. dpsolve's side: ``objective_perturbation`` and ``output_perturbation`` at the same pure
 epsilon (``delta=None``: gamma-norm noise). Excess risk is measured against the certified
-reference minimiser, averaged over the five seeds of ``benchmarks.common.SEEDS``.
+reference minimiser, averaged over 40 seeds (the risk's spread across seeds is wide: five seeds
+misstate the ratio between the two by a factor of two).
+
+Where the two differ: diffprivlib releases L-BFGS's approximate minimiser of the perturbed
+objective (``tol=1e-4``), which the objective-perturbation proof does not cover; dpsolve certifies
+its inner solve and pays for the remaining inexactness with output noise, spending
+``output_fraction`` (default 0.1) of epsilon on it. At these settings that split costs
+``(epsilon'_dpl / epsilon'_dpsolve)^2``, about 1.25x the risk at epsilon = 1 and 1.55x at 0.1.
 
 diffprivlib 0.6.6 needs scikit-learn < 1.8 (the peers extra's cap). Run directly
 (``python -m benchmarks.peers.bench_diffprivlib``) to print the table.
@@ -18,7 +25,7 @@ import numpy as np
 
 import dpsolve
 
-from ..common import SEEDS, synthetic_problem
+from ..common import synthetic_problem
 
 try:
     import diffprivlib.models
@@ -27,6 +34,7 @@ except ImportError:          # the optional peers extra is not installed
 
 N, P, REG = 10_000, 20, 1e-3
 EPSILONS = [0.1, 1.0]
+SEEDS = range(40)
 
 
 def _fit(method, problem, epsilon, seed):
@@ -53,7 +61,9 @@ def measure(epsilon):
             theta = _fit(method, problem, epsilon, seed)
             times.append(time.perf_counter() - start)
             risks.append(problem.objective(theta) - reference.value)
-        out[method] = {"excess_risk": float(np.mean(risks)), "seconds": float(np.min(times))}
+        out[method] = {"excess_risk": float(np.mean(risks)),
+                       "standard_error": float(np.std(risks, ddof=1) / np.sqrt(len(risks))),
+                       "seconds": float(np.min(times))}
     return out
 
 
@@ -72,12 +82,12 @@ class DiffprivlibLogisticRegression:
     def track_diffprivlib_excess_risk(self, epsilon):
         return self.results["diffprivlib"]["excess_risk"]
 
-    track_diffprivlib_excess_risk.unit = "F(theta) - F(theta*), mean of 5 seeds"
+    track_diffprivlib_excess_risk.unit = "F(theta) - F(theta*), mean of 40 seeds"
 
     def track_dpsolve_objective_perturbation_excess_risk(self, epsilon):
         return self.results["objective_perturbation"]["excess_risk"]
 
-    track_dpsolve_objective_perturbation_excess_risk.unit = "F(theta) - F(theta*), mean of 5 seeds"
+    track_dpsolve_objective_perturbation_excess_risk.unit = "F(theta) - F(theta*), mean of 40 seeds"
 
     def track_diffprivlib_over_dpsolve_time(self, epsilon):
         return (self.results["diffprivlib"]["seconds"]
@@ -87,11 +97,12 @@ class DiffprivlibLogisticRegression:
 
 
 def main():
-    print("| ε | method | excess risk (mean of 5) | time (best of 5) |")
+    print("| ε | method | excess risk (mean ± s.e., 40 seeds) | time (best of 40) |")
     print("|---|---|---|---|")
     for eps in EPSILONS:
         for method, r in measure(eps).items():
-            print(f"| {eps} | {method} | {r['excess_risk']:.3g} | {r['seconds'] * 1e3:.1f} ms |")
+            print(f"| {eps} | {method} | {r['excess_risk']:.3g} ± {r['standard_error']:.2g} "
+                  f"| {r['seconds'] * 1e3:.1f} ms |")
 
 
 if __name__ == "__main__":
