@@ -6,7 +6,8 @@ import numpy as np
 
 from ._perturbation import (NOISES, _certified_minimizer, _check_common, _output_noise,
                             _release, _resolve_noise)
-from ._validation import check_choice, check_real, check_rng
+from ._secure import check_secure, generator as secure_generator, release
+from ._validation import check_choice, check_real
 from .fit import Fit
 from .parties import check_parties
 from .privacy.accounting import certify, pure_event
@@ -18,7 +19,8 @@ SLIDES_NOISE = "laplace_slides"
 
 
 def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noise=None,
-                                   tolerance=1e-10, calibration="pld", project=True, rng=None):
+                                   tolerance=1e-10, calibration="pld", project=True,
+                                   secure=False, rng=None):
     r"""Differentially private ERM across parties by averaging their local minimisers and
     perturbing the average once (Jayaraman et al. 2018, seed 002).
 
@@ -61,6 +63,11 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
         Project the release onto C (post-processing).
     rng : None, int, SeedSequence or Generator
         Source of the one noise draw (the secure aggregator's).
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -74,6 +81,7 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     gaps reached. Source: seed 002 (``002_ddbf4c350adab548.txt``), "Multi-party model
     aggregation with output perturbation"; the L1/L2 mistake is in shared/REFERENCE.md section 5.
     """
+    secure = check_secure(secure, rng)
     L, tolerance = _check_common("aggregated_output_perturbation", problem, tolerance)
     check_parties(problem, parties)
     if noise is not None:
@@ -88,7 +96,7 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
                                                             problem.n)
     if not isinstance(project, (bool, np.bool_)):
         raise TypeError(f"project must be a bool, got {type(project).__name__}")
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
     m, lam, n1 = parties.m, problem.reg, parties.smallest
     dim = int(np.prod(problem.theta_shape))        # noisy coordinates (p, or p K)
     nominal = 2.0 * L / (m * n1 * lam)                  # the slides' sensitivity
@@ -116,9 +124,10 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     wall_time = time.perf_counter() - start
     report = certify(event, epsilon, delta, method)
     certified = report.certified_epsilon
-    return Fit(theta=theta, sigma=sigma, steps=1, solver="aggregated_output_perturbation",
-               source=SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
-               noise=noise_scales,
-               settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
-                         "project": bool(project)},
-               observers={"outsider": certified, "coordinator": certified, "parties": certified})
+    fit = Fit(theta=theta, sigma=sigma, steps=1, solver="aggregated_output_perturbation",
+              source=SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
+              noise=noise_scales,
+              settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
+                        "project": bool(project)},
+              observers={"outsider": certified, "coordinator": certified, "parties": certified})
+    return release(fit, secure)

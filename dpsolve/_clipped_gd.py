@@ -7,7 +7,8 @@ import numpy as np
 from . import bounds
 from ._calibration import gaussian_sigma
 from ._kernels import gd as _gd
-from ._validation import check_choice, check_int, check_real, check_rng
+from ._secure import check_secure, generator as secure_generator, release
+from ._validation import check_choice, check_int, check_real
 from .fit import Fit
 from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event
 from .privacy.mechanisms import gaussian_sigma_analytic
@@ -73,7 +74,8 @@ def default_step_size(problem, clip_norm, steps, sigma):
 
 
 def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None, step_size=None,
-               calibration="pld", sigma=None, project=True, output="average", rng=None):
+               calibration="pld", sigma=None, project=True, output="average", secure=False,
+               rng=None):
     r"""Differentially private ERM by full-batch gradient descent with per-sample clipping
     (seed 004, Alg. DP-GD).
 
@@ -132,6 +134,11 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
         The average of ``w_1 .. w_T`` (the bounds are for it) or ``w_T``.
     rng : None, int, SeedSequence or Generator
         Source of the noise, ``rng.standard_normal(problem.theta_shape)`` once per step.
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -157,6 +164,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     own claims (:func:`dpgd_paper_sigma`); the projection and the regulariser are dpsolve's
     additions for constrained, regularised problems.
     """
+    secure = check_secure(secure, rng)
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     n = problem.n
@@ -195,7 +203,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
         calibrations=CALIBRATIONS,
         paper=lambda e, d: float(dpgd_paper_sigma(n, clip_norm, steps, e, d)),
         sensitivity=sensitivity, steps=steps)
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
     if step_size is None:
         step_size = default_step_size(problem, clip_norm, steps, sigma)
     radius = math.inf
@@ -239,7 +247,8 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
                                  "or keep project=True")
     theta = total / steps if output == "average" else w
     wall_time = time.perf_counter() - start
-    return Fit(theta=theta, sigma=sigma, steps=steps, solver="clipped_gd", source=SOURCE,
-               wall_time=wall_time, dp_event=event, privacy=report,
-               settings={"clip_norm": clip_norm, "step_size": step_size, "project": bool(project),
-                         "output": output})
+    fit = Fit(theta=theta, sigma=sigma, steps=steps, solver="clipped_gd", source=SOURCE,
+              wall_time=wall_time, dp_event=event, privacy=report,
+              settings={"clip_norm": clip_norm, "step_size": step_size, "project": bool(project),
+                        "output": output})
+    return release(fit, secure)

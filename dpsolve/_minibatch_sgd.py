@@ -6,7 +6,8 @@ import dp_accounting
 import numpy as np
 
 from ._kernels import minibatch as _minibatch
-from ._validation import check_choice, check_int, check_real, check_rng
+from ._secure import check_secure, generator as secure_generator, release
+from ._validation import check_choice, check_int, check_real
 from .fit import Fit
 from .privacy.accounting import certify, pure_event
 from .problem import Problem, reject_multinomial
@@ -17,7 +18,7 @@ SCHEDULES = ("inv_sqrt", "constant", "inv")
 
 
 def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", step_size=1.0,
-                  noise_scale=None, rng=None):
+                  noise_scale=None, secure=False, rng=None):
     r"""Epsilon-DP ERM by one pass of mini-batch SGD with gamma-norm gradient noise (seed 001).
 
     Minimises ``F(w) = (lambda/2) ||w||^2 + (1/n) sum_i loss(<w, x_i>; y_i)`` (``lambda =
@@ -55,6 +56,11 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
         the fit claims ``epsilon = 2L / s`` (infinite for s = 0, no noise).
     rng : None, int, SeedSequence or Generator
         Source of the row order (``rng.permutation(n)``, drawn first) and of the noise.
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -79,6 +85,7 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     Source: seed 001 (``001_334c59dca608d34d.txt``), update (1) and its noise density; original
     paper: Song, Chaudhuri & Sarwate, GlobalSIP 2013.
     """
+    secure = check_secure(secure, rng)
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     reject_multinomial(problem, "minibatch_sgd")
@@ -109,7 +116,7 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
         noise_scale = check_real(noise_scale, "noise_scale", low=0.0, low_inclusive=True)
         epsilon = sensitivity / noise_scale if noise_scale > 0.0 else math.inf
         method = "explicit"
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
 
     radius = 1.0 / problem.reg
     if problem.radius is not None:
@@ -133,8 +140,9 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
         raise FloatingPointError("minibatch_sgd produced non-finite parameters; reduce the "
                                  "step size")
     wall_time = time.perf_counter() - start
-    return Fit(theta=theta, sigma=None, steps=-(-n // batch_size), solver="minibatch_sgd",
-               source=SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
-               noise={"gamma_norm": noise_scale},
-               settings={"batch_size": batch_size, "schedule": schedule, "step_size": eta0,
-                         "radius": radius})
+    fit = Fit(theta=theta, sigma=None, steps=-(-n // batch_size), solver="minibatch_sgd",
+              source=SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
+              noise={"gamma_norm": noise_scale},
+              settings={"batch_size": batch_size, "schedule": schedule, "step_size": eta0,
+                        "radius": radius})
+    return release(fit, secure)

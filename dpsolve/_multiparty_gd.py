@@ -9,7 +9,8 @@ import numpy as np
 
 from . import bounds
 from ._calibration import check_finite_lipschitz, gaussian_sigma, warn_large_delta
-from ._validation import check_choice, check_int, check_real, check_rng
+from ._secure import check_secure, generator as secure_generator, release
+from ._validation import check_choice, check_int, check_real
 from .fit import Fit
 from .parties import check_parties
 from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
@@ -202,7 +203,8 @@ def _fewest_near_best(grid, values):
 
 def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_party", steps=None,
                   step_size=None, calibration="pld", sigma=None, weighting=None, output=None,
-                  initial="zero", record_transcript=False, transcript_limit=2 ** 28, rng=None):
+                  initial="zero", record_transcript=False, transcript_limit=2 ** 28,
+                  secure=False, rng=None):
     r"""Differentially private ERM by gradient descent across parties, each holding its rows.
 
     Two protocols, differing in who adds the noise (shared/REFERENCE.md section 5):
@@ -282,6 +284,11 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     rng : None, int, SeedSequence or Generator
         Spawned into one independent Generator per party, and one for B (``initial``) or the
         secure aggregator: no noise is shared or reused.
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -305,23 +312,24 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     The seeds' mistakes are in shared/REFERENCE.md section 5 and in :func:`sgd2_paper_sigma` and
     :func:`jayaraman_paper_sigma`.
     """
+    secure = check_secure(secure, rng, record_transcript)
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     check_parties(problem, parties)
     reject_multinomial(problem, "multiparty_gd")
     noise = check_choice(noise, "noise", NOISE_MODES)
-    secure = noise == "secure_aggregation"
+    aggregated = noise == "secure_aggregation"
     L = check_finite_lipschitz("multiparty_gd", problem)
     n, p, m, lam = problem.n, problem.p, parties.m, problem.reg
 
     if weighting is None:
-        weighting = "party" if secure else "pooled"
+        weighting = "party" if aggregated else "pooled"
     weighting = check_choice(weighting, "weighting", WEIGHTINGS)
-    if not secure and weighting != "pooled":
+    if not aggregated and weighting != "pooled":
         raise ValueError('weighting="party" is Jayaraman et al.\'s objective and needs '
                          'noise="secure_aggregation"; SGD2 minimises the pooled sum')
     initial = check_choice(initial, "initial", INITIALS)
-    if initial == "uniform" and (secure or problem.radius is None):
+    if initial == "uniform" and (aggregated or problem.radius is None):
         raise ValueError('initial="uniform" (seed 000 SGD2, step 1) needs noise="per_party" and '
                          "a Problem with a radius")
     if not isinstance(record_transcript, (bool, np.bool_)):
@@ -331,7 +339,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     # -- step rule -------------------------------------------------------------------------------
     beta = problem.smoothness + lam
     if step_size is None:
-        step_size = "smooth" if secure else ("strongly_convex" if lam > 0.0 else "lipschitz")
+        step_size = "smooth" if aggregated else ("strongly_convex" if lam > 0.0 else "lipschitz")
     if isinstance(step_size, str):
         step_rule = check_choice(step_size, "step_size", STEP_RULES[noise])
         eta_const = None
@@ -351,7 +359,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     output = check_choice(output, "output", OUTPUTS)
 
     # -- sensitivity, steps and noise ---------------------------------------------------------------
-    if secure:
+    if aggregated:
         # one record moves J's gradient by 2L/(m n_j) <= 2L/(m n_(1)), or F's by 2L/n
         sensitivity = 2.0 * L / (m * parties.smallest) if weighting == "party" else 2.0 * L / n
     else:
@@ -369,7 +377,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
                                calibration, beta)
     else:
         steps = check_int(steps, "steps", low=1)
-    size = steps * (m if not secure else 1) * p * 8
+    size = steps * (m if not aggregated else 1) * p * 8
     if record_transcript and size > transcript_limit:
         raise ValueError(f"the transcript of {steps} iterations would take {size:,} bytes, above "
                          f"transcript_limit={transcript_limit:,}: raise the limit or run fewer "
@@ -378,11 +386,11 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     def paper(e, d):
         e = check_real(e, "epsilon", low=0.0)
         d = check_real(d, "delta", low=0.0, high=1.0)
-        if secure:
+        if aggregated:
             return jayaraman_paper_sigma(sensitivity, steps, e, d)
         return sgd2_paper_sigma(L, steps, e, d)
 
-    if secure and sigma is None and calibration == "zcdp":
+    if aggregated and sigma is None and calibration == "zcdp":
         # the closed form is the exact zCDP inversion (the accountant's search is within 1e-3)
         epsilon = check_real(epsilon, "epsilon", low=0.0)
         delta = check_real(delta, "delta", low=0.0, high=1.0)
@@ -393,7 +401,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
             "multiparty_gd", n=n, epsilon=epsilon, delta=delta, sigma=sigma,
             calibration=calibration, calibrations=CALIBRATIONS, paper=paper,
             sensitivity=sensitivity, steps=steps)
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
     streams = rng.spawn(m + 1)      # one per party, and one for B or the secure aggregator
 
     # -- step sizes ------------------------------------------------------------------------------
@@ -418,16 +426,16 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         theta = direction * (radius * streams[m].random() ** (1.0 / p)
                              / math.sqrt(float(direction @ direction)))
     theta0 = theta.copy()
-    reg_scale = lam if secure else n * lam
+    reg_scale = lam if aggregated else n * lam
     weights = _output_weights(output, steps)
     released = np.zeros(p)
-    log = np.empty((steps, m, p) if not secure else (steps, p)) if record_transcript else None
-    if secure:
+    log = np.empty((steps, m, p) if not aggregated else (steps, p)) if record_transcript else None
+    if aggregated:
         aggregator = SecureAggregator(sigma, streams[m])
         share_weights = [1.0 / (m * party.n) if weighting == "party" else 1.0 / n
                          for party in parties]
     for t in range(steps):
-        if secure:
+        if aggregated:
             received = aggregator.aggregate([party.aggregation_share(theta, w)
                                              for party, w in zip(parties, share_weights)])
         else:
@@ -448,17 +456,18 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
                                         step_sizes=step_sizes, reg_scale=reg_scale,
                                         radius=radius, output=output)
     certified = report.certified_epsilon
-    return Fit(theta=released, sigma=sigma, steps=steps, solver="multiparty_gd",
-               source=JAYARAMAN_SOURCE if secure else SGD2_SOURCE, wall_time=wall_time,
-               dp_event=event, privacy=report,
-               noise={("gaussian" if secure else "gaussian_per_party"): sigma},
-               settings={"noise": noise, "weighting": weighting, "step_size": step_rule,
-                         "eta": float(step_sizes[0]) if step_rule in ("smooth", "constant")
-                         else None,
-                         "output": output, "initial": initial, "radius": radius,
-                         "sensitivity": sensitivity},
-               observers={"outsider": certified, "coordinator": certified, "parties": certified},
-               transcript=transcript)
+    fit = Fit(theta=released, sigma=sigma, steps=steps, solver="multiparty_gd",
+              source=JAYARAMAN_SOURCE if aggregated else SGD2_SOURCE, wall_time=wall_time,
+              dp_event=event, privacy=report,
+              noise={("gaussian" if aggregated else "gaussian_per_party"): sigma},
+              settings={"noise": noise, "weighting": weighting, "step_size": step_rule,
+                        "eta": float(step_sizes[0]) if step_rule in ("smooth", "constant")
+                        else None,
+                        "output": output, "initial": initial, "radius": radius,
+                        "sensitivity": sensitivity},
+              observers={"outsider": certified, "coordinator": certified, "parties": certified},
+              transcript=transcript)
+    return release(fit, secure)
 
 
 def _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta, calibration,

@@ -8,7 +8,8 @@ import numpy as np
 from ._calibration import check_finite_lipschitz, gaussian_sigma
 from ._kernels import sgd as _sgd
 from ._kernels.stream import Stream
-from ._validation import check_choice, check_int, check_real, check_rng
+from ._secure import check_secure, generator as secure_generator, release
+from ._validation import check_choice, check_int, check_real
 from .fit import Fit
 from ._multiparty import sgd1_observer_epsilons, sgd1_protocol
 from .parties import check_parties
@@ -41,7 +42,7 @@ def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
 
 def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="paper", sigma=None,
               step_size="lipschitz", parties=None, record_transcript=False,
-              transcript_limit=2 ** 28, rng=None):
+              transcript_limit=2 ** 28, secure=False, rng=None):
     r"""Differentially private ERM by per-sample noisy projected SGD (seed 000, Algorithm SGD1).
 
     Minimises the mean-form objective of ``problem`` (its sum form ``L = n F``, as in the seed)
@@ -101,6 +102,11 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         ziggurat, inlined in C, about three times cheaper per normal than numpy's Generator).
         ``rng`` itself advances by six 64-bit words. The same seed gives bit-identical results,
         whether the noise is drawn inline or a block ahead on a second core.
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -133,6 +139,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
 
     Source: seed 000 (``000_793393e33ee0c16c.txt``), Algorithm SGD1, eqs. (3) and (4), Theorem 2.
     """
+    secure = check_secure(secure, rng, record_transcript)
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     reject_multinomial(problem, "noisy_sgd")
@@ -173,7 +180,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         "noisy_sgd", n=n, epsilon=epsilon, delta=delta, sigma=sigma, calibration=calibration,
         calibrations=CALIBRATIONS, paper=paper, sensitivity=sensitivity, steps=steps,
         sampling=sampling)
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
     indices, noise = Stream.from_generator(rng), Stream.from_generator(rng)
 
     if step_size == "lipschitz":
@@ -217,6 +224,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
                               f"{delta:.3g}, above the claimed {report.epsilon:.4g}, which holds "
                               "for an outsider who does not know the index sequence",
                               PrivacyWarning, stacklevel=2)
-    return Fit(theta=theta, sigma=sigma, steps=steps, solver="noisy_sgd", source=SOURCE,
-               wall_time=wall_time, dp_event=event, privacy=report, observers=observers,
-               transcript=transcript)
+    fit = Fit(theta=theta, sigma=sigma, steps=steps, solver="noisy_sgd", source=SOURCE,
+              wall_time=wall_time, dp_event=event, privacy=report, observers=observers,
+              transcript=transcript)
+    return release(fit, secure)

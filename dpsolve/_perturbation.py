@@ -9,7 +9,8 @@ import dp_accounting
 import numpy as np
 
 from ._calibration import check_finite_lipschitz, warn_large_delta
-from ._validation import check_choice, check_real, check_rng
+from ._secure import check_secure, generator as secure_generator, release
+from ._validation import check_choice, check_real
 from .fit import Fit
 from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event, pure_event
 from .privacy.mechanisms import gaussian_sigma_classic
@@ -110,7 +111,7 @@ def _certified_minimizer(problem, tolerance):
 
 
 def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
-                        calibration="pld", project=True, rng=None):
+                        calibration="pld", project=True, secure=False, rng=None):
     r"""Differentially private ERM by output perturbation (Chaudhuri, Monteleoni & Sarwate
     2011, Alg. 1; seed 002).
 
@@ -153,6 +154,11 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
         Project the released vector onto C (post-processing; it can only move it closer to
         theta*). No effect without a constraint.
     rng : None, int, SeedSequence or Generator
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -169,12 +175,13 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     Source: seed 002 (``002_ddbf4c350adab548.txt``), "Output Perturbation - non-distributed
     setting", Algorithm 1 and its sensitivity claim.
     """
+    secure = check_secure(secure, rng)
     L, tolerance = _check_common("output_perturbation", problem, tolerance)
     noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
                                                         problem.n)
     if not isinstance(project, (bool, np.bool_)):
         raise TypeError(f"project must be a bool, got {type(project).__name__}")
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
     n, lam = problem.n, problem.reg
     sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
 
@@ -188,11 +195,12 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     wall_time = time.perf_counter() - start
     method = "paper" if noise == "gamma_norm" else calibration
     report = certify(event, epsilon, delta, method)
-    return Fit(theta=theta, sigma=sigma, steps=1, solver="output_perturbation",
-               source=OUTPUT_SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
-               noise=noise_scales,
-               settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
-                         "project": bool(project)})
+    fit = Fit(theta=theta, sigma=sigma, steps=1, solver="output_perturbation",
+              source=OUTPUT_SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
+              noise=noise_scales,
+              settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
+                        "project": bool(project)})
+    return release(fit, secure)
 
 
 def objective_perturbation_constants(problem, epsilon):
@@ -243,7 +251,7 @@ def _newton_perturbed(problem, linear, extra_reg, gradient_tol, max_iter=100):
 
 
 def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
-                           noise=None, tolerance=1e-12, calibration="pld", rng=None):
+                           noise=None, tolerance=1e-12, calibration="pld", secure=False, rng=None):
     r"""Differentially private ERM by objective perturbation, run as Approximate Minima
     Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
 
@@ -280,6 +288,11 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
         For Gaussian output noise, as in :func:`output_perturbation`.
     rng : None, int, SeedSequence or Generator
         ``b`` is drawn first, then ``b_2``.
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -299,6 +312,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     un-noised minimiser, the perturbed objective's gap. Utility:
     :func:`dpsolve.bounds.objective_perturbation_bound`.
     """
+    secure = check_secure(secure, rng)
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     reject_multinomial(problem, "objective_perturbation")
@@ -313,7 +327,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
     noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
                                                         problem.n, output_fraction)
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
     n, p, lam, B = problem.n, problem.p, problem.reg, problem.row_norm
     eps_obj = (1.0 - output_fraction) * epsilon
     eps_out = output_fraction * epsilon
@@ -336,10 +350,11 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     wall_time = time.perf_counter() - start
     event = dp_accounting.ComposedDpEvent([pure_event(eps_obj), out_event])
     report = certify(event, epsilon, delta, "paper" if noise == "gamma_norm" else calibration)
-    return Fit(theta=theta, sigma=sigma, steps=1, solver="objective_perturbation",
-               source=OBJECTIVE_SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
-               noise={"objective_gamma_norm": objective_scale, **out_noise},
-               settings={"epsilon_objective": eps_obj, "epsilon_output": eps_out,
-                         "epsilon_prime": eps_prime, "extra_reg": extra_reg,
-                         "tolerance": tolerance, "output_sensitivity": sensitivity,
-                         "noise": noise})
+    fit = Fit(theta=theta, sigma=sigma, steps=1, solver="objective_perturbation",
+              source=OBJECTIVE_SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
+              noise={"objective_gamma_norm": objective_scale, **out_noise},
+              settings={"epsilon_objective": eps_obj, "epsilon_output": eps_out,
+                        "epsilon_prime": eps_prime, "extra_reg": extra_reg,
+                        "tolerance": tolerance, "output_sensitivity": sensitivity,
+                        "noise": noise})
+    return release(fit, secure)

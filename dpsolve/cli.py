@@ -60,6 +60,9 @@ def main(argv=None):
     solve.add_argument("--row-norm", type=float, default=1.0,
                        help="public bound B on the row norms (rows above it are clipped)")
     solve.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
+    solve.add_argument("--secure", action="store_true",
+                       help="noise from the operating system's entropy (no --seed), theta "
+                            "rounded to a 2**-32 grid: for releasing a model (docs/secure_noise.md)")
     solve.add_argument("--out", default="-", help="where to write the JSON (default stdout)")
     args = parser.parse_args(argv)
     if args.command is None:
@@ -153,6 +156,8 @@ def _solve(parser, args):
             problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
                               row_norm=args.row_norm)
             options = {} if args.delta is None else {"delta": args.delta}
+            if args.secure:
+                options["secure"] = True
             fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
     except (OSError, ValueError, TypeError) as exc:
         print(f"dpsolve solve: {exc}", file=sys.stderr)

@@ -22,7 +22,8 @@ from ._calibration import warn_large_delta
 from ._kernels import joint as _joint
 from ._kernels import losses as _losses
 from ._kernels.vector import project_l2_ball   # the kernels' sequential projection
-from ._validation import check_choice, check_int, check_real, check_rng
+from ._secure import check_secure, generator as secure_generator, release
+from ._validation import check_choice, check_int, check_real
 from .fit import Fit
 from .parties import check_parties
 from .privacy.accounting import (ACCOUNTANTS, UniformSampling, calibrate,
@@ -267,7 +268,7 @@ def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg,
 def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="all",
               shared_radius=None, personal_radius=None, steps=None, step_size=None,
               calibration=None, sigma=None, schedule="balanced", record_transcript=False,
-              transcript_limit=2 ** 28, rng=None):
+              transcript_limit=2 ** 28, secure=False, rng=None):
     r"""Joint-DP noisy SGD (seed 003, Algorithm 1): personalised parameters without noise, shared
     parameters with Gaussian noise, iterate averaging.
 
@@ -329,6 +330,11 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         work.
     rng : None, int, SeedSequence or Generator
         Spawned into three streams: the schedule, the owners' record draws and the noise.
+    secure : bool, default False
+        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+        must then be None), released parameters rounded to the ``2**-32`` grid, and
+        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
+        against. The default is a reproducible research run.
 
     Returns
     -------
@@ -356,6 +362,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
 
     Source: seed 003 (``003_40594ba3d5609f29.txt``), Algorithm 1, Lemma 3.2, Theorem 3.1.
     """
+    secure = check_secure(secure, rng, record_transcript)
     _check_owners(problem, owners)
     L = problem.lipschitz
     if not math.isfinite(L):
@@ -394,7 +401,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")
     transcript_limit = check_int(transcript_limit, "transcript_limit", low=0)
     warn_large_delta(delta, n, stacklevel=2)
-    rng = check_rng(rng)
+    rng = secure_generator(rng, secure)
     schedule_rng, record_rng, noise_rng = rng.spawn(3)
 
     sensitivity = 2.0 * L
@@ -478,10 +485,11 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         model = _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size,
                               lam, r_u, r_x, noise_rng, shared_shape, personal_shape)
     wall_time = time.perf_counter() - start
-    return Fit(theta=model.shared, sigma=sigma, steps=steps, solver="joint_sgd", source=SOURCE,
-               wall_time=wall_time, dp_event=event, privacy=report, settings=settings,
-               observers={"other_owners": report.certified_epsilon}, transcript=transcript,
-               model=model)
+    fit = Fit(theta=model.shared, sigma=sigma, steps=steps, solver="joint_sgd", source=SOURCE,
+              wall_time=wall_time, dp_event=event, privacy=report, settings=settings,
+              observers={"other_owners": report.certified_epsilon}, transcript=transcript,
+              model=model)
+    return release(fit, secure)
 
 
 def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size, lam, r_u, r_x,

@@ -201,7 +201,7 @@ def _clipped_gd_last(problem, rng):
 
 def _halve_noise(monkeypatch, module):
     """Mutant: the solver draws half the noise it accounts for (a sigma/variance slip)."""
-    real = module.check_rng
+    real = module.secure_generator
 
     class HalfNoise:
         def __init__(self, generator):
@@ -210,7 +210,8 @@ def _halve_noise(monkeypatch, module):
         def standard_normal(self, *args, **kwargs):
             return 0.5 * self.generator.standard_normal(*args, **kwargs)
 
-    monkeypatch.setattr(module, "check_rng", lambda rng: HalfNoise(real(rng)))
+    monkeypatch.setattr(module, "secure_generator",
+                        lambda rng, secure: HalfNoise(real(rng, secure)))
 
 
 def _no_clipping(monkeypatch, module):

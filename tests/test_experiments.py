@@ -249,6 +249,53 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     assert again == {"total": 8, "skipped": 8, "ran": 0}
 
 
+WRITER = """
+import sys
+from dpsolve.experiments.store import ResultStore
+payload = [float(i) for i in range(20000)]          # ~0.4 MB of JSON: each commit takes a while
+from dpsolve.experiments.sweep import run_id
+with ResultStore(sys.argv[1]) as store:
+    done = store.done()
+    print("ready", flush=True)
+    for i in range(int(sys.argv[2])):
+        spec = {"sweep": "w", "replicate": i, "solver": "x"}
+        if run_id(spec) not in done:
+            store.add(spec, {"i": i, "payload": payload})
+"""
+
+
+def test_store_survives_sigkill_mid_write(tmp_path):
+    """A writer committing large rows back to back is killed at random moments, mostly in the
+    middle of a commit. After each kill the database is intact, every row is whole, and a new
+    writer carries on from there: in the end each run is there exactly once."""
+    from dpsolve.experiments.store import ResultStore
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    db = tmp_path / "store.db"
+    here = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve.__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here] + [p for p in sys.path if p])}
+    total, rng, counts = 200, np.random.default_rng(0), []
+    for _ in range(8):
+        proc = subprocess.Popen([sys.executable, str(script), str(db), str(total)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout.readline() == b"ready\n", proc.stderr.read().decode()
+        time.sleep(rng.uniform(0.02, 0.15))                 # into the writes
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with sqlite3.connect(db) as con:
+            assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        with ResultStore(db) as store:
+            rows = store.rows("w")
+        assert all(row["result"]["payload"][-1] == 19999.0 for row in rows)    # whole rows
+        assert len({row["run_id"] for row in rows}) == len(rows)
+        counts.append(len(rows))
+    assert counts == sorted(counts) and 0 < counts[-1] < total, counts   # none lost; killed early
+    subprocess.run([sys.executable, str(script), str(db), str(total)], env=env, check=True)
+    with ResultStore(db) as store:
+        rows = store.rows("w")
+    assert sorted(row["result"]["i"] for row in rows) == list(range(total))
+
+
 def test_a_failing_run_is_named_and_the_finished_ones_are_kept(tmp_path):
     db = tmp_path / "r.db"
     spec = _with(problem={"loss": "logistic", "radius": 1.0},     # reg = 0: output_perturbation fails
@@ -353,3 +400,13 @@ def test_cli_solve_writes_theta_and_its_privacy(tmp_path, capsys):
                  "--delta", "1e-5"]) == 2
     with pytest.raises(SystemExit):
         main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--solver", "adam"])
+    secure = tmp_path / "secure.json"
+    assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
+                 "--secure", "--out", str(secure)]) == 0
+    released = json.loads(secure.read_text())
+    assert released["settings"]["secure"] is True
+    assert all((t * 2 ** 32).is_integer() for t in released["theta"])
+    capsys.readouterr()
+    assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
+                 "--secure", "--seed", "4"]) == 2
+    assert "rng must be None when secure=True" in capsys.readouterr().err

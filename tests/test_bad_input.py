@@ -1,0 +1,269 @@
+"""The bad-input catalogue (docs/bad_input.md), walked case by case.
+
+Every case must raise the stated exception before any work starts, with a message that names the
+parameter (the regular expression below). ``test_catalogue_matches_the_docs`` keeps the docs table
+and this list the same.
+"""
+import math
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse
+
+import dpsolve
+
+N, P = 60, 4
+_rng = np.random.default_rng(0)
+X = _rng.normal(size=(N, P))
+X /= np.linalg.norm(X, axis=1, keepdims=True) * 1.01
+Y = np.where(X[:, 0] > 0, 1.0, -1.0)
+
+
+def problem(loss="logistic", **settings):
+    settings = {"radius": 1.0, "reg": 0.05, **settings}
+    return dpsolve.Problem(X, Y if loss != "squared" else 0.5 * Y, loss, **settings)
+
+
+def parties(prob):
+    return dpsolve.Parties.from_sizes(prob, [30, 30])
+
+
+def with_parties(solver, *args, **kwargs):
+    """``solver(problem, parties, ...)`` with parties built on that very problem."""
+    prob = problem()
+    return solver(prob, parties(prob), *args, **kwargs)
+
+
+# Each solver called with the privacy arguments under test, everything else valid and small.
+SOLVERS = {
+    "noisy_sgd": lambda e=0.5, d=1e-6, **k: dpsolve.noisy_sgd(
+        problem(), e, d, **{"steps": 20, **k}),
+    "clipped_gd": lambda e=0.5, d=1e-6, **k: dpsolve.clipped_gd(
+        problem(), e, d, **{"steps": 3, **k}),
+    "minibatch_sgd": lambda e=0.5, **k: dpsolve.minibatch_sgd(problem(), e, **k),
+    "output_perturbation": lambda e=0.5, d=1e-6, **k: dpsolve.output_perturbation(
+        problem(), e, d, **k),
+    "objective_perturbation": lambda e=0.5, d=None, **k: dpsolve.objective_perturbation(
+        problem(radius=None), e, d, **k),
+    "multiparty_gd": lambda e=0.5, d=1e-6, **k: with_parties(
+        dpsolve.multiparty_gd, e, d, **{"steps": 3, **k}),
+    "aggregated_output_perturbation": lambda e=0.5, d=1e-6, **k: with_parties(
+        dpsolve.aggregated_output_perturbation, e, d, **k),
+    "joint_sgd": lambda e=0.5, d=1e-6, **k: with_parties(
+        dpsolve.joint_sgd, e, d, **{"steps": 20, **k}),
+}
+GAUSSIAN = ("noisy_sgd", "clipped_gd", "output_perturbation", "multiparty_gd",
+            "aggregated_output_perturbation", "joint_sgd")
+
+
+def case(id, call, error, match):
+    return pytest.param(call, error, match, id=id)
+
+
+CATALOGUE = []
+# -- privacy parameters ------------------------------------------------------------------------
+for name, solve in SOLVERS.items():
+    for label, value, error in (("0", 0.0, ValueError), ("negative", -1.0, ValueError),
+                                ("nan", math.nan, ValueError), ("inf", math.inf, ValueError),
+                                ("bool", True, TypeError), ("string", "1", TypeError)):
+        CATALOGUE.append(case(f"epsilon-{label}-{name}", lambda s=solve, v=value: s(e=v), error,
+                              "epsilon"))
+for name in GAUSSIAN:
+    solve = SOLVERS[name]
+    for label, value in (("negative", -1e-6), ("1", 1.0), ("nan", math.nan),
+                         ("0-gaussian", 0.0)):
+        CATALOGUE.append(case(f"delta-{label}-{name}", lambda s=solve, v=value: s(d=v),
+                              ValueError, "delta"))
+CATALOGUE += [
+    case("delta-with-pure-minibatch_sgd", lambda: dpsolve.minibatch_sgd(problem(), 1.0,
+                                                                         delta=1e-6),
+         TypeError, "delta"),
+    case("delta-with-gamma-norm-output_perturbation", lambda: SOLVERS["output_perturbation"](
+        noise="gamma_norm"), ValueError, "delta"),
+    case("delta-with-gamma-norm-objective_perturbation",
+         lambda: SOLVERS["objective_perturbation"](d=1e-6, noise="gamma_norm"), ValueError,
+         "delta"),
+    case("gaussian-without-delta-output_perturbation",
+         lambda: SOLVERS["output_perturbation"](d=None, noise="gaussian"), TypeError, "delta"),
+    case("classic-gaussian-epsilon-2-output_perturbation",
+         lambda: SOLVERS["output_perturbation"](e=2.0, calibration="paper"), ValueError,
+         "epsilon"),
+    case("classic-gaussian-epsilon-2-clipped_gd",
+         lambda: SOLVERS["clipped_gd"](e=2.0, calibration="paper"), ValueError, "epsilon"),
+    case("paper-epsilon-2-noisy_sgd", lambda: SOLVERS["noisy_sgd"](e=2.0), ValueError,
+         "epsilon"),
+    case("calibration-unknown-clipped_gd", lambda: SOLVERS["clipped_gd"](calibration="exact"),
+         ValueError, "calibration"),
+]
+# -- solver settings ---------------------------------------------------------------------------
+for label, value, error in (("0", 0.0, ValueError), ("negative", -1.0, ValueError),
+                            ("nan", math.nan, ValueError), ("inf", math.inf, ValueError),
+                            ("bool", True, TypeError)):
+    CATALOGUE += [
+        case(f"clip_norm-{label}", lambda v=value: SOLVERS["clipped_gd"](clip_norm=v), error,
+             "clip_norm"),
+        case(f"step_size-{label}-clipped_gd", lambda v=value: SOLVERS["clipped_gd"](step_size=v),
+             error, "step_size"),
+        case(f"step_size-{label}-minibatch_sgd",
+             lambda v=value: SOLVERS["minibatch_sgd"](step_size=v), error, "step_size"),
+        case(f"tolerance-{label}-output_perturbation",
+             lambda v=value: SOLVERS["output_perturbation"](tolerance=v), error, "tolerance"),
+    ]
+    if label != "0":                     # sigma = 0 is allowed: explicitly non-private
+        CATALOGUE.append(case(f"sigma-{label}-clipped_gd", lambda v=value: dpsolve.clipped_gd(
+            problem(), delta=1e-6, sigma=v, steps=3), error, "sigma"))
+for label, value, error in (("0", 0, ValueError), ("negative", -1, ValueError),
+                            ("float", 2.5, TypeError), ("nan", math.nan, TypeError),
+                            ("bool", True, TypeError), ("string", "3", TypeError)):
+    CATALOGUE += [
+        case(f"steps-{label}-clipped_gd", lambda v=value: SOLVERS["clipped_gd"](steps=v), error,
+             "steps"),
+        case(f"steps-{label}-noisy_sgd", lambda v=value: SOLVERS["noisy_sgd"](steps=v), error,
+             "steps"),
+        case(f"batch_size-{label}", lambda v=value: SOLVERS["minibatch_sgd"](batch_size=v), error,
+             "batch_size"),
+    ]
+CATALOGUE += [
+    case("sigma-without-delta-clipped_gd",
+         lambda: dpsolve.clipped_gd(problem(), sigma=1.0, steps=3), TypeError, "delta"),
+    case("sigma-and-epsilon-clipped_gd",
+         lambda: dpsolve.clipped_gd(problem(), 0.5, 1e-6, sigma=1.0, steps=3), ValueError,
+         "sigma"),
+    case("batch_size-above-n", lambda: SOLVERS["minibatch_sgd"](batch_size=N + 1), ValueError,
+         "batch_size"),
+    case("output-unknown-clipped_gd", lambda: SOLVERS["clipped_gd"](output="best"), ValueError,
+         "output"),
+    case("problem-not-a-Problem", lambda: dpsolve.clipped_gd(X, 0.5, 1e-6), TypeError,
+         "problem"),
+    case("minibatch_sgd-without-reg", lambda: dpsolve.minibatch_sgd(problem(reg=0.0), 0.5),
+         ValueError, "reg"),
+    case("output_perturbation-without-reg",
+         lambda: dpsolve.output_perturbation(problem(reg=0.0), 0.5, 1e-6), ValueError, "reg"),
+    case("objective_perturbation-with-radius",
+         lambda: dpsolve.objective_perturbation(problem(), 0.5), ValueError, "radius"),
+    case("objective_perturbation-hinge",
+         lambda: dpsolve.objective_perturbation(problem("hinge", radius=None), 0.5),
+         ValueError, "loss"),
+]
+# -- the problem: parameters -------------------------------------------------------------------
+for label, value, error in (("negative", -1.0, ValueError), ("nan", math.nan, ValueError),
+                            ("inf", math.inf, ValueError), ("bool", True, TypeError),
+                            ("string", "1", TypeError)):
+    CATALOGUE += [
+        case(f"reg-{label}", lambda v=value: problem(reg=v), error, "reg"),
+        case(f"radius-{label}", lambda v=value: problem(radius=v), error, "radius"),
+        case(f"row_norm-{label}", lambda v=value: problem(row_norm=v), error, "row_norm"),
+        case(f"label_bound-{label}", lambda v=value: problem("squared", label_bound=v), error,
+             "label_bound"),
+        case(f"huber_width-{label}", lambda v=value: problem("huber_hinge", huber_width=v), error,
+             "huber_width"),
+    ]
+CATALOGUE += [
+    case("radius-0", lambda: problem(radius=0.0), ValueError, "radius"),
+    case("radius-None-and-reg-0", lambda: problem(radius=None, reg=0.0), ValueError, "reg"),
+    case("loss-unknown", lambda: problem("hinge2"), ValueError, "loss"),
+    case("clip_rows-not-bool", lambda: problem(clip_rows="no"), TypeError, "clip_rows"),
+]
+
+
+# -- the problem: data -------------------------------------------------------------------------
+def _with(array, index, value):
+    out = np.array(array, dtype=float)
+    out[index] = value
+    return out
+
+
+CATALOGUE += [
+    case("X-nan", lambda: dpsolve.Problem(_with(X, (0, 0), math.nan), Y), ValueError, "X"),
+    case("X-inf", lambda: dpsolve.Problem(_with(X, (0, 0), math.inf), Y), ValueError, "X"),
+    case("X-1-dimensional", lambda: dpsolve.Problem(X[:, 0], Y), ValueError, "X"),
+    case("X-3-dimensional", lambda: dpsolve.Problem(X[None], Y), ValueError, "X"),
+    case("X-no-rows", lambda: dpsolve.Problem(X[:0], Y[:0]), ValueError, "X"),
+    case("X-no-columns", lambda: dpsolve.Problem(X[:, :0], Y), ValueError, "X"),
+    case("X-strings", lambda: dpsolve.Problem(X.astype(str), Y), TypeError, "X"),
+    case("X-objects", lambda: dpsolve.Problem(X.astype(object), Y), TypeError, "X"),
+    case("X-complex", lambda: dpsolve.Problem(X.astype(complex), Y), TypeError, "X"),
+    case("X-bool", lambda: dpsolve.Problem(X > 0, Y), TypeError, "X"),
+    case("X-sparse", lambda: dpsolve.Problem(scipy.sparse.csr_matrix(X), Y), TypeError, "X"),
+    case("X-row-above-row_norm-clip_rows-False",
+         lambda: dpsolve.Problem(2 * X, Y, clip_rows=False), ValueError, "row_norm"),
+    case("y-nan", lambda: dpsolve.Problem(X, _with(Y, 0, math.nan)), ValueError, "y"),
+    case("y-inf-squared", lambda: dpsolve.Problem(X, _with(0.5 * Y, 0, math.inf), "squared"),
+         ValueError, "y"),
+    case("y-2-dimensional", lambda: dpsolve.Problem(X, Y[:, None]), ValueError, "y"),
+    case("y-wrong-length", lambda: dpsolve.Problem(X, Y[:-1]), ValueError, "y"),
+    case("y-one-class", lambda: dpsolve.Problem(X, np.ones(N)), ValueError, "labels"),
+    case("y-three-classes-binary-loss", lambda: dpsolve.Problem(X, np.arange(N) % 3),
+         ValueError, "labels"),
+    case("y-above-label_bound-squared", lambda: dpsolve.Problem(X, 2 * Y, "squared"),
+         ValueError, "label_bound"),
+    case("y-one-class-multinomial", lambda: dpsolve.Problem(X, np.zeros(N), "multinomial"),
+         ValueError, "y"),
+]
+# -- randomness --------------------------------------------------------------------------------
+for label, value, error in (("negative", -1, ValueError), ("float", 1.5, TypeError),
+                            ("string", "a", TypeError), ("bool", True, TypeError),
+                            ("RandomState", np.random.RandomState(0), TypeError)):
+    CATALOGUE.append(case(f"rng-{label}", lambda v=value: SOLVERS["clipped_gd"](rng=v), error,
+                          "rng"))
+for name, solve in SOLVERS.items():
+    CATALOGUE.append(case(f"secure-with-seed-{name}", lambda s=solve: s(secure=True, rng=0),
+                          ValueError, "rng"))
+CATALOGUE += [
+    case("secure-not-bool", lambda: SOLVERS["clipped_gd"](secure="yes"), TypeError, "secure"),
+    case("secure-with-transcript-multiparty_gd",
+         lambda: SOLVERS["multiparty_gd"](secure=True, record_transcript=True), ValueError,
+         "record_transcript"),
+]
+# -- partitions --------------------------------------------------------------------------------
+CATALOGUE += [
+    case("parties-sizes-do-not-add-up", lambda: dpsolve.Parties.from_sizes(problem(), [30, 20]),
+         ValueError, "sizes"),
+    case("parties-overlap", lambda: dpsolve.Parties(problem(), [np.arange(35),
+                                                                 np.arange(30, N)]),
+         ValueError, "overlap"),
+    case("parties-miss-rows", lambda: dpsolve.Parties(problem(), [np.arange(20),
+                                                                   np.arange(30, N)]),
+         ValueError, "no party"),
+    case("parties-empty-party", lambda: dpsolve.Parties(problem(), [np.arange(N), np.arange(0)]),
+         ValueError, "no rows"),
+    case("parties-index-out-of-range", lambda: dpsolve.Parties(problem(), [np.arange(30),
+                                                                            np.arange(30, 61)]),
+         ValueError, "indices"),
+    case("parties-float-indices", lambda: dpsolve.Parties(problem(), [np.arange(30) * 1.0,
+                                                                       np.arange(30, N)]),
+         TypeError, "indices"),
+    case("parties-one-party", lambda: dpsolve.Parties(problem(), [np.arange(N)]), ValueError,
+         "parties"),
+    case("parties-of-another-problem",
+         lambda: dpsolve.multiparty_gd(problem(reg=0.01), parties(problem()), 0.5, 1e-6,
+                                       steps=3),
+         ValueError, "parties"),
+]
+
+
+@pytest.mark.parametrize("call,error,match", CATALOGUE)
+def test_bad_input_is_rejected_with_a_named_error(call, error, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # e.g. the delta >= 1/n warning on the way
+        with pytest.raises(error, match=match):
+            call()
+
+
+def test_catalogue_matches_the_docs():
+    ids = {c.id for c in CATALOGUE}
+    assert len(ids) == len(CATALOGUE), "duplicate case ids"
+    text = (Path(__file__).resolve().parents[1] / "docs" / "bad_input.md").read_text()
+    documented = set(re.findall(r"^\| `([^`]+)` \|", text, flags=re.M))
+    assert documented == ids
+
+
+@pytest.mark.parametrize("name", GAUSSIAN)
+def test_delta_at_least_one_over_n_warns(name):
+    # (noisy_sgd's default paper formula needs delta < 1/n^3 and refuses such a delta outright)
+    extra = {"calibration": "rdp"} if name == "noisy_sgd" else {}
+    with pytest.warns(dpsolve.PrivacyWarning, match="1/n"):
+        SOLVERS[name](d=0.02, **extra)             # 1/n = 0.0167

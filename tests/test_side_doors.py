@@ -1,0 +1,148 @@
+"""No leaks through side doors (shared/REFERENCE.md section 8).
+
+Every solver must:
+- leave what the caller passed in untouched;
+- release nothing un-noised: a Fit's only arrays are theta (and joint_sgd's model, whose parts
+  its joint-DP analysis covers), and its settings are public scalars;
+- run the number of steps fixed in advance, whatever the data.
+"""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import dpsolve
+
+N, P = 80, 5
+
+
+def data(seed=0, scale=0.99):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, P))
+    X *= scale / np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(X[:, 0] + 0.2 * rng.normal(size=N) > 0, 1.0, -1.0)
+    return X, y
+
+
+def run(name, X, y, rng=0, **extra):
+    """Each solver at small settings; returns (fit, the Problem, the Parties or None)."""
+    ball = dpsolve.Problem(X, y, "logistic", radius=1.0, reg=0.05)
+    ridge = dpsolve.Problem(X, y, "logistic", radius=None, reg=0.05)
+    parties = dpsolve.Parties.from_sizes(ball, [40, 40])
+    calls = {
+        "noisy_sgd": lambda: (dpsolve.noisy_sgd(ball, 0.5, 1e-6, steps=200, calibration="rdp",
+                                                rng=rng, **extra), ball, None),
+        "clipped_gd": lambda: (dpsolve.clipped_gd(ball, 0.5, 1e-6, steps=20, rng=rng, **extra),
+                               ball, None),
+        "minibatch_sgd": lambda: (dpsolve.minibatch_sgd(ridge, 0.5, rng=rng, **extra), ridge,
+                                  None),
+        "output_perturbation": lambda: (dpsolve.output_perturbation(ridge, 0.5, 1e-6, rng=rng,
+                                                                    **extra), ridge, None),
+        "objective_perturbation": lambda: (dpsolve.objective_perturbation(ridge, 0.5, rng=rng,
+                                                                          **extra), ridge, None),
+        "multiparty_gd": lambda: (dpsolve.multiparty_gd(ball, parties, 0.5, 1e-6, steps=20,
+                                                        rng=rng, **extra), ball, parties),
+        "aggregated_output_perturbation": lambda: (dpsolve.aggregated_output_perturbation(
+            ball, parties, 0.5, 1e-6, rng=rng, **extra), ball, parties),
+        "joint_sgd": lambda: (dpsolve.joint_sgd(ball, parties, 0.5, 1e-6, steps=200, rng=rng,
+                                                **extra), ball, parties),
+    }
+    return calls[name]()
+
+
+SOLVERS = ["noisy_sgd", "clipped_gd", "minibatch_sgd", "output_perturbation",
+           "objective_perturbation", "multiparty_gd", "aggregated_output_perturbation",
+           "joint_sgd"]
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_inputs_are_not_modified(name):
+    X, y = data()
+    X0, y0 = X.copy(), y.copy()
+    generator = np.random.default_rng(5)
+    fit, problem, parties = run(name, X, y, rng=generator)
+    assert np.array_equal(X, X0) and np.array_equal(y, y0)
+    assert X.flags.writeable and y.flags.writeable            # not even the flags
+    assert np.array_equal(problem.X, X0)                      # the Problem's copy too
+    if parties is not None:
+        assert np.array_equal(np.sort(np.concatenate([p.rows for p in parties])), np.arange(N))
+    # the Generator advances (documented); nothing else about it changes
+    assert isinstance(generator, np.random.Generator)
+    assert fit.theta.flags.owndata or fit.theta.base is not problem.X
+
+
+def _arrays(value, path="fit"):
+    """Every ndarray reachable from a Fit's fields, with where it was found."""
+    if isinstance(value, np.ndarray):
+        yield path, value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from _arrays(getattr(value, field.name), f"{path}.{field.name}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _arrays(item, f"{path}[{key!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _arrays(item, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("name", SOLVERS)
+def test_a_fit_releases_theta_and_nothing_else_that_is_an_array(name):
+    fit, _, _ = run(name, *data())
+    found = [path for path, _ in _arrays(fit)]
+    released = ["fit.theta"]
+    if name == "joint_sgd":        # the joint-DP model: shared part, each owner's personal part
+        released += ["fit.model.shared", "fit.model.personal", "fit.model.personal_columns"]
+    assert found == released, found
+    scalar = (bool, int, float, str, type(None))
+    for key, value in {**fit.settings, **fit.noise}.items():
+        items = value if isinstance(value, (list, tuple)) else [value]
+        assert all(isinstance(item, scalar) for item in items), (key, value)
+        assert "iteration" not in key and "gap" not in key
+
+
+@pytest.mark.parametrize("name", ["output_perturbation", "objective_perturbation"])
+def test_perturbation_fits_hold_no_unnoised_minimiser(name):
+    """The un-noised minimiser theta_hat must appear nowhere in the fit, not even rounded."""
+    X, y = data()
+    fit, problem, _ = run(name, X, y)
+    theta_hat = dpsolve.reference_minimizer(problem, cache=False).theta
+    for path, array in _arrays(fit):
+        if array.shape == theta_hat.shape:
+            assert np.linalg.norm(array - theta_hat) > 1e-6, path
+    for value in list(fit.settings.values()) + list(fit.noise.values()):
+        if isinstance(value, float):
+            assert not np.any(np.isclose(value, theta_hat, rtol=0, atol=1e-12))
+
+
+@pytest.mark.parametrize("name", ["noisy_sgd", "clipped_gd", "minibatch_sgd", "multiparty_gd",
+                                  "joint_sgd"])
+def test_iterative_solvers_run_the_same_steps_on_any_data(name):
+    """Two datasets as different as possible: rows of norm 1e-6 (the gradients all but vanish,
+    as if converged at once) and unit rows. Same seed, same public settings: the same number
+    of steps, and the same index and noise draws (the seeded Generator ends in the same state)."""
+    ends = []
+    for scale in (1e-6, 0.99):
+        generator = np.random.default_rng(3)
+        fit, _, _ = run(name, *data(seed=1, scale=scale), rng=generator)
+        ends.append((fit.steps, generator.bit_generator.state["state"]["state"]))
+    assert ends[0] == ends[1]
+
+
+# -- secure=True ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SOLVERS)
+def test_secure_fits_are_on_the_grid_unseeded_and_untimed(name):
+    from dpsolve._secure import GRID
+    X, y = data()
+    first, _, _ = run(name, X, y, rng=None, secure=True)
+    second, _, _ = run(name, X, y, rng=None, secure=True)
+    for fit in (first, second):
+        units = fit.theta / GRID
+        assert np.array_equal(units, np.round(units)) and np.any(units != 0)
+        assert np.isnan(fit.wall_time) and fit.settings["secure"] is True
+        if fit.model is not None:
+            assert np.array_equal(fit.model.shared, fit.theta)
+            assert np.array_equal(fit.model.personal / GRID, np.round(fit.model.personal / GRID))
+    assert not np.array_equal(first.theta, second.theta)       # fresh entropy each time
+    reproducible, _, _ = run(name, X, y, rng=0)
+    assert "secure" not in reproducible.settings and np.isfinite(reproducible.wall_time)
