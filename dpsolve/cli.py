@@ -143,6 +143,9 @@ def _solve(parser, args):
     from .problem import Problem
 
     solvers = {k: v for k, v in _solvers().items() if k not in PARTITIONED}
+    if args.secure and args.seed is not None:
+        parser.error("--seed cannot be combined with --secure: secure noise comes from the "
+                     "operating system's entropy, never from a seed")
     if args.solver not in solvers:
         parser.error(f"--solver must be one of {sorted(solvers)}, got {args.solver!r}")
     try:

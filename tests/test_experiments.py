@@ -407,6 +407,7 @@ def test_cli_solve_writes_theta_and_its_privacy(tmp_path, capsys):
     assert released["settings"]["secure"] is True
     assert all((t * 2 ** 32).is_integer() for t in released["theta"])
     capsys.readouterr()
-    assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
-                 "--secure", "--seed", "4"]) == 2
-    assert "rng must be None when secure=True" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
+              "--secure", "--seed", "4"])
+    assert "--seed cannot be combined with --secure" in capsys.readouterr().err
