@@ -8,9 +8,10 @@ have. ``secure=True`` on a solver changes three things:
 1. **No seed.** ``rng`` must be None. The noise comes from a fresh PCG64 stream seeded with 256
    bits from the operating system (``secrets.randbits``). The stream is never returned or
    stored, so no one can replay the noise, including the caller.
-2. **Outputs on a grid.** Every released parameter is rounded to the nearest multiple of
+2. **Outputs on a grid.** Every released parameter is rounded toward zero to a multiple of
    ``GRID = 2**-32``: theta, and joint_sgd's shared and personal parts. The rounding is exact,
-   because the grid spacing is a power of two. It removes the bottom bits of each double,
+   because the grid spacing is a power of two, and it never increases a coordinate's magnitude,
+   so a parameter projected onto a ball stays in it. It removes the bottom bits of each double,
    through which a naive floating-point sampler leaks. Mironov (2012) showed that the set of
    doubles a Laplace mechanism can output depends on the true value. A grid far coarser than the
    doubles' spacing near theta averages each grid cell over about ``2**20`` doubles, which is a
@@ -58,8 +59,9 @@ def generator(rng, secure):
 
 
 def to_grid(values):
-    """``values`` rounded to the nearest multiple of GRID (ties to even), as a new array."""
-    return np.rint(np.asarray(values, dtype=np.float64) / GRID) * GRID
+    """``values`` rounded toward zero to a multiple of GRID, as a new array (no coordinate
+    grows, so no norm does)."""
+    return np.trunc(np.asarray(values, dtype=np.float64) / GRID) * GRID
 
 
 def release(fit, secure):

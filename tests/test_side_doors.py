@@ -115,16 +115,33 @@ def test_perturbation_fits_hold_no_unnoised_minimiser(name):
 
 @pytest.mark.parametrize("name", ["noisy_sgd", "clipped_gd", "minibatch_sgd", "multiparty_gd",
                                   "joint_sgd"])
-def test_iterative_solvers_run_the_same_steps_on_any_data(name):
+def test_iterative_solvers_run_the_same_steps_on_any_data(name, monkeypatch):
     """Two datasets as different as possible: rows of norm 1e-6 (the gradients all but vanish,
     as if converged at once) and unit rows. Same seed, same public settings: the same number
-    of steps, and the same index and noise draws (the seeded Generator ends in the same state)."""
+    of steps and the same index and noise draws. The seeded Generator must end in the same
+    state; noisy_sgd only seeds its two Streams from it, so there the Streams' final states are
+    compared (each step advances them)."""
+    import types
+
+    import dpsolve._noisy_sgd as sgd_module
+    real_stream, streams = sgd_module.Stream, []
+
+    def recording(generator):
+        streams.append(real_stream.from_generator(generator))
+        return streams[-1]
+
+    monkeypatch.setattr(sgd_module, "Stream", types.SimpleNamespace(from_generator=recording))
     ends = []
     for scale in (1e-6, 0.99):
+        streams.clear()
         generator = np.random.default_rng(3)
         fit, _, _ = run(name, *data(seed=1, scale=scale), rng=generator)
-        ends.append((fit.steps, generator.bit_generator.state["state"]["state"]))
+        ends.append((fit.steps, generator.bit_generator.state["state"]["state"],
+                     [s.state.tolist() for s in streams]))
     assert ends[0] == ends[1]
+    if name == "noisy_sgd":
+        fresh = real_stream.from_generator(np.random.default_rng(3))
+        assert ends[0][2][0] != fresh.state.tolist()       # the index stream did advance
 
 
 # -- secure=True ---------------------------------------------------------------------------------
@@ -132,11 +149,13 @@ def test_iterative_solvers_run_the_same_steps_on_any_data(name):
 def test_secure_fits_are_on_the_grid_unseeded_and_untimed(name):
     from dpsolve._secure import GRID
     X, y = data()
-    first, _, _ = run(name, X, y, rng=None, secure=True)
+    first, problem, _ = run(name, X, y, rng=None, secure=True)
     second, _, _ = run(name, X, y, rng=None, secure=True)
     for fit in (first, second):
         units = fit.theta / GRID
         assert np.array_equal(units, np.round(units)) and np.any(units != 0)
+        if problem.radius is not None:                       # projected releases stay in C
+            assert np.linalg.norm(fit.theta) <= problem.radius
         assert np.isnan(fit.wall_time) and fit.settings["secure"] is True
         if fit.model is not None:
             assert np.array_equal(fit.model.shared, fit.theta)
