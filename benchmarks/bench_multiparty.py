@@ -100,7 +100,8 @@ class JointSGD:
         rng = np.random.default_rng(0)
         X = dpsolve.datasets.unit_rows(rng.standard_normal((1600, 65)))
         y = np.argmax(X @ rng.standard_normal((65, 10)), axis=1)
-        self.problem = dpsolve.Problem(X, y, "multinomial", radius=20.0, reg=1e-3)
+        self.problem = dpsolve.Problem(X, y, "multinomial", radius=20.0, reg=1e-3,
+                                       n_classes=10)
         self.owners = dpsolve.Parties.from_sizes(self.problem, [100] * 16)
 
     def time_joint_sgd(self):

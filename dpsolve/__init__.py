@@ -7,9 +7,10 @@ multi-party solvers over :class:`Parties`, :func:`multiparty_gd` (seed 000 SGD2,
 gradient perturbation) and :func:`aggregated_output_perturbation` (seed 002 model
 aggregation); :func:`joint_sgd` (seed 003, joint DP across data owners; more in
 :mod:`dpsolve.joint`); :func:`reference_minimizer` and :func:`excess_risk` (certified exact minimisers); the theorems'
-bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver released).
+bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver released). Accounting and
+noise are in :mod:`dpsolve.privacy`, statistical privacy audits in :mod:`dpsolve.audit`.
 """
-from . import bounds, datasets, joint
+from . import audit, bounds, datasets, joint, privacy
 from .fit import Fit
 from .joint import joint_sgd
 from .parties import Parties
@@ -24,7 +25,7 @@ from .problem import Problem
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
 __all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
-           "aggregated_output_perturbation", "bounds", "clipped_gd", "datasets", "excess_risk",
-           "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
-           "objective_perturbation", "output_perturbation", "reference_minimizer"]
-__version__ = "0.1.0"
+           "aggregated_output_perturbation", "audit", "bounds", "clipped_gd", "datasets",
+           "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
+           "objective_perturbation", "output_perturbation", "privacy", "reference_minimizer"]
+__version__ = "0.2.0"

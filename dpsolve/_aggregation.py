@@ -4,8 +4,8 @@ import time
 
 import numpy as np
 
-from ._perturbation import (NOISES, _certified_minimizer, _check_common, _output_noise,
-                            _release, _resolve_noise)
+from ._perturbation import (NOISES, _check_common, _inner_minimizer, _inner_plan,
+                            _inner_settings, _output_noise, _release, _resolve_noise)
 from ._secure import check_secure, generator as secure_generator, release
 from ._validation import check_choice, check_real
 from .fit import Fit
@@ -25,15 +25,15 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     perturbing the average once (Jayaraman et al. 2018, seed 002).
 
     Party j minimises its own objective ``F_j(theta) = (1/n_j) sum_{i in S_j} loss + (lambda/2)
-    ||theta||^2`` over C to a certified gap ``g`` (``tolerance``, fixed before solving); the
+    ||theta||^2`` over C to a gap ``g`` (``tolerance``, fixed before solving); the
     average is perturbed inside secure aggregation, and only the result is released:
 
     .. math:: \hat\theta = \frac1m \sum_{j=1}^m \hat\theta_j + b, \qquad
               \Delta_2 = \frac1m\left(\frac{2L}{n_{(1)}\lambda} + 2\sqrt{\frac{2g}{\lambda}}\right),
 
     ``n_(1)`` the smallest party. Replacing one record of party j moves ``theta_j*`` by at most
-    ``2L/(n_j lambda)`` (as for :func:`output_perturbation`), and each certified minimiser is
-    within ``sqrt(2g/lambda)`` of its exact one, on both datasets.
+    ``2L/(n_j lambda)`` (as for :func:`output_perturbation`), and each local minimiser (of gap
+    at most g) is within ``sqrt(2g/lambda)`` of its exact one, on both datasets.
 
     Parameters
     ----------
@@ -55,8 +55,11 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
         ``epsilon sqrt(p)``-DP; the fit reports the true value and warns. Default: gamma-norm
         when ``delta`` is None, else Gaussian.
     tolerance : float, default 1e-10
-        Certified gap g of every local solve, in (0, 1e-2]; if a party's solver cannot certify
-        it, RuntimeError and nothing is released.
+        Gap g of every local solve, in (0, 1e-2], as in :func:`output_perturbation`: research
+        mode certifies it or falls back to the fixed-iteration solver (hinge, which has no
+        fallback, still raises RuntimeError if a certificate fails); ``secure=True`` always
+        runs the fixed-iteration solver, the same public number of steps in every party, and
+        refuses a tolerance below its float64 floor before any work.
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
         Gaussian noise only, as in :func:`output_perturbation`.
     project : bool, default True
@@ -66,14 +69,16 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     secure : bool, default False
         ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
         must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
-        against. The default is a reproducible research run.
+        ``wall_time`` NaN; every local solve is the fixed-iteration solver (a smooth loss is
+        needed: hinge is refused, use huber_hinge). See docs/secure_noise.md for what this does
+        and does not protect against. The default is a reproducible research run.
 
     Returns
     -------
     Fit
-        ``steps = 1``; ``settings`` with the sensitivity and tolerance; ``observers``: B and the
-        parties see only the released average, so each gets the same guarantee as an outsider.
+        ``steps = 1``; ``settings`` with the sensitivity, the tolerance, ``inner_solver`` and
+        ``inner_steps`` (as in :func:`output_perturbation`); ``observers``: B and the parties
+        see only the released average, so each gets the same guarantee as an outsider.
 
     Notes
     -----
@@ -96,6 +101,9 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
                                                             problem.n)
     if not isinstance(project, (bool, np.bool_)):
         raise TypeError(f"project must be a bool, got {type(project).__name__}")
+    # one plan for every party: it depends on public constants only (the floor on the whole n,
+    # which bounds every party's size)
+    plan = _inner_plan(problem, tolerance, "aggregated_output_perturbation", secure)
     rng = secure_generator(rng, secure)
     m, lam, n1 = parties.m, problem.reg, parties.smallest
     dim = int(np.prod(problem.theta_shape))        # noisy coordinates (p, or p K)
@@ -105,7 +113,7 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     start = time.perf_counter()
     total = np.zeros(problem.theta_shape)
     for party in parties:                               # inside secure aggregation
-        total += _certified_minimizer(party.local_problem(), tolerance)
+        total += _inner_minimizer(party.local_problem(), tolerance, plan, secure)
     average = total / m
     del total
     if noise == SLIDES_NOISE:
@@ -128,6 +136,6 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
               source=SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
               noise=noise_scales,
               settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
-                        "project": bool(project)},
+                        "project": bool(project), **_inner_settings(plan, secure)},
               observers={"outsider": certified, "coordinator": certified, "parties": certified})
     return release(fit, secure)

@@ -233,19 +233,23 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
                                      grad, scratch)
     flat = w.reshape(-1)                                 # a view: the Frobenius norm of w
     lam = problem.reg
-    for _ in range(steps):
-        clipped_sum()
-        noise = rng.standard_normal(shape)
-        # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
-        w -= step_size * (grad / n + lam * w + sigma * noise)
-        norm = math.sqrt(float(flat @ flat))
-        if norm > radius:
-            w *= radius / norm
-        total += w
-    if not np.all(np.isfinite(w)):
+    # (no overflow warnings mid-run either: the only signal is the check on the release below)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(steps):
+            clipped_sum()
+            noise = rng.standard_normal(shape)
+            # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
+            w -= step_size * (grad / n + lam * w + sigma * noise)
+            norm = math.sqrt(float(flat @ flat))
+            if norm > radius:
+                w *= radius / norm
+            total += w
+        theta = total / steps if output == "average" else w
+    # checked on the released theta only: a function of what is released, it reveals nothing
+    # more (the last iterate is not released when the average is)
+    if not np.all(np.isfinite(theta)):
         raise FloatingPointError("clipped_gd produced non-finite parameters; reduce step_size "
                                  "or keep project=True")
-    theta = total / steps if output == "average" else w
     wall_time = time.perf_counter() - start
     fit = Fit(theta=theta, sigma=sigma, steps=steps, solver="clipped_gd", source=SOURCE,
               wall_time=wall_time, dp_event=event, privacy=report,

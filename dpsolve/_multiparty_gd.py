@@ -446,6 +446,8 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         theta = _coordinator_step(theta, received, step_sizes[t], reg_scale, radius)
         if weights[t] != 0.0:
             released += weights[t] * theta
+    # checked on the released parameters only: a function of what is released, it reveals
+    # nothing more (the iterates are not released when an average is)
     if not np.all(np.isfinite(released)):
         raise FloatingPointError("multiparty_gd produced non-finite parameters; reduce step_size")
     wall_time = time.perf_counter() - start

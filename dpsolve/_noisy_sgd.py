@@ -204,12 +204,12 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
                                           indices, noise)
         counts = np.bincount(transcript.index, minlength=n)
     else:
+        # every step runs, whatever the iterates (no early exit on an iterate)
         for t0 in range(1, steps + 1, _CHUNK):
-            finite = _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h, theta,
-                                          t0, min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0,
-                                          problem.reg, radius, indices, noise, counts)
-            if not finite:
-                break
+            _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h, theta, t0,
+                                 min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0, problem.reg,
+                                 radius, indices, noise, counts)
+    # checked on the released theta only: a function of what is released, it reveals nothing more
     if not np.all(np.isfinite(theta)):
         raise FloatingPointError("noisy_sgd produced non-finite parameters; reduce the "
                                  "step size or give the Problem a radius")

@@ -8,6 +8,7 @@ import warnings
 import dp_accounting
 import numpy as np
 
+from . import _fixed_iteration as fixed
 from ._calibration import check_finite_lipschitz, warn_large_delta
 from ._secure import check_secure, generator as secure_generator, release
 from ._validation import check_choice, check_real
@@ -89,11 +90,51 @@ def _release(problem, minimizer, noise, project):
     return theta
 
 
-def _certified_minimizer(problem, tolerance):
-    """A minimiser certified to the fixed tolerance, never cached (it is not private). Smooth
-    margin loss without a constraint: Newton's method until ``||grad F||^2 / (2 lambda) <= g``;
-    otherwise (multinomial included) the reference solver (cvxpy, polished, certified). Fails
-    without saying how far it got: the gap reached depends on the data."""
+def _inner_plan(problem, tolerance, solver, secure, n=None):
+    """The fixed-iteration solver's plan for ``min_C F`` (:func:`dpsolve._fixed_iteration.
+    output_plan`), from public constants only, checked before any work.
+
+    ``secure``: a loss without smoothness (hinge) and a tolerance below the float64 floor are
+    refused (ValueError). Research mode: None for hinge (no fallback exists), else the plan of
+    the fallback. ``n`` bounds the size of every problem the plan will run on (default
+    ``problem.n``)."""
+    if secure:
+        fixed.refuse_nonsmooth(problem, solver)
+    if not math.isfinite(problem.smoothness):
+        return None
+    plan = fixed.output_plan(problem, tolerance, n)
+    if secure:
+        fixed.check_tolerance(plan, solver)
+    return plan
+
+
+def _inner_settings(plan, secure):
+    """The public description of the inner solve for a fit's settings."""
+    if secure:
+        return {"inner_solver": "fixed", "inner_steps": plan.steps}
+    if plan is None:
+        return {"inner_solver": "certified", "inner_steps": None}
+    return {"inner_solver": "certified_else_fixed", "inner_steps": plan.steps}
+
+
+def _fallback(problem, plan, **kwargs):
+    """Research mode, when the certified path did not certify: the fixed-iteration solver (its
+    run time reveals that this happened; docs/secure_noise.md)."""
+    if plan.tolerance < plan.floor:
+        warnings.warn(f"the certified solve did not reach tolerance={plan.tolerance:g}, and the "
+                      f"fixed-iteration fallback guarantees it only in exact arithmetic below "
+                      f"the float64 floor {plan.floor:.3g}", RuntimeWarning, stacklevel=4)
+    return fixed.minimize(problem, plan, **kwargs)
+
+
+def _certified_minimizer(problem, tolerance, plan=None):
+    """A minimiser within the fixed tolerance, never cached (it is not private). Research mode.
+
+    Smooth margin loss without a constraint: Newton's method until ``||grad F||^2 / (2 lambda)
+    <= g``; otherwise (multinomial included) the reference solver (cvxpy, polished, certified).
+    If neither certifies g, the fixed-iteration solver (``plan``, by default
+    :func:`_inner_plan`'s), whose guarantee holds by construction. A hinge problem has no such
+    fallback: RuntimeError, without saying how far it got."""
     # (_newton_perturbed needs one second derivative per record, which multinomial has not)
     if (problem.radius is None and math.isfinite(problem.smoothness)
             and problem.loss != "multinomial"):
@@ -104,10 +145,22 @@ def _certified_minimizer(problem, tolerance):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         solution = reference_minimizer(problem, tol=tolerance, cache=False)
-    if not solution.gap <= tolerance:
+    if solution.gap <= tolerance:
+        return solution.theta
+    if plan is None:
+        plan = _inner_plan(problem, tolerance, "output_perturbation", False)
+    if plan is None:
         raise RuntimeError(f"the solver could not certify the minimiser to tolerance="
                            f"{tolerance:g}; choose a larger tolerance (nothing was released)")
-    return solution.theta
+    return _fallback(problem, plan)
+
+
+def _inner_minimizer(problem, tolerance, plan, secure):
+    """``secure``: always the fixed-iteration solver (no certificate, no branch on the data);
+    else the certified path with its fallback."""
+    if secure:
+        return fixed.minimize(problem, plan)
+    return _certified_minimizer(problem, tolerance, plan)
 
 
 def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
@@ -117,8 +170,9 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
 
     Releases ``theta_hat + b``: ``theta_hat`` minimises the objective
     ``F(theta) = (1/n) sum_i loss(<theta, x_i>; y_i) + (lambda/2) ||theta||^2`` over C to a
-    certified gap ``F(theta_hat) - min F <= g`` (the ``tolerance``, fixed before solving), and
-    ``b`` is noise for the L2 sensitivity
+    gap ``F(theta_hat) - min F <= g`` (the ``tolerance``, fixed before solving; certified, or
+    guaranteed by construction by the fixed-iteration solver), and ``b`` is noise for the L2
+    sensitivity
 
     .. math:: \Delta_2 = \frac{2L}{n\lambda} + 2\sqrt{\frac{2g}{\lambda}}.
 
@@ -144,8 +198,12 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
         ``exp(-n lambda epsilon ||b|| / 2)`` for ``L = 1``, ``g = 0``). ``"gaussian"``: ``N(0,
         sigma^2 I)``. Default: gamma-norm when ``delta`` is None, else Gaussian.
     tolerance : float, default 1e-10
-        The certified gap g, in (0, 1e-2]. Chosen before seeing the data; the solver must reach
-        it on every input, else a RuntimeError is raised and nothing is released.
+        The gap g, in (0, 1e-2], chosen before seeing the data; the noise covers it. Research
+        mode: the certified solve below reaches it, or, if its certificate fails, the
+        fixed-iteration solver (V-FISTA for a fixed, public number of steps, whose guarantee
+        holds by construction; not for hinge, which then raises RuntimeError).
+        ``secure=True``: always the fixed-iteration solver; a tolerance below the float64 floor
+        of :mod:`dpsolve._fixed_iteration` is refused (ValueError) before any work.
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
         Gaussian noise only: ``"paper"`` is the classic Gaussian mechanism of seed 002
         (``sigma = Delta_2 sqrt(2 ln(1.25/delta)) / epsilon``, epsilon < 1); ``"pld"`` (default)
@@ -157,20 +215,28 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     secure : bool, default False
         ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
         must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
-        against. The default is a reproducible research run.
+        ``wall_time`` NaN; the minimiser comes from the fixed-iteration solver only (no
+        certificate, no data-dependent branch or exception), so the loss must be smooth (hinge
+        is refused: use huber_hinge). See docs/secure_noise.md for what this does and does not
+        protect against. The default is a reproducible research run.
 
     Returns
     -------
     Fit
-        ``steps = 1``; ``noise`` holds the scale; ``settings`` the tolerance and sensitivity;
-        ``dp_event`` a :class:`~dpsolve.privacy.PureDpEvent` or a Gaussian event.
+        ``steps = 1``; ``noise`` holds the scale; ``settings`` the tolerance, the sensitivity,
+        ``inner_solver`` (``"fixed"`` with ``secure``, else ``"certified_else_fixed"``, or
+        ``"certified"`` for hinge) and ``inner_steps``, the public number of fixed-iteration
+        steps K (None for hinge); ``dp_event`` a :class:`~dpsolve.privacy.PureDpEvent` or a
+        Gaussian event.
 
     Notes
     -----
     Never released: the un-noised ``theta_hat`` (it is not cached on disk either) and the gap
     actually reached (it depends on the data; only the fixed ``tolerance`` sets the noise,
-    shared/REFERENCE.md section 5). Utility: :func:`dpsolve.bounds.output_perturbation_bound`.
+    Iyengar et al. 2019). In research mode, whether the certified path or the
+    fallback ran is not in the fit, but the time the call takes reveals it; with ``secure``
+    the inner solve is the same fixed computation on every dataset (docs/secure_noise.md).
+    Utility: :func:`dpsolve.bounds.output_perturbation_bound`.
 
     Source: seed 002 (``002_ddbf4c350adab548.txt``), "Output Perturbation - non-distributed
     setting", Algorithm 1 and its sensitivity claim.
@@ -181,12 +247,13 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
                                                         problem.n)
     if not isinstance(project, (bool, np.bool_)):
         raise TypeError(f"project must be a bool, got {type(project).__name__}")
+    plan = _inner_plan(problem, tolerance, "output_perturbation", secure)
     rng = secure_generator(rng, secure)
     n, lam = problem.n, problem.reg
     sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
 
     start = time.perf_counter()
-    theta_hat = _certified_minimizer(problem, tolerance)
+    theta_hat = _inner_minimizer(problem, tolerance, plan, secure)
     # (multinomial: the mechanism runs on the p K coordinates of the flattened parameter)
     b, event, noise_scales, sigma = _output_noise(noise, delta, epsilon, sensitivity, calibration,
                                                   theta_hat.size, n, rng)
@@ -199,7 +266,7 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
               source=OUTPUT_SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
               noise=noise_scales,
               settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
-                        "project": bool(project)})
+                        "project": bool(project), **_inner_settings(plan, secure)})
     return release(fit, secure)
 
 
@@ -260,9 +327,12 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
 
     1. ``(epsilon', Delta) = objective_perturbation_constants(problem, epsilon_obj)``; draw
        ``b`` with density proportional to ``exp(-epsilon' ||b|| / (2B))``.
-    2. Minimise ``F_b(theta) = F(theta) + <b, theta>/n + (Delta/2)||theta||^2`` by Newton's
-       method until ``||grad F_b|| <= sqrt(2 (lambda + Delta) g)``, which certifies
-       ``F_b(theta_hat) - min F_b <= g`` (strong convexity), g = ``tolerance`` fixed in advance.
+    2. Minimise ``F_b(theta) = F(theta) + <b, theta>/n + (Delta/2)||theta||^2`` to
+       ``F_b(theta_hat) - min F_b <= g``, g = ``tolerance`` fixed in advance. Research mode:
+       Newton's method until ``||grad F_b|| <= sqrt(2 (lambda + Delta) g)``, which certifies
+       it (strong convexity), or, if that certificate is not reached, the fixed-iteration
+       solver. ``secure=True``: always the fixed-iteration solver, K V-FISTA steps from
+       ``-b / (n (lambda + Delta))``, with K from public constants only (not from ``||b||``).
     3. Release ``theta_hat + b_2``, with ``b_2`` noise for L2 sensitivity
        ``2 sqrt(2 g / (lambda + Delta))`` at ``epsilon_out`` (gamma-norm; or Gaussian at
        ``(epsilon_out, delta)``).
@@ -282,8 +352,10 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     noise : {"gamma_norm", "gaussian"}, optional
         Output noise; default gamma-norm when delta is None, else Gaussian.
     tolerance : float, default 1e-12
-        Certified gap g of the inner solve, in (0, 1e-2]. If Newton's method cannot certify it
-        (it almost always does within a few steps), RuntimeError, nothing released.
+        Gap g of the inner solve, in (0, 1e-2]. If Newton's method cannot certify it (it almost
+        always does within a few steps), research mode falls back to the fixed-iteration solver
+        (no exception). ``secure=True`` refuses a tolerance below the float64 floor of
+        :mod:`dpsolve._fixed_iteration` (ValueError, before any work).
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
         For Gaussian output noise, as in :func:`output_perturbation`.
     rng : None, int, SeedSequence or Generator
@@ -291,16 +363,18 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     secure : bool, default False
         ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
         must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
-        against. The default is a reproducible research run.
+        ``wall_time`` NaN; the inner solve is the fixed-iteration solver only (no Newton, no
+        certificate, no data-dependent branch or exception). See docs/secure_noise.md for what
+        this does and does not protect against. The default is a reproducible research run.
 
     Returns
     -------
     Fit
         ``noise = {"objective_gamma_norm": 2B/epsilon', "gamma_norm" or "gaussian": ...}``,
-        ``settings`` with epsilon', Delta, the split and the tolerance; ``dp_event`` the
-        composition of a :class:`~dpsolve.privacy.PureDpEvent` (objective) and the output
-        event.
+        ``settings`` with epsilon', Delta, the split, the tolerance, ``inner_solver``
+        (``"fixed"`` or ``"certified_else_fixed"``) and ``inner_steps`` (the public K);
+        ``dp_event`` the composition of a :class:`~dpsolve.privacy.PureDpEvent` (objective)
+        and the output event.
 
     Notes
     -----
@@ -327,7 +401,6 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
     noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
                                                         problem.n, output_fraction)
-    rng = secure_generator(rng, secure)
     n, p, lam, B = problem.n, problem.p, problem.reg, problem.row_norm
     eps_obj = (1.0 - output_fraction) * epsilon
     eps_out = output_fraction * epsilon
@@ -335,18 +408,26 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     objective_scale = 2.0 * B / eps_prime
     radius_gap = math.sqrt(2.0 * tolerance / (lam + extra_reg))
     sensitivity = 2.0 * radius_gap
+    # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
+    plan = fixed.objective_plan(problem, tolerance, extra_reg, objective_scale)
+    if secure:
+        fixed.check_tolerance(plan, "objective_perturbation")
+    rng = secure_generator(rng, secure)
 
     start = time.perf_counter()
     b = gamma_norm_noise(objective_scale, p, rng=rng)
-    theta_hat = _newton_perturbed(problem, b / n, extra_reg,
-                                  math.sqrt(2.0 * (lam + extra_reg) * tolerance))
-    if theta_hat is None:
-        raise RuntimeError(f"the solver could not certify the perturbed minimiser to tolerance="
-                           f"{tolerance:g}; choose a larger tolerance (nothing was released)")
+    linear = b / n
+    if secure:
+        theta_hat = fixed.minimize(problem, plan, linear=linear, start=-linear / (lam + extra_reg))
+    else:
+        theta_hat = _newton_perturbed(problem, linear, extra_reg,
+                                      math.sqrt(2.0 * (lam + extra_reg) * tolerance))
+        if theta_hat is None:
+            theta_hat = _fallback(problem, plan, linear=linear, start=-linear / (lam + extra_reg))
     b2, out_event, out_noise, sigma = _output_noise(noise, delta, eps_out, sensitivity,
                                                     calibration, p, n, rng)
     theta = theta_hat + b2
-    del theta_hat, b
+    del theta_hat, b, linear
     wall_time = time.perf_counter() - start
     event = dp_accounting.ComposedDpEvent([pure_event(eps_obj), out_event])
     report = certify(event, epsilon, delta, "paper" if noise == "gamma_norm" else calibration)
@@ -356,5 +437,5 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
               settings={"epsilon_objective": eps_obj, "epsilon_output": eps_out,
                         "epsilon_prime": eps_prime, "extra_reg": extra_reg,
                         "tolerance": tolerance, "output_sensitivity": sensitivity,
-                        "noise": noise})
+                        "noise": noise, **_inner_settings(plan, secure)})
     return release(fit, secure)

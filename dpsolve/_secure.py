@@ -3,7 +3,7 @@ r"""``secure=True``: noise from the operating system's entropy, outputs rounded 
 Research runs are reproducible: the same ``rng`` seed gives bit-identical output, which is what
 tests, sweeps and excess-risk measurements need. A seed is also a secret that regenerates the
 noise, and a released floating-point value has low-order bits that the exact mechanism does not
-have. ``secure=True`` on a solver changes three things:
+have. ``secure=True`` on a solver changes four things:
 
 1. **No seed.** ``rng`` must be None. The noise comes from a fresh PCG64 stream seeded with 256
    bits from the operating system (``secrets.randbits``). The stream is never returned or
@@ -18,9 +18,14 @@ have. ``secure=True`` on a solver changes three things:
    mitigation. It is **not** Mironov's snapping mechanism, whose proof also clamps the value,
    needs a grid at least as coarse as the noise scale, and costs a small increase in epsilon.
    dpsolve does not claim that its floating-point output is exactly (epsilon, delta)-DP.
-3. **No timing.** ``Fit.wall_time`` is NaN. The time an inner solver takes (output and
-   objective perturbation) depends on the data, and REFERENCE section 8 forbids releasing
-   data-dependent iteration counts.
+3. **No timing.** ``Fit.wall_time`` is NaN. A research run's certified inner solves (output
+   and objective perturbation, model aggregation) take a data-dependent time, and a
+   data-dependent iteration count must not be released.
+4. **Fixed inner solves.** Those three solvers run the fixed-iteration solver
+   (:mod:`dpsolve._fixed_iteration`): a public number of V-FISTA steps whose gap is at most
+   the tolerance by construction, with no certificate, no data-dependent branch and no
+   exception once the data is touched. What cannot be guaranteed that way is refused before
+   any work: a loss without smoothness (hinge) and a tolerance below the float64 floor.
 
 Transcripts (``record_transcript=True``) release every message un-rounded, so ``secure=True``
 refuses them.

@@ -25,18 +25,28 @@ A lower bound above the claimed epsilon proves the claim false (with the stated 
 lower bound below it proves nothing about the claim: the audit's power depends on the neighbours
 (use worst-case ones: :func:`canary_neighbours`), the statistic and the number of runs.
 
+The bound must be taken at the claim's delta: at a smaller one (delta = 0 in particular) it can
+exceed the epsilon of a correct (epsilon, delta)-DP mechanism. Pass the claim (``claim=``: a
+:class:`~dpsolve.Fit`, a DpEvent, a PrivacyReport or an ``(epsilon, delta)`` pair) and the audit
+is run at its delta and reports the claimed epsilon (and mu) beside the bounds.
+
 - :func:`audit` runs a mechanism or solver on two neighbouring datasets and audits its outputs.
 - :func:`audit_scores` audits scalar statistics that were computed elsewhere.
 - :func:`canary_neighbours` builds worst-case neighbouring :class:`~dpsolve.Problem` s for
   linear models: a canary record whose gradient points along a coordinate no other record uses.
 - :func:`clopper_pearson` is the exact binomial confidence bound the audits use.
 """
+import math
+import numbers
 from dataclasses import dataclass
 
+import dp_accounting
 import numpy as np
 from scipy import special, stats
 
 from ._validation import check_choice, check_int, check_real, check_rng
+from .fit import Fit
+from .privacy.accounting import PrivacyReport, epsilon_of
 from .problem import Problem
 
 __all__ = ["AuditResult", "audit", "audit_scores", "canary_neighbours", "clopper_pearson",
@@ -76,8 +86,9 @@ def clopper_pearson(successes, trials, alpha, side):
 
 @dataclass(frozen=True)
 class AuditResult:
-    """What an audit found. ``epsilon`` and ``mu`` are lower bounds that hold with probability
-    at least ``confidence``; 0 means the runs gave no evidence of privacy loss.
+    """What an audit found. ``epsilon`` and ``mu`` are lower bounds that each hold with
+    probability at least ``confidence``; 0 means the runs gave no evidence of privacy loss. A
+    verdict that looks at both has a false-alarm probability of at most ``2 (1 - confidence)``.
 
     Attributes
     ----------
@@ -85,7 +96,9 @@ class AuditResult:
         Lower bound on epsilon at ``delta``: ``max(0, ln(tpr_lower - delta) - ln(fpr_upper))``.
     mu : float
         Lower bound on the Gaussian-DP parameter mu (its own test, chosen the same way).
-    delta, confidence : float
+    delta : float
+        The delta at which ``epsilon`` is bounded: the ``delta`` passed, else the claim's, else 0.
+    confidence : float
         As passed.
     runs : int
         Runs per dataset; ``selection_runs`` of them chose the test, the rest evaluated it.
@@ -98,6 +111,13 @@ class AuditResult:
         The confidence bounds behind ``epsilon``.
     tpr, fpr : float
         The corresponding frequencies on the evaluation runs.
+    claimed_epsilon : float or None
+        With ``claim=``: the epsilon the claim states at ``delta`` (see :func:`audit_scores`);
+        ``epsilon > claimed_epsilon`` refutes the claim with the stated confidence. None without
+        a claim.
+    claimed_mu : float or None
+        With a claim whose DpEvent is a (composition of) unsampled Gaussian release(s): its
+        Gaussian-DP mu (:func:`gdp_mu`); ``mu > claimed_mu`` refutes it. None otherwise.
     """
     epsilon: float
     mu: float
@@ -111,12 +131,64 @@ class AuditResult:
     fpr_upper: float
     tpr: float
     fpr: float
+    claimed_epsilon: float = None
+    claimed_mu: float = None
 
     def __str__(self):
+        claim = ""
+        if self.claimed_epsilon is not None:
+            claim = f"; claimed epsilon {self.claimed_epsilon:.4g}"
+            if self.claimed_mu is not None:
+                claim += f", mu {self.claimed_mu:.4g}"
         return (f"epsilon >= {self.epsilon:.4g} at delta = {self.delta:g}, mu >= {self.mu:.4g} "
                 f"(confidence {self.confidence:g}; {self.runs} runs per dataset; test {self.test}, "
                 f"TPR {self.tpr:.4g} >= {self.tpr_lower:.4g}, FPR {self.fpr:.4g} <= "
-                f"{self.fpr_upper:.4g})")
+                f"{self.fpr_upper:.4g}{claim})")
+
+
+def _resolve_claim(claim, delta):
+    """``(delta, claimed_epsilon, claimed_mu)`` from ``claim=`` and ``delta=`` (see
+    :func:`audit_scores`)."""
+    if claim is None:
+        delta = 0.0 if delta is None else delta
+        return check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True), None, None
+    event = stated = None               # stated: the claim's own (epsilon, delta)
+    if isinstance(claim, Fit):
+        event, stated = claim.dp_event, (claim.epsilon, claim.delta)
+    elif isinstance(claim, PrivacyReport):
+        stated = (claim.epsilon, claim.delta)
+    elif isinstance(claim, dp_accounting.DpEvent):
+        event = claim
+    elif (isinstance(claim, (tuple, list)) and len(claim) == 2
+          and all(isinstance(v, numbers.Real) for v in claim)):
+        stated = (check_real(claim[0], "claim's epsilon", low=0.0, low_inclusive=True),
+                  check_real(claim[1], "claim's delta", low=0.0, high=1.0, low_inclusive=True))
+    else:
+        raise TypeError("claim must be a dpsolve Fit, a dp_accounting DpEvent, a PrivacyReport "
+                        f"or an (epsilon, delta) pair, got {type(claim).__name__}")
+    if delta is None:
+        if stated is not None:
+            delta = stated[1]
+        elif math.isfinite(epsilon_of(event, 0.0, "basic")):
+            delta = 0.0                 # a pure epsilon-DP event
+        else:
+            raise ValueError("a DpEvent states no delta and this one is not pure epsilon-DP; "
+                             "pass delta= (or claim= the Fit, which states its delta)")
+    delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
+    if stated is not None and delta == stated[1]:
+        claimed_epsilon = stated[0]
+    elif event is not None:
+        claimed_epsilon = epsilon_of(claim, delta)
+    else:
+        # (epsilon, d)-DP implies (epsilon, delta)-DP for delta >= d, and nothing below d
+        claimed_epsilon = stated[0] if delta >= stated[1] else math.inf
+    claimed_mu = None
+    if event is not None:
+        try:
+            claimed_mu = gdp_mu(event)
+        except ValueError:
+            pass
+    return delta, float(claimed_epsilon), claimed_mu
 
 
 def _check_scores(scores, name):
@@ -175,7 +247,7 @@ def _bounds(positives, negatives, sizes, alpha, delta):
     return tpr_lb, fpr_ub, eps, np.where(np.isnan(mu), -np.inf, mu)
 
 
-def audit_scores(scores, scores_neighbour, *, delta=0.0, confidence=0.95,
+def audit_scores(scores, scores_neighbour, *, claim=None, delta=None, confidence=0.95,
                  selection_fraction=0.5):
     r"""Audit scalar statistics of a mechanism's outputs on two neighbouring datasets.
 
@@ -188,8 +260,24 @@ def audit_scores(scores, scores_neighbour, *, delta=0.0, confidence=0.95,
     ----------
     scores, scores_neighbour : array_like of float
         One finite number per run, at least 4 runs each.
-    delta : float, default 0
-        In [0, 1): the delta at which epsilon is bounded.
+    claim : Fit, dp_accounting.DpEvent, PrivacyReport or (epsilon, delta), optional
+        The privacy claim under audit. It sets the default ``delta`` and the result's
+        ``claimed_epsilon`` (the epsilon the claim states at the audited delta) and
+        ``claimed_mu``:
+
+        - a :class:`~dpsolve.Fit`: its ``(epsilon, delta)``; at another ``delta``, the epsilon
+          that dpsolve's tightest accountant certifies for its ``dp_event`` there. ``claimed_mu``
+          is :func:`gdp_mu` of its event where that has one.
+        - a DpEvent (dpsolve's convention, replace-one): no delta of its own, so ``delta`` must be
+          passed unless the event is pure epsilon-DP (then 0); claimed epsilon and mu from the
+          event as for a Fit.
+        - a :class:`~dpsolve.privacy.PrivacyReport` (``fit.privacy``) or an ``(epsilon, delta)``
+          pair: that claim; at a larger ``delta`` the same epsilon, at a smaller one ``inf``
+          (the claim says nothing there). No ``claimed_mu``.
+    delta : float, optional
+        In [0, 1): the delta at which epsilon is bounded. Default: the claim's delta (a Fit's
+        ``delta``), or 0 without a claim. Compare the bound only with a claim at the same delta:
+        the bound at delta = 0 can exceed the epsilon of a correct (epsilon, delta)-DP mechanism.
     confidence : float, default 0.95
         In (0, 1): the probability with which each returned bound holds.
     selection_fraction : float, default 0.5
@@ -201,7 +289,11 @@ def audit_scores(scores, scores_neighbour, *, delta=0.0, confidence=0.95,
     """
     a = _check_scores(scores, "scores")
     b = _check_scores(scores_neighbour, "scores_neighbour")
-    delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
+    return _audit_scores(a, b, _resolve_claim(claim, delta), confidence, selection_fraction)
+
+
+def _audit_scores(a, b, resolved, confidence, selection_fraction):
+    delta, claimed_epsilon, claimed_mu = resolved
     confidence = check_real(confidence, "confidence", low=0.0, high=1.0)
     fraction = check_real(selection_fraction, "selection_fraction", low=0.0, high=1.0)
     alpha = 1.0 - confidence
@@ -229,7 +321,8 @@ def audit_scores(scores, scores_neighbour, *, delta=0.0, confidence=0.95,
     return AuditResult(epsilon=max(0.0, eps), mu=max(0.0, mu), delta=delta, confidence=confidence,
                        runs=min(a.size, b.size), selection_runs=min(sa, sb),
                        test=f"{event.format(t=t)}: {direction}", threshold=t, tpr_lower=tpr_lb,
-                       fpr_upper=fpr_ub, tpr=float(tpr), fpr=float(fpr))
+                       fpr_upper=fpr_ub, tpr=float(tpr), fpr=float(fpr),
+                       claimed_epsilon=claimed_epsilon, claimed_mu=claimed_mu)
 
 
 def _outputs(mechanism, data, runs, generator, batch):
@@ -250,8 +343,8 @@ def _outputs(mechanism, data, runs, generator, batch):
     return np.concatenate(chunks)
 
 
-def audit(mechanism, data, neighbour, *, runs, statistic=None, delta=0.0, confidence=0.95,
-          selection_fraction=0.5, batch=None, rng=None):
+def audit(mechanism, data, neighbour, *, runs, claim=None, statistic=None, delta=None,
+          confidence=0.95, selection_fraction=0.5, batch=None, rng=None):
     r"""Run ``mechanism`` ``runs`` times on each of two neighbouring datasets and audit it.
 
     Parameters
@@ -267,12 +360,19 @@ def audit(mechanism, data, neighbour, *, runs, statistic=None, delta=0.0, confid
         :func:`canary_neighbours`).
     runs : int
         Runs per dataset, at least 4.
+    claim : Fit, dp_accounting.DpEvent, PrivacyReport or (epsilon, delta), optional
+        The privacy claim under audit, typically a fit of the solver with the settings audited
+        (``claim=dpsolve.clipped_gd(D, 1.0, 1e-5, rng=0)``). Sets the default ``delta`` and the
+        result's ``claimed_epsilon`` and ``claimed_mu``; see :func:`audit_scores`.
     statistic : callable, optional
         Maps the array of outputs, shape (runs, k) (each output flattened), to one score per run.
         Default: the outputs themselves when they are numbers; otherwise the projection on the
         difference of the two datasets' mean outputs, estimated on the selection runs only (for
         Gaussian noise around two fixed points this is the likelihood-ratio statistic).
-    delta, confidence, selection_fraction
+    delta : float, optional
+        The delta at which epsilon is bounded. Default: the claim's delta (a Fit's ``delta``),
+        or 0 without a claim; see :func:`audit_scores`.
+    confidence, selection_fraction
         As in :func:`audit_scores`.
     batch : int, optional
         Vectorised mode: outputs are requested ``batch`` at a time.
@@ -297,7 +397,7 @@ def audit(mechanism, data, neighbour, *, runs, statistic=None, delta=0.0, confid
     if batch is not None:
         batch = check_int(batch, "batch", low=1)
     fraction = check_real(selection_fraction, "selection_fraction", low=0.0, high=1.0)
-    check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)    # before any run
+    resolved = _resolve_claim(claim, delta)                          # before any run
     check_real(confidence, "confidence", low=0.0, high=1.0)
     generator_a, generator_b = check_rng(rng).spawn(2)
     out_a = _outputs(mechanism, data, runs, generator_a, batch)
@@ -316,8 +416,9 @@ def audit(mechanism, data, neighbour, *, runs, statistic=None, delta=0.0, confid
         s = int(round(fraction * runs))
         direction = out_a[:s].mean(axis=0) - out_b[:s].mean(axis=0)
         scores_a, scores_b = out_a @ direction, out_b @ direction
-    return audit_scores(scores_a, scores_b, delta=delta, confidence=confidence,
-                        selection_fraction=fraction)
+    return _audit_scores(_check_scores(scores_a, "scores"),
+                         _check_scores(scores_b, "scores_neighbour"), resolved, confidence,
+                         fraction)
 
 
 def canary_neighbours(problem, *, neighbour="flip"):

@@ -399,25 +399,33 @@ def gradient_perturbation_bound(problem, steps, sigma):
 
 
 # -- joint-DP noisy SGD (seed 003) ---------------------------------------------------------------
-def joint_sgd_bound(problem, owners, epsilon, delta, *, shared_radius=None, personal_radius=None):
+def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
+                    shared_radius=None, personal_radius=None):
     r"""Seed 003, Theorem 3.1 (record level), constant 1:
 
     .. math:: R L \left(\frac{1}{\sqrt{n}} + \frac{\sqrt{\ell \ln(1/\delta)}}{\epsilon n}\right),
               \qquad R = \sqrt{N D_X^2 + D_U^2},
 
-    with n = mN records, ``ell = p K`` shared coordinates, ``D = 2 * radius`` and L the loss's
-    Lipschitz constant. A population-loss rate under the seed's record-level accounting, which
-    dpsolve does not certify (see :func:`dpsolve.joint_sgd`): the scaling to compare with, not a
-    guaranteed number.
+    with n = mN records, ``ell = p K`` shared coordinates, ``D = 2 * radius`` and L the joint
+    loss's per-record gradient bound ``L_u`` over the joint domain for this block layout and
+    these radii (:func:`dpsolve.joint.joint_gradient_bound`; for the squared loss
+    ``B (B (R_U + R_X) + B_y)``, not ``problem.lipschitz``). In the joint parameter
+    ``(x_j, u)`` the loss is ``sqrt(2) L_u``-Lipschitz; the constant-1 rate absorbs the factor.
+    A population-loss rate under the seed's record-level accounting, which dpsolve does not
+    certify (see :func:`dpsolve.joint_sgd`): the scaling to compare with, not a guaranteed
+    number.
     """
+    from .joint import joint_gradient_bound
     _check(problem, epsilon, delta, "mean")
     m_owners = owners.m if hasattr(owners, "m") else check_int(owners, "owners", low=1)
     r_u = problem.radius if shared_radius is None else shared_radius
     r_x = problem.radius if personal_radius is None else personal_radius
     if r_u is None or r_x is None:
         raise ValueError("Theorem 3.1 needs bounded domains: pass the radii")
+    L = joint_gradient_bound(problem, personal_columns, shared_radius=r_u,
+                             personal_radius=r_x).shared
     R = math.sqrt(m_owners * (2.0 * r_x) ** 2 + (2.0 * r_u) ** 2)
     shared = int(np.prod(problem.theta_shape))
     n = problem.n
-    return R * problem.lipschitz * (1.0 / math.sqrt(n)
-                                    + math.sqrt(shared * math.log(1.0 / delta)) / (epsilon * n))
+    return R * L * (1.0 / math.sqrt(n)
+                    + math.sqrt(shared * math.log(1.0 / delta)) / (epsilon * n))

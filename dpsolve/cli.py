@@ -48,6 +48,13 @@ def main(argv=None):
     solve.add_argument("--labels", default=None, help="labels file (.npy or .csv) if separate")
     solve.add_argument("--loss", default="logistic",
                        help="logistic, hinge, huber_hinge, squared or multinomial")
+    solve.add_argument("--classes", default=None, metavar="C0,C1,...",
+                       help="the public label set, comma-separated: for the binary losses the "
+                            "negative then the positive label (default: labels -1/+1 or 0/1), "
+                            "for multinomial the K classes in order; chosen without looking at "
+                            "the data")
+    solve.add_argument("--n-classes", type=int, default=None, metavar="K",
+                       help="multinomial: K classes labelled 0..K-1 (instead of --classes)")
     solve.add_argument("--solver", default="clipped_gd",
                        help="noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation or "
                             "objective_perturbation (default clipped_gd)")
@@ -140,7 +147,7 @@ def _solve(parser, args):
 
     from .experiments.runs import load_file
     from .experiments.sweep import PARTITIONED, _solvers
-    from .problem import Problem
+    from .problem import Problem, public_classes
 
     solvers = {k: v for k, v in _solvers().items() if k not in PARTITIONED}
     if args.secure and args.seed is not None:
@@ -152,12 +159,19 @@ def _solve(parser, args):
         radius = None if args.radius.lower() == "none" else float(args.radius)
     except ValueError:
         parser.error(f"--radius must be a number or 'none', got {args.radius!r}")
+    classes = None if args.classes is None else _labels(args.classes)
+    try:
+        # the label set is checked before the data are read
+        public_classes(args.loss, classes, args.n_classes)
+    except (ValueError, TypeError) as exc:
+        parser.error(f"--classes / --n-classes: {exc}")
     try:
         X, y = load_file(args.data, args.labels)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
-                              row_norm=args.row_norm)
+                              row_norm=args.row_norm, classes=classes,
+                              n_classes=args.n_classes)
             options = {} if args.delta is None else {"delta": args.delta}
             if args.secure:
                 options["secure"] = True
@@ -175,7 +189,7 @@ def _solve(parser, args):
 
     report = {
         "solver": fit.solver, "source": fit.source, "loss": problem.loss,
-        "classes": list(problem.classes) if problem.classes else None,
+        "classes": None if problem.classes is None else list(problem.classes),    # public
         "theta": fit.theta.tolist(),
         "privacy": {"epsilon": fit.epsilon, "delta": fit.delta, "calibration": fit.calibration,
                     "neighbours": fit.neighbours,
@@ -193,6 +207,21 @@ def _solve(parser, args):
             fh.write(text + "\n")
         print(f"theta and its privacy report written to {args.out}", file=sys.stderr)
     return 0
+
+
+def _labels(text):
+    """``--classes`` as label values: each comma-separated item an int, else a float, else the
+    string itself (labels read from a CSV file are floats, and 5 == 5.0)."""
+    values = []
+    for item in text.split(","):
+        item = item.strip()
+        for convert in (int, float, str):
+            try:
+                values.append(convert(item))
+                break
+            except ValueError:
+                continue
+    return values
 
 
 if __name__ == "__main__":

@@ -79,7 +79,8 @@ def load_digits():
     """scikit-learn's handwritten digits (1,797 images of 8 x 8 pixels, 10 classes; shipped with
     scikit-learn, never downloaded): each image scaled to unit norm and a constant feature
     appended, both times 1/sqrt(2), so rows have norm 1 and a linear model has an intercept.
-    Returns ``(X, y)`` with X of shape (1797, 65) and labels 0..9.
+    Returns ``(X, y)`` with X of shape (1797, 65) and labels 0..9 (a multinomial Problem on them
+    takes ``n_classes=10``: the label set is public, never read off the data).
 
     Needs scikit-learn (``pip install "dpsolve[datasets]"``); raises ImportError otherwise.
     """

@@ -106,6 +106,91 @@ def _radii(problem, shared_radius, personal_radius):
     return r_u, r_x
 
 
+#: Largest magnitude the kernel's arithmetic may reach on the logits and the personalised
+#: blocks (checked on public constants; far enough below the float64 maximum, ~1.8e308, that
+#: rounding cannot overflow).
+_FINITE_LIMIT = 1e300
+
+
+@dataclasses.dataclass(frozen=True)
+class JointGradientBound:
+    """Per-record gradient bounds of the joint loss over the joint domain
+    (:func:`joint_gradient_bound`).
+
+    Attributes
+    ----------
+    shared : float
+        ``L_u``: ``||grad_u h|| <= L_u`` for every record, ``u`` in U and ``x_j`` in X. Each
+        shared-block message has replace-one sensitivity ``2 L_u``.
+    personal : float
+        ``L_x``: ``||grad_x h|| <= L_x`` (0 without a personalised block).
+    margin : float
+        ``M``: every logit (every logit vector, in Euclidean norm, for K classes) is at most
+        ``M`` in magnitude: ``B (R_U + R_X)``, or ``B R_U`` without a personalised block.
+    """
+
+    shared: float
+    personal: float
+    margin: float
+
+
+def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
+                         personal_radius=None):
+    r"""Per-record gradient bound of the joint loss ``h = loss(u^T a + x_j^T a_P; y)`` for the
+    Problem's loss, a block layout and the radii ``R_U``, ``R_X`` (defaults as in
+    :func:`joint_sgd`). Public constants only: ``B = row_norm``, ``B_y = label_bound``.
+
+    Both blocks' gradients are the loss derivative in the logits times the features:
+    ``grad_u h = a d^T`` and ``grad_x h = a_P d^T`` with ``d = loss'(z; y)`` (a scalar, or
+    ``softmax(z) - e_y`` for K classes), of norms ``||a|| ||d||`` and ``||a_P|| ||d||``.
+    With ``||a|| <= B``, ``||a_P|| <= ||a||``, ``||u|| <= R_U`` and ``||x_j|| <= R_X``
+    (Frobenius norms for K classes), Cauchy-Schwarz bounds the logits by the margin
+    ``M = B (R_U + R_X)`` (``B R_U`` without a personalised block), so both norms are at most
+    ``B D`` with ``D`` the largest ``||d||`` over logits of norm ``<= M`` and every label:
+
+    * squared: ``D = M + B_y``, so ``L_u = B (B (R_U + R_X) + B_y)`` (``B (B R_U + B_y)``
+      without a personalised block). Attained: ``a = B e`` for a unit e on a personalised
+      column, ``u = R_U e``, ``x_j = R_X e``, ``y = -B_y``.
+    * logistic, hinge, huber_hinge: ``D = 1`` (``|loss'| <= 1``), ``L_u = B``. Attained at
+      ``z = 0`` by hinge and by huber_hinge of width ``h < 1``; logistic reaches
+      ``B sigmoid(M)`` and approaches B only as M grows (the bound is then conservative).
+    * multinomial: ``D = sqrt(2)`` (``||softmax(z) - e_y||^2 <= 2 (1 - s_y)^2``),
+      ``L_u = sqrt(2) B``, approached as one wrong class's logit dominates.
+
+    The classification bounds do not depend on the margin and equal ``Problem.lipschitz``. The
+    squared loss's does: ``Problem.lipschitz = B (R B + B_y)`` bounds the margin by the
+    Problem's single ball of radius R, which understates ``L_u`` whenever there is a
+    personalised block (``u`` and ``x_j`` both move the logit) or ``R_U > R``.
+
+    Returns
+    -------
+    JointGradientBound
+        ``shared`` (L_u), ``personal`` (L_x, 0 without a personalised block) and ``margin``
+        (M). ValueError if a bound is not finite (or is so large that the solver's arithmetic
+        could overflow).
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if problem.loss not in LOSSES:
+        raise ValueError(f"the joint model does not support loss={problem.loss!r}")
+    cols = _columns(problem, personal_columns)
+    r_u, r_x = _radii(problem, shared_radius, personal_radius)
+    B = problem.row_norm
+    margin = B * (r_u + r_x) if cols.size else B * r_u
+    if problem.loss == "squared":
+        shared = B * (margin + problem.label_bound)
+    elif problem.loss == "multinomial":
+        shared = math.sqrt(2.0) * B             # the expression Problem.lipschitz uses
+    else:
+        shared = B
+    if not (margin < _FINITE_LIMIT and shared < _FINITE_LIMIT):
+        raise ValueError(f"the joint model's margin bound {margin:g} or gradient bound "
+                         f"{shared:g} is not finite in float64: reduce shared_radius, "
+                         "personal_radius, row_norm or label_bound")
+    return JointGradientBound(shared=shared, personal=shared if cols.size else 0.0,
+                              margin=margin)
+
+
 def _check_owners(problem, owners):
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
@@ -168,7 +253,9 @@ def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
     """Seed 003's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set to 1):
     ``sigma = L sqrt(T ln(1/delta)) / (epsilon m N)`` with ``m N = n`` records. Its privacy
     argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
-    (shared/REFERENCE.md section 5): kept as a labelled reproduction."""
+    (docs/joint_dp.md): kept as a labelled reproduction. L is the Lipschitz
+    constant of the joint loss in u: :func:`joint_sgd` passes ``L_u`` of
+    :func:`joint_gradient_bound`, not ``Problem.lipschitz``."""
     return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
 
 
@@ -306,8 +393,10 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         noise (public constants only).
     step_size : float, optional
         Constant eta; default ``R / sqrt(T (G^2 + dim sigma^2))``, ``R = sqrt(N R_X^2 + R_U^2)``
-        (the seed's R) and ``G = sqrt(2) L + lambda sqrt(R_X^2 + R_U^2)``, the optimal constant
-        step of the same bound.
+        (the seed's R) and ``G = sqrt(2) L_u + lambda sqrt(R_X^2 + R_U^2)`` (``L_u`` of
+        :func:`joint_gradient_bound`), the optimal constant step of the same bound. With a
+        personalised block, a step size (given or default) for which the personalised updates
+        could overflow float64 is refused (ValueError) before the run.
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, optional
         With a personalised block (default ``"pld"``): the owner-level accounting below, by the
         named accountant; ``"paper"`` is :func:`nsgd_paper_sigma`. Without one (default
@@ -341,8 +430,17 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     Fit
         ``theta = u`` (averaged); ``model`` is a :class:`JointModel` with every owner's
         averaged ``x_j`` (each owner would receive only its own); ``observers`` gives
-        ``"other_owners"``; with ``calibration="paper"``, ``settings["seed_record_level_epsilon"]``
-        is what the seed's argument would claim.
+        ``"other_owners"``; ``settings["gradient_bound"]`` is the bound ``L_u`` on a record's
+        shared-block gradient that the noise is calibrated to (sensitivity ``2 L_u``) and
+        ``settings["personal_gradient_bound"]`` the personalised block's ``L_x``; with
+        ``calibration="paper"``, ``settings["seed_record_level_epsilon"]`` is what the seed's
+        argument would claim.
+
+    Raises
+    ------
+    FloatingPointError
+        If the released (averaged) shared parameters are not finite; only they are read, so the
+        exception reveals nothing the noisy messages do not (see ``_check_finite``).
 
     Notes
     -----
@@ -351,26 +449,33 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     records, and it enters ``grad_u h`` at every later step of owner j, so a changed record can
     move every later u-step of its owner. dpsolve certifies instead an **owner-level** joint-DP
     guarantee: given the (data-independent) schedule, owner j's ``K_j`` u-steps are adaptively
-    composed Gaussian mechanisms of sensitivity ``2 L_u`` each whatever x_j is (``L_u`` the loss's
-    Lipschitz constant, ``||grad_u h|| <= L_u``), so the other owners' view is
+    composed Gaussian mechanisms of sensitivity ``2 L_u`` each whatever x_j is, so the other
+    owners' view is
     ``(epsilon, delta)``-DP with ``mu = sqrt(K_max) 2 L_u / sigma`` (PLD, exact). It holds when
     any number of owner j's records change, so it covers record-level and user-level joint DP
     at once (no group-privacy factor). Without a personalised block the u-steps of owner j each
     read one record drawn uniformly from its ``n_j``, and record-level amplification holds
     (RDP; user level then needs :func:`dpsolve.privacy.group_privacy`).
+
+    ``L_u`` bounds ``||grad_u h|| = ||loss'(u^T a + x_j^T a_P; y) a||`` over the whole joint
+    domain (:func:`joint_gradient_bound`): for the squared loss the margin can reach
+    ``B (R_U + R_X)``, so ``L_u = B (B (R_U + R_X) + B_y)`` (``B (B R_U + B_y)`` without a
+    personalised block), not ``Problem.lipschitz = B (R B + B_y)``; dpsolve 0.1.0 used the
+    latter and understated epsilon for the squared loss. For the classification losses the
+    bound does not depend on the margin and ``L_u = Problem.lipschitz``.
     Utility: :func:`dpsolve.bounds.joint_sgd_bound` (Theorem 3.1).
 
     Source: seed 003 (``003_40594ba3d5609f29.txt``), Algorithm 1, Lemma 3.2, Theorem 3.1.
     """
     secure = check_secure(secure, rng, record_transcript)
     _check_owners(problem, owners)
-    L = problem.lipschitz
-    if not math.isfinite(L):
-        raise ValueError(f"joint_sgd needs a finite Lipschitz constant; the {problem.loss} loss "
-                         "has one only on a bounded set: give the Problem a radius")
     cols = _columns(problem, personal_columns)
     personalised = cols.size > 0
     r_u, r_x = _radii(problem, shared_radius, personal_radius)
+    # L_u over the joint domain (not problem.lipschitz, whose margin bound uses the Problem's
+    # single ball): it sets the sensitivity, the paper's noise, G and the default T
+    bound = joint_gradient_bound(problem, cols, shared_radius=r_u, personal_radius=r_x)
+    L = bound.shared
     schedule = check_choice(schedule, "schedule", SCHEDULES)
     n, p, N, lam = problem.n, problem.p, owners.m, problem.reg
     K, shared_shape, personal_shape = _shapes(problem, cols.size, N)
@@ -404,8 +509,9 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     rng = secure_generator(rng, secure)
     schedule_rng, record_rng, noise_rng = rng.spawn(3)
 
-    sensitivity = 2.0 * L
+    sensitivity = 2.0 * L          # replace-one: two records' gradients, each of norm <= L_u
     R = math.sqrt(N * r_x ** 2 + r_u ** 2)
+    # ||(grad_x h, grad_u h)|| <= sqrt(L_x^2 + L_u^2) <= sqrt(2) L_u, plus the regulariser
     G = math.sqrt(2.0) * L + lam * math.sqrt(r_x ** 2 + r_u ** 2)
 
     def noise_for(T, counts_max):
@@ -447,6 +553,12 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     sigma = noise_for(steps, k_max)
     if step_size is None:
         step_size = R / math.sqrt(steps * (G * G + dim * sigma * sigma))
+    # No personalised value may overflow, whatever the data: the finiteness check after the run
+    # then reads the released shared parameters only (see _check_finite). Public constants.
+    if personalised and not (max(r_x + step_size * (bound.personal + lam * r_x), steps * r_x)
+                             < _FINITE_LIMIT):
+        raise ValueError(f"step_size={step_size:g} with personal_radius={r_x:g} could overflow "
+                         "the personalised blocks in float64: reduce step_size")
 
     # the events: owner level (certified) or record level (no personalised block)
     if personalised:
@@ -458,7 +570,8 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
                      calibration, stacklevel=2)
     settings = {"personal_columns": cols.tolist(), "shared_radius": r_u,
                 "personal_radius": r_x, "step_size": step_size, "schedule": schedule,
-                "max_owner_steps": k_max,
+                "max_owner_steps": k_max, "gradient_bound": L,
+                "personal_gradient_bound": bound.personal,
                 "guarantee": "owner-level joint DP" if personalised else "record-level DP"}
     if calibration == "paper" and personalised:
         seeds_event = gaussian_event(sigma, sensitivity, steps=steps,
@@ -484,6 +597,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     else:
         model = _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size,
                               lam, r_u, r_x, noise_rng, shared_shape, personal_shape)
+    _check_finite(model)
     wall_time = time.perf_counter() - start
     fit = Fit(theta=model.shared, sigma=sigma, steps=steps, solver="joint_sgd", source=SOURCE,
               wall_time=wall_time, dp_event=event, privacy=report, settings=settings,
@@ -506,14 +620,36 @@ def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size
     labels = np.asarray(problem.y, dtype=float)
     for t0 in range(0, steps, _CHUNK):
         t1 = min(t0 + _CHUNK, steps)
-        finite = _joint.joint_sgd_steps(problem.X, labels, kind, problem._h, K, cols, U, Xp,
-                                        owner_seq[t0:t1], records[t0:t1], sigma, step_size, lam,
-                                        r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
-        if not finite:
-            raise FloatingPointError("joint_sgd produced non-finite parameters; reduce step_size")
+        # The kernel's flag (final U and every final X_j finite) is ignored: it reads the
+        # personalised blocks, which carry no noise. joint_sgd checks the released average of u
+        # instead (_check_finite).
+        _joint.joint_sgd_steps(problem.X, labels, kind, problem._h, K, cols, U, Xp,
+                               owner_seq[t0:t1], records[t0:t1], sigma, step_size, lam,
+                               r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
     X_sum += Xp * (steps - last)[:, None]
     return JointModel(shared=(U_sum / steps).reshape(shared_shape),
                       personal=(X_sum / steps).reshape(personal_shape), personal_columns=cols)
+
+
+def _check_finite(model):
+    """FloatingPointError if the averaged shared parameters are not finite.
+
+    Only ``u`` is read. An exception that depended on the personalised blocks (no noise, a
+    function of their owner's records) would be a release the analysis does not cover; the
+    average of ``u^0 .. u^{T-1}`` is a function of the noisy messages alone
+    (:meth:`JointTranscript.replay`), so raising on it is post-processing.
+
+    Nothing is lost. joint_sgd has checked (public constants) that ``|z| <= M``, the loss
+    derivative and every personal step stay far below the float64 maximum while ``u`` and
+    ``x_j`` are finite (they are then in their balls): a step on ``x_j`` can produce a
+    non-finite value only from a non-finite logit, that is from a non-finite ``u^t`` (the
+    first such ``x_j`` was finite before), and ``u^t`` with ``t < T`` enters the average, which
+    is then not finite either. So the personalised blocks are non-finite only if the released
+    ``u`` is. (``u^T`` after the last step is not released and not checked.)
+    """
+    if not np.all(np.isfinite(model.shared)):
+        raise FloatingPointError("joint_sgd produced non-finite shared parameters (the noise or "
+                                 "the step overflowed float64): reduce step_size or sigma")
 
 
 # -- the exact minimiser of J --------------------------------------------------------------------

@@ -10,12 +10,13 @@ is ``-log softmax(theta^T x_i)_{y_i}``, norms of theta are Frobenius norms and t
 Frobenius ball. Everything else (mean form, ``row_norm``, neighbours) is as above.
 """
 import math
+import numbers
 import warnings
 
 import numpy as np
 
 from ._kernels import losses as _losses
-from ._validation import check_choice, check_real
+from ._validation import check_choice, check_int, check_real
 
 LOSSES = ("logistic", "hinge", "squared", "huber_hinge", "multinomial")
 CLASSIFICATION_LOSSES = ("logistic", "hinge", "huber_hinge")
@@ -36,6 +37,102 @@ def reject_multinomial(problem, what):
         )
 
 
+#: The binary losses' label sets accepted without ``classes``: labels already coded as -1/+1,
+#: or as 0/1 with 0 the negative class.
+DEFAULT_BINARY_CODINGS = ((-1, 1), (0, 1))
+
+
+def _label_value(value, name):
+    """One public label as a plain hashable scalar (numbers, strings, bools)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if not isinstance(value, (numbers.Number, str)) or isinstance(value, complex):
+        raise TypeError(f"{name} must hold real numbers or strings, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{name} must hold finite values, got {value}")
+    return value
+
+
+def public_classes(loss, classes, n_classes):
+    """The public label set of ``loss`` from the ``classes`` / ``n_classes`` arguments, checked
+    before any data is read: a tuple, or None for the squared loss.
+
+    Binary losses: ``classes`` (two values) or the default ``(-1, 1)``. Multinomial:
+    ``classes`` (K >= 2 values) or ``n_classes`` (``0 .. K-1``), one of them required.
+    """
+    if loss not in CLASSIFICATION_LOSSES and loss != "multinomial":
+        if classes is not None or n_classes is not None:
+            raise ValueError(f"classes and n_classes are for the classification losses, not "
+                             f"loss={loss!r}")
+        return None
+    if n_classes is not None:
+        if loss != "multinomial":
+            raise ValueError(f"n_classes is for loss='multinomial'; for loss={loss!r} pass "
+                             "classes=(negative, positive) if the labels are not -1/+1 or 0/1")
+        if classes is not None:
+            raise ValueError("pass classes or n_classes, not both")
+        return tuple(range(check_int(n_classes, "n_classes", low=2)))
+    if classes is None:
+        if loss == "multinomial":
+            raise ValueError(
+                "loss='multinomial' needs the public label set: pass classes=(c_0, ..., c_K-1) "
+                "or n_classes=K for labels 0..K-1 (it must not be read off the data: a record "
+                "of a new class would change theta's shape)")
+        return (-1, 1)
+    if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
+        raise TypeError(f"classes must be a sequence of labels, got {type(classes).__name__}")
+    values = tuple(_label_value(c, "classes") for c in classes)
+    if loss == "multinomial":
+        if len(values) < 2:
+            raise ValueError(f"classes must hold K >= 2 labels for loss='multinomial', got "
+                             f"{len(values)}")
+    elif len(values) != 2:
+        raise ValueError(f"classes must hold exactly two labels (negative, positive) for "
+                         f"loss={loss!r}, got {len(values)}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"classes must hold distinct labels, got {values}")
+    return values
+
+
+def _map_labels(y, loss, classes, default_coding=False):
+    """Labels coded by their index in the public ``classes``: -1/+1 (float64) for the binary
+    losses, 0 .. K-1 (intp) for multinomial. Refuses labels outside the set; with
+    ``default_coding`` (a binary loss without ``classes=``) the labels may be -1/+1 or 0/1,
+    but not a mix of the two."""
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinite values")
+    if y.dtype.kind not in "biufUSO":
+        raise TypeError(f"y must hold numbers or strings, got dtype {y.dtype}")
+    try:
+        present, inverse = np.unique(y, return_inverse=True)
+    except TypeError as exc:           # an object array of values that cannot be ordered
+        raise TypeError(f"y holds labels that cannot be compared: {exc}") from None
+    present = [v.item() if isinstance(v, np.generic) else v for v in present]
+    codings = DEFAULT_BINARY_CODINGS if default_coding else (classes,)
+    for coding in codings:
+        index = {c: k for k, c in enumerate(coding)}
+        try:
+            codes = [index.get(v) for v in present]
+        except TypeError:           # unhashable labels
+            codes = [None]
+        if None not in codes:
+            break
+    else:
+        if not default_coding:
+            outside = [v for v, c in zip(present, codes) if c is None]
+            raise ValueError(f"y holds labels outside classes={classes}: "
+                             f"{outside[:5]}{' ...' if len(outside) > 5 else ''}")
+        raise ValueError(
+            f"loss={loss!r} without classes= needs labels in {{-1, +1}} or in {{0, 1}}, got "
+            f"{present[:5]}{' ...' if len(present) > 5 else ''}: pass "
+            "classes=(negative, positive), the public label set (it must not be read off the "
+            "data: see Problem's Notes)")
+    codes = np.asarray(codes, dtype=np.intp)[inverse.reshape(-1)]
+    if loss == "multinomial":
+        return np.ascontiguousarray(codes, dtype=np.intp)
+    return np.where(codes == 1, 1.0, -1.0)
+
+
 class Problem:
     """A regularised, constrained ERM problem with a convex loss of a linear model.
 
@@ -44,10 +141,8 @@ class Problem:
     X : array_like, shape (n, p)
         Feature rows. Copied to C-contiguous float64; the caller's array is never modified.
     y : array_like, shape (n,)
-        Labels. For the binary classification losses, any two distinct values; the smaller is
-        mapped to -1 and the larger to +1 (see ``classes``). For ``"multinomial"``, any K >= 2
-        distinct values, mapped to 0 .. K-1 in sorted order. For ``"squared"``, real targets
-        with ``|y_i| <= label_bound``.
+        Labels, each one of the public ``classes`` for the classification losses (see
+        ``classes``); for ``"squared"``, real targets with ``|y_i| <= label_bound``.
     loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"}
         Per-sample loss of the margin ``z = <theta, x>`` (REFERENCE.md section 2).
         ``"huber_hinge"`` (Chaudhuri-Monteleoni-Sarwate 2011) is the hinge loss with its kink
@@ -77,6 +172,26 @@ class Problem:
         Rows with ``||x_i|| > row_norm`` are scaled onto the bound, with a warning giving the
         count (the count depends on the data: it is shown to the data holder, never stored).
         With ``False`` such rows raise ``ValueError`` instead.
+    classes : sequence, optional
+        The public label set of a classification loss, chosen without looking at the data (like
+        ``row_norm``): for the binary losses exactly two values, ``classes[0]`` the negative
+        class (mapped to -1) and ``classes[1]`` the positive one (+1); for ``"multinomial"``
+        K >= 2 values, ``y == classes[k]`` mapped to k (column k of theta). The order is the
+        one given. Without it, binary labels must be in {-1, +1} or in {0, 1} (0 is read as
+        -1) and ``classes`` is ``(-1, 1)``; multinomial needs ``classes`` or ``n_classes``.
+        Labels outside the set raise ValueError; a dataset in which only some of the classes
+        occur is valid. Not for ``"squared"``.
+    n_classes : int, optional
+        Multinomial only: K, with the labels ``0 .. K-1`` (the same as
+        ``classes=range(K)``).
+
+    Notes
+    -----
+    Everything a solver releases besides its noisy parameters must be public. A label set read
+    off the data is not: mapping labels to -1/+1 by the sorted order of the values present lets
+    one replaced record (relabelled to a new value) flip every label, and taking K from the
+    values present lets one record change theta's shape; both break any privacy guarantee
+    (epsilon = infinity under replace-one). Hence ``classes``.
 
     Attributes
     ----------
@@ -84,19 +199,21 @@ class Problem:
         The validated data (read-only), labels mapped to -1/+1 (float64) for the binary
         classification losses and to 0 .. K-1 (intp) for multinomial.
     classes : tuple or None
-        The original label values in sorted order: ``(negative, positive)`` for the binary
-        classification losses, the K classes for multinomial (``y == k`` means ``classes[k]``);
-        None for squared.
+        The public label set: ``(negative, positive)`` for the binary classification losses
+        (``(-1, 1)`` unless given), the K classes for multinomial (``y == k`` means
+        ``classes[k]``); None for squared.
     n, p : int
         Number of records and features.
     n_classes : int or None
-        K for multinomial, 2 for the binary classification losses, None for squared.
+        K for multinomial, 2 for the binary classification losses, None for squared (public:
+        ``len(classes)``).
     theta_shape : tuple
         ``(p,)``, or ``(p, K)`` for multinomial.
     """
 
     def __init__(self, X, y, loss="logistic", *, radius=1.0, reg=0.0, row_norm=1.0,
-                 label_bound=1.0, huber_width=0.5, clip_rows=True):
+                 label_bound=1.0, huber_width=0.5, clip_rows=True, classes=None,
+                 n_classes=None):
         self.loss = check_choice(loss, "loss", LOSSES)
         self.reg = check_real(reg, "reg", low=0.0, low_inclusive=True)
         self.radius = None if radius is None else check_real(radius, "radius", low=0.0)
@@ -107,8 +224,10 @@ class Problem:
         self.huber_width = check_real(huber_width, "huber_width", low=0.0)
         if not isinstance(clip_rows, (bool, np.bool_)):
             raise TypeError(f"clip_rows must be a bool, got {type(clip_rows).__name__}")
+        self.classes = public_classes(self.loss, classes, n_classes)
         self.X = self._validate_X(X, bool(clip_rows))
-        self.y, self.classes = self._validate_y(y, self.X.shape[0])
+        self.y = self._validate_y(y, self.X.shape[0], default_coding=(
+            classes is None and self.loss in CLASSIFICATION_LOSSES))
         self.X.flags.writeable = False
         self.y.flags.writeable = False
         # The margin losses' kernel code. Multinomial has kernels of its own and no code: None
@@ -157,32 +276,12 @@ class Problem:
                 )
         return X
 
-    def _validate_y(self, y, n):
+    def _validate_y(self, y, n, default_coding):
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n:
             raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
-        if self.loss == "multinomial":
-            if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-                raise ValueError("y contains NaN or infinite values")
-            classes, mapped = np.unique(y, return_inverse=True)
-            if classes.shape[0] < 2:
-                raise ValueError(
-                    f"loss='multinomial' needs at least two distinct labels in y, got "
-                    f"{classes.shape[0]}"
-                )
-            mapped = np.ascontiguousarray(mapped.reshape(n), dtype=np.intp)
-            return mapped, tuple(c.item() for c in classes)
-        if self.loss in CLASSIFICATION_LOSSES:
-            if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-                raise ValueError("y contains NaN or infinite values")
-            classes = np.unique(y)
-            if classes.shape[0] != 2:
-                raise ValueError(
-                    f"loss={self.loss!r} needs exactly two distinct labels in y, "
-                    f"got {classes.shape[0]}"
-                )
-            mapped = np.where(y == classes[1], 1.0, -1.0)
-            return np.ascontiguousarray(mapped), (classes[0].item(), classes[1].item())
+        if self.loss in CLASSIFICATION_LOSSES or self.loss == "multinomial":
+            return _map_labels(y, self.loss, self.classes, default_coding)
         if not (np.issubdtype(y.dtype, np.floating) or np.issubdtype(y.dtype, np.integer)):
             raise TypeError(f"y must hold real numbers for the squared loss, got dtype {y.dtype}")
         y = np.array(y, dtype=np.float64, copy=True)
@@ -193,7 +292,7 @@ class Problem:
                 f"squared loss needs |y_i| <= label_bound={self.label_bound:g}; "
                 "rescale y or choose a larger public bound"
             )
-        return y, None
+        return y
 
     # -- shape and constants ---------------------------------------------------------------
     @property
@@ -208,9 +307,7 @@ class Problem:
     def n_classes(self):
         """Number of classes: K for multinomial, 2 for the binary classification losses, None
         for squared."""
-        if self.loss == "squared":
-            return None
-        return len(self.classes)
+        return None if self.classes is None else len(self.classes)
 
     @property
     def theta_shape(self):

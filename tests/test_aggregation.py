@@ -134,7 +134,7 @@ def test_multinomial_models_are_aggregated_with_noise_on_every_coordinate():
     rng = np.random.default_rng(0)
     X = dpsolve.datasets.unit_rows(rng.standard_normal((120, 4)))
     y = np.argmax(X @ rng.standard_normal((4, 3)), axis=1)
-    problem = dpsolve.Problem(X, y, "multinomial", radius=None, reg=0.05)
+    problem = dpsolve.Problem(X, y, "multinomial", radius=None, reg=0.05, n_classes=3)
     parties = dpsolve.Parties.from_sizes(problem, [40, 40, 40])
     fit = dpsolve.aggregated_output_perturbation(problem, parties, 1.0, rng=0)
     assert fit.theta.shape == (4, 3)
@@ -147,3 +147,25 @@ def test_multinomial_models_are_aggregated_with_noise_on_every_coordinate():
     # 12 noisy coordinates: the slides' Laplace is sqrt(12) times weaker than claimed
     assert slides.privacy.certified_epsilon == pytest.approx(
         math.sqrt(12) * slides.settings["sensitivity"] / slides.noise["laplace"], rel=1e-12)
+
+
+def test_secure_aggregation_runs_one_public_number_of_steps_in_every_party(monkeypatch, gradient_evaluations):
+    """secure=True: every party runs the fixed-iteration solver for the same K (a function of
+    public constants, in the settings), whatever its size and data; no certificate is used."""
+    from dpsolve import _fixed_iteration as fixed
+    from dpsolve import _perturbation as perturbation
+    calls = gradient_evaluations
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("secure mode ran a certified solver")
+
+    monkeypatch.setattr(perturbation, "_newton_perturbed", forbidden)
+    monkeypatch.setattr(perturbation, "reference_minimizer", forbidden)
+    for radius, loss in ((None, "logistic"), (1.0, "huber_hinge")):
+        problem, parties = _setting(radius=radius, loss=loss)
+        calls.clear()
+        fit = dpsolve.aggregated_output_perturbation(problem, parties, 1.0, secure=True)
+        K = fit.settings["inner_steps"]
+        assert K == fixed.output_plan(problem, 1e-10).steps > 0
+        assert calls == [n for party in parties for n in [party.n] * K]
+        assert fit.settings["inner_solver"] == "fixed"

@@ -6,6 +6,10 @@ dpsolve/audit.py) with the claimed epsilon or mu. A correct mechanism fails the 
 contradicted" check with probability at most 5% over seeds; the seeds are fixed, so each test is
 deterministic.
 """
+import dataclasses
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -151,6 +155,120 @@ def test_audit_bad_input():
         audit_scores([0.0, 1.0], [0.0, 1.0, 2.0, 3.0])
 
 
+# -- the claim under audit and its delta -----------------------------------------------------------
+def _reveal_scores(delta, runs, seed):
+    """A (0, delta)-DP mechanism, hence (0.5, delta)-DP: on D it reveals the secret (score 1)
+    with probability delta, on D' never; otherwise both output 0."""
+    rng = np.random.default_rng(seed)
+    return (rng.random(runs) < delta).astype(float), np.zeros(runs)
+
+
+def test_audit_is_run_at_the_claims_delta():
+    """At delta = 0 the audit of a correct (0.5, 0.05)-DP mechanism finds epsilon far above 0.5:
+    the old default (delta = 0 whatever the claim) made such a comparison look like a refuted
+    claim. Given the claim, the audit runs at its delta and does not contradict it."""
+    scores, neighbour_scores = _reveal_scores(0.05, 4000, 0)
+    at_zero = audit_scores(scores, neighbour_scores)                 # no claim: delta = 0
+    assert at_zero.delta == 0.0 and at_zero.claimed_epsilon is None
+    assert at_zero.epsilon > 2.0, at_zero
+    for claim in [(0.5, 0.05), [0.5, 0.05]]:
+        result = audit_scores(scores, neighbour_scores, claim=claim)
+        assert result.delta == 0.05 and result.claimed_epsilon == 0.5, result
+        assert result.epsilon <= result.claimed_epsilon and result.claimed_mu is None
+        assert "claimed epsilon 0.5" in str(result)
+    # the same through audit(), with the mechanism itself
+    def reveal(secret, rng, size):
+        return np.where(rng.random(size) < 0.05, secret, 0.0)
+    result = audit(reveal, 1.0, 0.0, runs=4000, batch=4000, claim=(0.5, 0.05), rng=0)
+    assert result.delta == 0.05 and result.epsilon <= 0.5, result
+    assert audit(reveal, 1.0, 0.0, runs=4000, batch=4000, rng=0).epsilon > 2.0
+    # an explicit delta still wins; below the claim's delta the claim states nothing
+    explicit = audit_scores(scores, neighbour_scores, claim=(0.5, 0.05), delta=0.0)
+    assert explicit.delta == 0.0 and explicit.claimed_epsilon == np.inf
+    assert explicit.epsilon == at_zero.epsilon
+    above = audit_scores(scores, neighbour_scores, claim=(0.5, 0.05), delta=0.1)
+    assert above.delta == 0.1 and above.claimed_epsilon == 0.5
+    claimed = audit_scores(scores, neighbour_scores, claim=(0.5, 0.05))
+    assert audit_scores(scores, neighbour_scores, delta=0.05) == dataclasses.replace(
+        claimed, claimed_epsilon=None)
+
+
+def _fit_claim():
+    from dpsolve.audit import gdp_mu
+    P = _tiny_problem("huber_hinge", n=40, p=3, radius=None, reg=0.05)
+    fit = dpsolve.output_perturbation(P, 2.0, DELTA, rng=0)
+    return fit, gdp_mu(fit)
+
+
+def test_claim_from_a_fit_sets_delta_epsilon_and_mu():
+    fit, mu = _fit_claim()
+    scores, neighbour_scores = np.random.default_rng(0).normal(size=(2, 100))
+    result = audit_scores(scores, neighbour_scores, claim=fit)
+    assert result.delta == fit.delta == DELTA
+    assert result.claimed_epsilon == fit.epsilon == 2.0 and result.claimed_mu == mu
+    assert result == audit_scores(scores, neighbour_scores, delta=DELTA, claim=fit)
+    # at another delta: the epsilon its DpEvent is certified for there
+    other = audit_scores(scores, neighbour_scores, claim=fit, delta=1e-3)
+    assert other.delta == 1e-3 and other.claimed_epsilon == fit.certified_epsilon(1e-3)
+    assert other.claimed_mu == mu
+    # its PrivacyReport: the (epsilon, delta) claim alone
+    report = audit_scores(scores, neighbour_scores, claim=fit.privacy)
+    assert (report.delta, report.claimed_epsilon, report.claimed_mu) == (DELTA, 2.0, None)
+    # a pure-DP fit: delta 0, no mu
+    pure = dpsolve.minibatch_sgd(_tiny_problem(n=40, p=3, reg=0.05), 1.0, rng=0)
+    result = audit_scores(scores, neighbour_scores, claim=pure)
+    assert (result.delta, result.claimed_epsilon, result.claimed_mu) == (0.0, 1.0, None)
+
+
+def test_claim_from_a_dp_event():
+    from dpsolve.privacy import epsilon_of, gaussian_event, pure_event
+    scores, neighbour_scores = np.random.default_rng(0).normal(size=(2, 100))
+    sigma = gaussian_sigma_analytic(1.0, EPSILON, DELTA)
+    event = gaussian_event(sigma, 1.0)
+    result = audit_scores(scores, neighbour_scores, claim=event, delta=DELTA)
+    assert result.claimed_epsilon == epsilon_of(event, DELTA)
+    assert result.claimed_epsilon == pytest.approx(EPSILON, rel=1e-3)
+    assert result.claimed_mu == pytest.approx(1 / sigma, rel=1e-12)
+    with pytest.raises(ValueError, match="pass delta"):      # an event states no delta
+        audit_scores(scores, neighbour_scores, claim=event)
+    pure = audit_scores(scores, neighbour_scores, claim=pure_event(0.5, steps=2))
+    assert (pure.delta, pure.claimed_epsilon, pure.claimed_mu) == (0.0, 1.0, None)
+    # the Laplace mechanism audited against its pure-DP event
+    sampler, scale = laplace_noise, laplace_scale(1.0, EPSILON)
+    result = audit(_shift_mechanism(sampler, scale, 1), np.zeros(1), np.ones(1), runs=20_000,
+                   batch=20_000, claim=pure_event(EPSILON), rng=1)
+    assert result.delta == 0.0 and result.epsilon <= result.claimed_epsilon == EPSILON
+
+
+def test_bad_claims_are_refused_before_any_run():
+    def mech(q, rng):
+        raise AssertionError("the mechanism must not run")
+    for claim, error, match in [("fit", TypeError, "claim must be"),
+                                ((1.0,), TypeError, "claim must be"),
+                                ((1.0, "0.1"), TypeError, "claim must be"),
+                                (np.array([1.0, 1e-5]), TypeError, "claim must be"),
+                                ((True, 1e-5), TypeError, "claim's epsilon"),
+                                ((-1.0, 1e-5), ValueError, "claim's epsilon"),
+                                ((1.0, 1.0), ValueError, "claim's delta"),
+                                (dpsolve.privacy.gaussian_event(2.0, 1.0), ValueError,
+                                 "pass delta")]:
+        with pytest.raises(error, match=match):
+            audit(mech, 0.0, 1.0, runs=10, claim=claim)
+    with pytest.raises(ValueError, match="delta"):
+        audit(mech, 0.0, 1.0, runs=10, claim=(1.0, 1e-5), delta=-0.1)
+
+
+def test_audit_is_reachable_from_the_package():
+    """``import dpsolve`` alone makes ``dpsolve.audit`` available (a fresh interpreter, so no
+    other test's import of dpsolve.audit can hide a missing export)."""
+    code = ("import dpsolve; assert callable(dpsolve.audit.audit); "
+            "assert callable(dpsolve.audit.audit_scores); "
+            "assert 'audit' in dpsolve.__all__ and 'privacy' in dpsolve.__all__; "
+            "ns = {}; exec('from dpsolve import *', ns); assert ns['audit'] is dpsolve.audit")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 # -- canaries ---------------------------------------------------------------------------------------
 def _tiny_problem(loss="hinge", n=100, p=10, **settings):
     rng = np.random.default_rng(7)
@@ -252,8 +370,9 @@ def test_clipped_gd_audit(mutant, monkeypatch):
     mu = gdp_mu(claimed)
     if mutant is not None:
         mutant(monkeypatch, module)
-    result = audit(_clipped_gd_last, D, D2, runs=SOLVER_RUNS, statistic=statistic, delta=DELTA,
-                   rng=1)
+    result = audit(_clipped_gd_last, D, D2, runs=SOLVER_RUNS, statistic=statistic,
+                   claim=claimed, rng=1)
+    assert (result.delta, result.claimed_epsilon, result.claimed_mu) == (DELTA, GD_EPSILON, mu)
     if mutant is None:
         assert result.epsilon <= GD_EPSILON and result.mu <= mu, result
     else:
@@ -294,11 +413,13 @@ def test_output_perturbation_audit(mutant, monkeypatch):
     D, D2, statistic = canary_neighbours(P)
     shift = [dpsolve.reference_minimizer(d, cache=False).theta[-1] for d in (D, D2)]
     assert shift == pytest.approx([1 / (D.n * D.reg), -1 / (D.n * D.reg)], rel=1e-9)
-    mu = gdp_mu(dpsolve.output_perturbation(D, OP_EPSILON, DELTA, rng=0))
+    claimed = dpsolve.output_perturbation(D, OP_EPSILON, DELTA, rng=0)
+    mu = gdp_mu(claimed)
     if mutant is not None:
         mutant(monkeypatch, module)
     result = audit(_output_perturbation, D, D2, runs=SOLVER_RUNS, statistic=statistic,
-                   delta=DELTA, rng=1)
+                   claim=claimed, rng=1)
+    assert (result.delta, result.claimed_mu) == (DELTA, mu)
     if mutant is None:
         assert result.epsilon <= OP_EPSILON and result.mu <= mu, result
     else:

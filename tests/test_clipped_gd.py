@@ -18,6 +18,7 @@ def _problem(n=2000, p=5, loss="logistic", seed=0, **kw):
         y = np.clip(X @ np.ones(p) / p, -1, 1)
     if loss == "multinomial":       # three classes from three random directions
         y = np.argmax(X @ np.random.default_rng(seed).standard_normal((p, 3)), axis=1)
+        kw["n_classes"] = 3
     kw.setdefault("radius", 1.0)
     return dpsolve.Problem(X, y, loss, **kw)
 

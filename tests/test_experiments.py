@@ -68,6 +68,10 @@ def _with(**changes):
      "solver[0].owners"),
     (_with(solver=[{"name": "clipped_gd", "parties": 3, "epsilon": 1.0, "delta": 1e-6}]),
      "solver[0].parties"),
+    (_with(problem__classes=5), "problem.classes"),
+    (_with(problem__classes=[5]), "problem.classes"),
+    (_with(problem__classes=[[5, 7], 9]), "problem.classes"),
+    (_with(problem__classes=[5, [7]]), "problem.classes"),
 ])
 def test_bad_sweeps_name_the_key(spec, key):
     with pytest.raises(SweepError, match=key.replace("[", r"\[").replace("]", r"\]")):
@@ -177,6 +181,28 @@ def test_file_data(tmp_path):
                      solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-4}])
         result = experiments.execute(load_sweep(spec).runs()[0], 0)
         assert result["n"] == 60 and result["p"] == 3
+
+
+def test_public_classes_in_a_sweep(tmp_path):
+    """[problem] classes: a list is one label set (not an axis), a list of lists an axis; the
+    file's labels 5/7 are coded by it, and the run's spec records it."""
+    from dpsolve.datasets import make_synthetic
+    from dpsolve.experiments.runs import build_problem
+    X, y = make_synthetic(60, 3, rng=0)
+    np.savez(tmp_path / "d.npz", X=X, y=np.where(y > 0, 7, 5))
+    spec = _with(data={"source": "file", "path": str(tmp_path / "d.npz")},
+                 problem={"loss": "logistic", "radius": 1.0, "classes": [5, 7]},
+                 solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-4}])
+    runs = load_sweep(spec).runs()
+    assert len(runs) == 2 and runs[0]["problem"]["classes"] == [5, 7]
+    assert experiments.execute(runs[0], 0)["n"] == 60
+    assert np.array_equal(build_problem(runs[0], 0).y, y)       # 5 -> -1, 7 -> +1
+    axis = _with(problem={"loss": "logistic", "classes": [[5, 7], [7, 5]]})
+    tiny_runs = len(load_sweep(TINY).runs())
+    both = [tuple(r["problem"]["classes"]) for r in load_sweep(axis).runs()]
+    assert len(both) == 2 * tiny_runs and both.count((5, 7)) == both.count((7, 5)) == tiny_runs
+    with pytest.raises(ValueError, match="classes"):           # labels 5/7 need classes
+        experiments.execute(load_sweep({**spec, "problem": {"loss": "logistic"}}).runs()[0], 0)
 
 
 # -- the store: resume after SIGKILL --------------------------------------------------------------------
@@ -378,6 +404,46 @@ def test_cli_run_and_report(tmp_path, capsys):
     assert "solver[0].clip" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["report", str(tmp_path / "none.db")])
+
+
+def test_cli_solve_takes_the_public_label_set(tmp_path, capsys):
+    """dpsolve solve --classes / --n-classes: labels other than -1/+1 or 0/1 need the public
+    label set; the JSON's classes are that set, the same for neighbouring datasets (here the
+    one record labelled 5 relabelled 7), never the labels present."""
+    import json
+
+    from dpsolve.datasets import make_synthetic
+    X, y = make_synthetic(200, 3, rng=1)
+    labels = np.where(y > 0, 7.0, 5.0)
+    labels[0] = 5.0
+    neighbour = labels.copy()
+    neighbour[0] = 7.0
+    reports = []
+    for j, ys in enumerate((labels, neighbour)):
+        np.savetxt(tmp_path / f"d{j}.csv", np.column_stack([X, ys]), delimiter=",")
+        out = tmp_path / f"fit{j}.json"
+        assert main(["solve", "--data", str(tmp_path / f"d{j}.csv"), "--epsilon", "1",
+                     "--delta", "1e-5", "--classes", "5,7", "--seed", "4",
+                     "--out", str(out)]) == 0
+        reports.append(json.loads(out.read_text()))
+    assert reports[0]["classes"] == reports[1]["classes"] == [5, 7]
+    assert {k: v for k, v in reports[0].items() if k != "theta"} == \
+        {k: v for k, v in reports[1].items() if k != "theta"}
+    capsys.readouterr()
+    assert main(["solve", "--data", str(tmp_path / "d0.csv"), "--epsilon", "1",
+                 "--delta", "1e-5"]) == 2
+    assert "classes" in capsys.readouterr().err
+    with pytest.raises(SystemExit):       # refused before the data are read
+        main(["solve", "--data", str(tmp_path / "missing.csv"), "--epsilon", "1",
+              "--delta", "1e-5", "--classes", "5"])
+    assert "--classes" in capsys.readouterr().err
+    K = np.argmax(X @ np.random.default_rng(2).standard_normal((3, 3)), axis=1)
+    np.savetxt(tmp_path / "k.csv", np.column_stack([X, K]), delimiter=",")
+    out = tmp_path / "k.json"
+    assert main(["solve", "--data", str(tmp_path / "k.csv"), "--epsilon", "1", "--delta",
+                 "1e-5", "--loss", "multinomial", "--n-classes", "4", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["classes"] == [0, 1, 2, 3] and np.array(report["theta"]).shape == (3, 4)
 
 
 def test_cli_solve_writes_theta_and_its_privacy(tmp_path, capsys):

@@ -242,12 +242,13 @@ def test_clipped_sum_rejects_bad_shapes_and_labels():
 # -- Problem ---------------------------------------------------------------------------------
 def test_labels_classes_and_shapes():
     X, _ = blobs(6, 4)
-    P = Problem(X, ["emu", "cat", "dog", "cat", "emu", "emu"], "multinomial")
+    P = Problem(X, ["emu", "cat", "dog", "cat", "emu", "emu"], "multinomial",
+                classes=("cat", "dog", "emu"))
     assert P.classes == ("cat", "dog", "emu") and P.n_classes == 3
     assert P.y.dtype == np.intp and P.y.tolist() == [2, 0, 1, 0, 2, 2]
     assert not P.y.flags.writeable
     assert P.theta_shape == (4, 3)
-    Q = Problem(X, [7, 3, 5, 3, 9, 7], "multinomial")
+    Q = Problem(X, [7, 3, 5, 3, 9, 7], "multinomial", classes=(3, 5, 7, 9))
     assert Q.classes == (3, 5, 7, 9) and Q.y.tolist() == [2, 0, 1, 0, 3, 2]
     assert Q.margins(np.zeros((4, 4))).shape == (6, 4)
     # the binary losses: two classes, a vector parameter, nothing else changes
@@ -259,20 +260,33 @@ def test_labels_classes_and_shapes():
 
 
 @pytest.mark.parametrize("y, match", [
-    ([1, 1, 1, 1], "at least two distinct labels"),
-    (["a"] * 4, "at least two distinct labels"),
+    ([1, 1, 1, 3], r"outside classes=\(0, 1, 2\): \[3\]"),
+    (["a"] * 4, r"outside classes=\(0, 1, 2\): \['a'\]"),
     ([0.0, np.nan, 1.0, 2.0], "y contains NaN"),
     ([0, 1, 2], "y must have shape"),
 ])
 def test_bad_labels(y, match):
     with pytest.raises(ValueError, match=match):
-        Problem(np.full((4, 2), 0.1), y, "multinomial")
+        Problem(np.full((4, 2), 0.1), y, "multinomial", n_classes=3)
+
+
+def test_classes_are_public():
+    """K and the coding come from classes / n_classes, never from the labels present: a
+    dataset holding one class still has a (p, K) parameter, and classes may be given in any
+    order (y == classes[k] is coded k)."""
+    X = np.full((4, 2), 0.1)
+    P = Problem(X, [1, 1, 1, 1], "multinomial", n_classes=3)
+    assert P.classes == (0, 1, 2) and P.theta_shape == (2, 3) and P.y.tolist() == [1] * 4
+    Q = Problem(X, ["b", "a", "c", "a"], "multinomial", classes=("c", "a", "b"))
+    assert Q.y.tolist() == [2, 1, 0, 1]
+    with pytest.raises(ValueError, match="needs the public label set.*n_classes"):
+        Problem(X, [0, 1, 2, 0], "multinomial")
 
 
 def test_constants_and_description():
     """REFERENCE.md section 2: L = sqrt(2) B (Frobenius), beta = B^2 / 2."""
     X, y = blobs(50, 4, 5)
-    P = Problem(X, y, "multinomial", radius=2.0, reg=0.1, row_norm=1.5)
+    P = Problem(X, y, "multinomial", n_classes=5, radius=2.0, reg=0.1, row_norm=1.5)
     assert P.lipschitz == math.sqrt(2) * 1.5 and P.smoothness == 1.5 ** 2 / 2
     assert P.gradient_bound == math.sqrt(2) * 1.5 + 0.1 * 2.0
     assert P.describe()["n_classes"] == 5 and "n_classes=5" in repr(P)
@@ -293,7 +307,7 @@ def test_constants_and_description():
 
 def test_theta_is_checked():
     X, y = blobs(20, 4, 3)
-    P = Problem(X, y, "multinomial")
+    P = Problem(X, y, "multinomial", n_classes=3)
     with pytest.raises(ValueError, match=r"theta must have shape \(4, 3\) for loss='multinomial'"):
         P.objective(np.zeros(4))
     with pytest.raises(ValueError, match=r"shape \(4, 3\)"):
@@ -308,7 +322,7 @@ def test_theta_is_checked():
 
 def test_objective_and_gradient():
     X, y = blobs(60, 4, 3, seed=2)
-    P = Problem(X, y, "multinomial", radius=1.0, reg=0.3)
+    P = Problem(X, y, "multinomial", n_classes=3, radius=1.0, reg=0.3)
     theta = np.random.default_rng(3).standard_normal((4, 3))
     Z = X @ theta
     per_sample = special.logsumexp(Z, axis=1) - Z[np.arange(60), y]
@@ -351,7 +365,7 @@ def test_two_classes_objective_is_the_logistic_objective():
     multinomial objective is the larger."""
     X, y = dpsolve.datasets.make_synthetic(200, 4, rng=5)
     lam = 0.2
-    M = Problem(X, y, "multinomial", reg=lam, radius=None)
+    M = Problem(X, y, "multinomial", classes=(-1, 1), reg=lam, radius=None)
     Lg = Problem(X, y, "logistic", reg=lam / 2, radius=None)
     rng = np.random.default_rng(6)
     for _ in range(5):
@@ -370,7 +384,7 @@ SETTING_IDS = ["active", "large-ball", "active-reg", "unconstrained"]
 
 @pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
 def test_reference_reaches_tol_on_digits(radius, reg, tmp_path):
-    P = Problem(*digits(), "multinomial", radius=radius, reg=reg)
+    P = Problem(*digits(), "multinomial", n_classes=10, radius=radius, reg=reg)
     ref = reference_minimizer(P, cache=tmp_path)
     assert ref.theta.shape == (16, 10) and not ref.theta.flags.writeable
     assert 0.0 <= ref.gap <= 1e-9
@@ -398,7 +412,7 @@ def test_reference_agrees_with_scikit_learn(reg):
     convexity, ||theta - theta*||^2 <= 2 gap / lambda for each, so they are within the sum."""
     linear_model = pytest.importorskip("sklearn.linear_model")
     X, y = digits()
-    P = Problem(X, y, "multinomial", radius=None, reg=reg)
+    P = Problem(X, y, "multinomial", n_classes=10, radius=None, reg=reg)
     ref = reference_minimizer(P, cache=False)
     clf = linear_model.LogisticRegression(C=1 / (P.n * reg), fit_intercept=False, tol=1e-12,
                                           max_iter=10_000).fit(X, y)
@@ -416,7 +430,7 @@ def test_two_classes_reference_is_the_logistic_reference(radius, reg):
     of the logistic objective with reg lambda / 2, at W* = (-w*/2, w*/2) (the minimiser is
     centred; see test_two_classes_objective_is_the_logistic_objective)."""
     X, y = dpsolve.datasets.make_synthetic(300, 4, noise=0.5, rng=7)
-    M = Problem(X, y, "multinomial", radius=radius, reg=reg)
+    M = Problem(X, y, "multinomial", classes=(-1, 1), radius=radius, reg=reg)
     Lg = Problem(X, y, "logistic", radius=None if radius is None else math.sqrt(2) * radius,
                  reg=reg / 2)
     rm, rl = reference_minimizer(M, cache=False), reference_minimizer(Lg, cache=False)
@@ -432,7 +446,7 @@ def test_two_classes_reference_is_the_logistic_reference(radius, reg):
 
 def test_reference_cache_round_trip_and_excess_risk(tmp_path):
     X, y = blobs(150, 4, 3, seed=8)
-    P = Problem(X, y, "multinomial", radius=None, reg=0.05)
+    P = Problem(X, y, "multinomial", n_classes=3, radius=None, reg=0.05)
     first = reference_minimizer(P, cache=tmp_path)
     second = reference_minimizer(P, cache=tmp_path)
     assert not first.cached and second.cached
@@ -448,14 +462,14 @@ def test_reference_cache_round_trip_and_excess_risk(tmp_path):
     with pytest.raises(ValueError, match="takes no dual point"):
         certificate(P, theta, np.zeros(150))
     with pytest.raises(ValueError, match="outside the constraint set"):
-        certificate(Problem(X, y, "multinomial", radius=0.5), np.full((4, 3), 1.0))
+        certificate(Problem(X, y, "multinomial", n_classes=3, radius=0.5), np.full((4, 3), 1.0))
 
 
 # -- bounds ----------------------------------------------------------------------------------
 def test_bounds_use_p_times_K_and_ln_K():
     X, y = blobs(500, 4, 5, seed=9)
-    ridge = Problem(X, y, "multinomial", radius=None, reg=0.1)
-    ball = Problem(X, y, "multinomial", radius=2.0, reg=0.1)
+    ridge = Problem(X, y, "multinomial", n_classes=5, radius=None, reg=0.1)
+    ball = Problem(X, y, "multinomial", n_classes=5, radius=2.0, reg=0.1)
     d = 4 * 5
     assert bounds._max_loss_at_zero(ridge) == math.log(5)
     R = bounds.minimizer_norm_bound(ridge)
@@ -488,7 +502,7 @@ def test_bounds_use_p_times_K_and_ln_K():
 def test_clipped_gd_noise_free_limit_is_gradient_descent():
     """sigma = 0, C = L: projected GD with step 1/beta; the averaged iterate is within
     beta R^2 / (2T) of the optimum (dpgd_optimisation_error at zero noise) plus the gap."""
-    P = Problem(*digits(), "multinomial", radius=2.0)
+    P = Problem(*digits(), "multinomial", n_classes=10, radius=2.0)
     ref = reference_minimizer(P)
     fit = dpsolve.clipped_gd(P, sigma=0.0, delta=1e-5, steps=300, rng=0)
     assert fit.settings["clip_norm"] == math.sqrt(2) and fit.settings["step_size"] == 2.0
@@ -500,7 +514,7 @@ def test_clipped_gd_noise_free_limit_is_gradient_descent():
 def test_clipped_gd_at_large_epsilon_is_close_to_the_optimum():
     """The bound is on the expected excess risk: the mean over seeds must not exceed it by 3
     standard errors, and at epsilon = 200 it is a small fraction of F(0) - F(theta*)."""
-    P = Problem(*digits(), "multinomial", radius=2.0)
+    P = Problem(*digits(), "multinomial", n_classes=10, radius=2.0)
     ref = reference_minimizer(P)
     fit = dpsolve.clipped_gd(P, 200.0, 1e-6, rng=0)
     bound = bounds.clipped_gd_bound(P, 200.0, 1e-6, steps=fit.steps)
@@ -516,7 +530,7 @@ def test_clipped_gd_at_large_epsilon_is_close_to_the_optimum():
 
 def test_clipped_gd_unconstrained_projects_onto_the_minimiser_ball():
     X, y = blobs(300, 4, 3, seed=11)
-    P = Problem(X, y, "multinomial", radius=None, reg=0.1)
+    P = Problem(X, y, "multinomial", n_classes=3, radius=None, reg=0.1)
     R = bounds.minimizer_norm_bound(P)
     fit = dpsolve.clipped_gd(P, 1.0, 1e-6, rng=0)
     assert fit.theta.shape == (4, 3) and np.linalg.norm(fit.theta) <= R * (1 + 1e-12)
@@ -526,7 +540,7 @@ def test_clipped_gd_unconstrained_projects_onto_the_minimiser_ball():
 def test_output_perturbation_is_the_certified_minimiser_plus_noise_on_p_K_coordinates():
     X, y = blobs(300, 4, 3, seed=12)
     for radius in (None, 5.0):
-        P = Problem(X, y, "multinomial", radius=radius, reg=0.05)
+        P = Problem(X, y, "multinomial", n_classes=3, radius=radius, reg=0.05)
         g = 1e-10
         fit = dpsolve.output_perturbation(P, 0.5, tolerance=g, project=False, rng=3)
         delta2 = 2 * math.sqrt(2) / (300 * 0.05) + 2 * math.sqrt(2 * g / 0.05)
@@ -543,7 +557,7 @@ def test_output_perturbation_is_the_certified_minimiser_plus_noise_on_p_K_coordi
 def test_other_solvers_refuse_multinomial_before_anything_else():
     """The loss is checked first: even with another bad argument, the error is about it."""
     X, y = blobs(40, 3, 3)
-    P = Problem(X, y, "multinomial", radius=None, reg=0.1)
+    P = Problem(X, y, "multinomial", n_classes=3, radius=None, reg=0.1)
     with pytest.raises(ValueError, match=SUPPORTED):
         dpsolve.noisy_sgd(P, 0.5, 1e-6, steps=0)
     with pytest.raises(ValueError, match=SUPPORTED):

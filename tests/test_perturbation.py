@@ -202,3 +202,267 @@ def test_requirements():
     fit = dpsolve.objective_perturbation(dpsolve.Problem(X, y, reg=0.1, radius=None), 1.5, 1e-3,
                                          calibration="paper", rng=0)
     assert fit.privacy.holds and fit.settings["epsilon_output"] == pytest.approx(0.15)
+
+
+# -- the fixed-iteration inner solver (secure mode; research mode's fallback) --------------------
+from dpsolve import _fixed_iteration as fixed          # noqa: E402
+from dpsolve import _perturbation as perturbation      # noqa: E402
+
+
+def _smooth_problem(loss, radius, reg, n=300, p=4, seed=0):
+    X, y = dpsolve.datasets.make_synthetic(n, p, rng=seed)
+    kw = {}
+    if loss == "squared":
+        y = np.clip(X @ np.ones(p) / p + 0.3, -1, 1)
+    if loss == "multinomial":
+        y = np.argmax(X @ np.random.default_rng(seed).standard_normal((p, 3)), axis=1)
+        kw["n_classes"] = 3
+    if loss == "huber_hinge":
+        kw["huber_width"] = 0.3
+    return dpsolve.Problem(X, y, loss, reg=reg, radius=radius, **kw)
+
+
+def _steps_formula(initial_bound, g, smoothness, mu):
+    """K recomputed from Beck's bound: the least k with (1 - 1/sqrt(kappa))^k C_0 <= g."""
+    rate = 1.0 - 1.0 / math.sqrt(smoothness / mu)
+    k = 0
+    while rate ** k * initial_bound > g:
+        k += 1
+    return k
+
+
+@pytest.mark.parametrize("blocks", [False, True])
+@pytest.mark.parametrize("loss, radius", [
+    ("logistic", None), ("logistic", 0.5), ("huber_hinge", None), ("huber_hinge", 3.0),
+    ("squared", 0.5), ("squared", 3.0), ("multinomial", None), ("multinomial", 0.5)])
+def test_fixed_iteration_solver_reaches_its_promised_gap(loss, radius, blocks, monkeypatch):
+    """After the K steps fixed in advance, F(theta_K) - F* <= g, checked against the certified
+    reference (F* >= value - gap). ``blocks``: rows in several blocks (the large-n path)."""
+    if blocks:
+        monkeypatch.setattr(fixed, "_BLOCK_BYTES", 8 * 4 * 37)       # 256-row blocks
+    for reg in (0.1, 0.003):
+        problem = _smooth_problem(loss, radius, reg, n=700)
+        ref = dpsolve.reference_minimizer(problem, tol=1e-11, cache=False)
+        for g in (1e-3, 1e-7, 1e-10):
+            plan = fixed.output_plan(problem, g)
+            assert plan.steps == _steps_formula(plan.initial_bound, g, plan.smoothness, reg)
+            assert plan.floor < g
+            theta = fixed.minimize(problem, plan)
+            if radius is not None:
+                assert np.linalg.norm(theta) <= radius * (1 + 1e-12)
+            assert problem.objective(theta) - ref.value <= g + ref.gap, (reg, g)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "huber_hinge"])
+def test_fixed_iteration_solver_on_the_perturbed_objective(loss):
+    """Objective perturbation's plan: from x_0 = -b/(n mu), K steps reach g on F_b whatever b
+    is (b of very different norms, the same K); F_b* from a Newton solve certified by
+    ||grad F_b||^2 / (2 mu)."""
+    problem = _smooth_problem(loss, None, 0.01, n=500)
+    eps_prime, extra = objective_perturbation_constants(problem, 0.9)
+    mu, n, g = problem.reg + extra, problem.n, 1e-9
+    plan = fixed.objective_plan(problem, g, extra, 2.0 / eps_prime)
+    assert plan.initial_bound == pytest.approx(problem.lipschitz ** 2 / mu)
+    rng = np.random.default_rng(1)
+    for scale in (1e-3, 1.0, 1e3):
+        linear = scale * rng.standard_normal(problem.p) / n
+
+        def value(t):
+            return problem.objective(t) + linear @ t + 0.5 * extra * (t @ t)
+
+        theta = fixed.minimize(problem, plan, linear=linear, start=-linear / mu)
+        exact = perturbation._newton_perturbed(problem, linear, extra, 1e-9)
+        grad = problem.gradient(exact) + linear + extra * exact
+        lower = value(exact) - (grad @ grad) / (2 * mu)
+        slack = 8 * np.finfo(float).eps * (abs(value(exact)) + 1)      # evaluating F_b twice
+        assert value(theta) - lower <= g + slack, scale
+
+
+def test_fixed_steps_are_a_function_of_public_constants_only(monkeypatch, gradient_evaluations):
+    """Neighbouring datasets (and data as different as possible, rows of norm 1e-6 vs 1): the
+    same K in the settings and the same number of gradient evaluations, in both solvers."""
+    calls = gradient_evaluations
+
+    X, y = dpsolve.datasets.make_synthetic(400, 5, rng=3)
+    X2, y2 = X.copy(), y.copy()
+    X2[7], y2[7] = -X[7], -y[7]                                  # a neighbour
+    datasets = [(X, y), (X2, y2), (1e-6 * X, y)]
+    for solver in (dpsolve.output_perturbation, dpsolve.objective_perturbation):
+        seen = []
+        for Xd, yd in datasets:
+            calls.clear()
+            fit = solver(dpsolve.Problem(Xd, yd, reg=0.01, radius=None), 1.0, secure=True)
+            seen.append((dict(fit.settings), dict(fit.noise), fit.steps, sum(calls)))
+        assert seen[0] == seen[1] == seen[2]
+        assert seen[0][0]["inner_steps"] > 0 and seen[0][3] == 400 * seen[0][0]["inner_steps"]
+
+
+def _fails_on(row):
+    """Newton and the reference solver report no certificate on any problem holding ``row``
+    (and only there): a dataset whose fast path fails, next to neighbours whose does not."""
+    import dataclasses
+    real_newton, real_reference = perturbation._newton_perturbed, perturbation.reference_minimizer
+
+    def holds(problem):
+        return bool(np.any(np.all(np.abs(problem.X - row) < 1e-12, axis=1)))
+
+    def newton(problem, *args, **kwargs):
+        return None if holds(problem) else real_newton(problem, *args, **kwargs)
+
+    def reference(problem, *args, **kwargs):
+        solution = real_reference(problem, *args, **kwargs)
+        return dataclasses.replace(solution, gap=1.0) if holds(problem) else solution
+
+    return newton, reference
+
+
+@pytest.mark.parametrize("solver", ["output", "objective"])
+def test_research_mode_falls_back_instead_of_raising(solver, monkeypatch):
+    """No certificate on this dataset: the research run no longer raises; it releases the
+    fixed-iteration solution plus the same noise (replayed from the seed). A neighbour whose
+    certificate is reached gets a fit with identical public metadata."""
+    X, y = dpsolve.datasets.make_synthetic(300, 4, rng=2)
+    X2 = X.copy()
+    X2[0] = -X[0]
+    newton, reference = _fails_on(X[0])
+    monkeypatch.setattr(perturbation, "_newton_perturbed", newton)
+    monkeypatch.setattr(perturbation, "reference_minimizer", reference)
+    problem = dpsolve.Problem(X, y, reg=0.02, radius=None)
+    neighbour = dpsolve.Problem(X2, y, reg=0.02, radius=None)
+    if solver == "output":
+        fit = dpsolve.output_perturbation(problem, 1.0, project=False, rng=4)
+        plan = fixed.output_plan(problem, fit.settings["tolerance"])
+        b = gamma_norm_noise(fit.noise["gamma_norm"], 4, rng=4)
+        np.testing.assert_array_equal(fit.theta, fixed.minimize(problem, plan) + b)
+        other = dpsolve.output_perturbation(neighbour, 1.0, project=False, rng=4)
+    else:
+        fit = dpsolve.objective_perturbation(problem, 1.0, rng=4)
+        extra = fit.settings["extra_reg"]
+        plan = fixed.objective_plan(problem, fit.settings["tolerance"], extra,
+                                    fit.noise["objective_gamma_norm"])
+        rng = np.random.default_rng(4)
+        b = gamma_norm_noise(fit.noise["objective_gamma_norm"], 4, rng=rng)
+        b2 = gamma_norm_noise(fit.noise["gamma_norm"], 4, rng=rng)
+        linear = b / problem.n
+        inner = fixed.minimize(problem, plan, linear=linear,
+                               start=-linear / (problem.reg + extra))
+        np.testing.assert_array_equal(fit.theta, inner + b2)
+        other = dpsolve.objective_perturbation(neighbour, 1.0, rng=4)
+    assert dict(fit.settings) == dict(other.settings)
+    assert dict(fit.noise) == dict(other.noise) and fit.sigma == other.sigma
+    assert fit.settings["inner_solver"] == "certified_else_fixed"
+    assert fit.settings["inner_steps"] == plan.steps
+
+
+def test_research_mode_falls_back_on_a_tolerance_cvxpy_cannot_certify():
+    """Honestly, without patches: with a ball Newton is not used, and the reference solver's
+    certificate (its rounding allowance is about 1e-13) cannot reach 1e-15, which is far above
+    the float floor. The old code raised RuntimeError here; now the fallback runs."""
+    problem = dpsolve.Problem(*dpsolve.datasets.make_synthetic(80, 5, rng=0), reg=0.05,
+                              radius=1.0)
+    with pytest.warns(RuntimeWarning, match="above tol"):
+        assert dpsolve.reference_minimizer(problem, tol=1e-15, cache=False).gap > 1e-15
+    plan = fixed.output_plan(problem, 1e-15)
+    assert plan.floor < 1e-15
+    fit = dpsolve.output_perturbation(problem, 1.0, tolerance=1e-15, project=False, rng=0)
+    b = gamma_norm_noise(fit.noise["gamma_norm"], 5, rng=0)
+    np.testing.assert_array_equal(fit.theta, fixed.minimize(problem, plan) + b)
+    secure = dpsolve.output_perturbation(problem, 1.0, tolerance=1e-15, secure=True)
+    assert secure.settings["inner_steps"] == plan.steps
+
+
+def _forbid_work(monkeypatch):
+    """Any inner solve or noise stream raises AssertionError: a refusal must come first."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("work started before the refusal")
+
+    for name in ("_newton_perturbed", "reference_minimizer", "secure_generator"):
+        monkeypatch.setattr(perturbation, name, forbidden)
+    monkeypatch.setattr(fixed, "minimize", forbidden)
+    monkeypatch.setattr(dpsolve.Problem, "_loss_derivatives", forbidden)
+
+
+@pytest.mark.parametrize("solver", ["output", "objective", "aggregated"])
+def test_secure_mode_never_runs_a_certificate_and_never_raises_on_the_data(solver, monkeypatch):
+    """secure=True: Newton and cvxpy are never called (they would raise here), on a dataset
+    whose certificate fails (research mode) and on a neighbour whose certificate is reached;
+    the two secure fits carry the same settings, noise scales, steps and event."""
+    X, y = dpsolve.datasets.make_synthetic(200, 4, rng=5)
+    X2 = X.copy()
+    X2[3] = -X[3]
+    newton, reference = _fails_on(X[3])
+    monkeypatch.setattr(perturbation, "_newton_perturbed", newton)
+    monkeypatch.setattr(perturbation, "reference_minimizer", reference)
+
+    def fit(Xd, secure, radius=None):
+        problem = dpsolve.Problem(Xd, y, reg=0.05, radius=radius)
+        kwargs = {"secure": True} if secure else {"rng": 0}
+        if solver == "output":
+            return dpsolve.output_perturbation(problem, 1.0, 1e-6, **kwargs)
+        if solver == "objective":
+            return dpsolve.objective_perturbation(problem, 1.0, **kwargs)
+        parties = dpsolve.Parties.from_sizes(problem, [100, 100])
+        return dpsolve.aggregated_output_perturbation(problem, parties, 1.0, **kwargs)
+
+    research = [fit(X, False), fit(X2, False)]         # falls back on X, certified on X2
+    assert dict(research[0].settings) == dict(research[1].settings)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("secure mode ran a certified solver")
+
+    monkeypatch.setattr(perturbation, "_newton_perturbed", forbidden)
+    monkeypatch.setattr(perturbation, "reference_minimizer", forbidden)
+    secure = [fit(X, True), fit(X2, True)]
+    for a in secure:
+        assert a.settings["inner_solver"] == "fixed" and a.settings["secure"] is True
+        assert a.settings["inner_steps"] == research[0].settings["inner_steps"]
+    a, b = secure
+    assert dict(a.settings) == dict(b.settings) and dict(a.noise) == dict(b.noise)
+    assert (a.sigma, a.steps, repr(a.dp_event)) == (b.sigma, b.steps, repr(b.dp_event))
+
+
+@pytest.mark.parametrize("solver", ["output", "aggregated"])
+def test_secure_refuses_hinge_before_any_work(solver, monkeypatch):
+    X, y = dpsolve.datasets.make_synthetic(100, 3, rng=0)
+    problem = dpsolve.Problem(X, y, "hinge", reg=0.1, radius=1.0)
+    _forbid_work(monkeypatch)
+    with pytest.raises(ValueError, match="loss='hinge'.*huber_hinge"):
+        if solver == "output":
+            dpsolve.output_perturbation(problem, 1.0, secure=True)
+        else:
+            dpsolve.aggregated_output_perturbation(
+                problem, dpsolve.Parties.from_sizes(problem, [50, 50]), 1.0, secure=True)
+
+
+@pytest.mark.parametrize("solver", ["output", "objective", "aggregated"])
+def test_secure_refuses_a_tolerance_below_the_float_floor_before_any_work(solver, monkeypatch):
+    X, y = dpsolve.datasets.make_synthetic(100, 3, rng=0)
+    problem = dpsolve.Problem(X, y, reg=0.1, radius=None)
+    _forbid_work(monkeypatch)
+    with pytest.raises(ValueError, match="tolerance=1e-30 is below"):
+        if solver == "output":
+            dpsolve.output_perturbation(problem, 1.0, tolerance=1e-30, secure=True)
+        elif solver == "objective":
+            dpsolve.objective_perturbation(problem, 1.0, tolerance=1e-30, secure=True)
+        else:
+            dpsolve.aggregated_output_perturbation(
+                problem, dpsolve.Parties.from_sizes(problem, [50, 50]), 1.0, tolerance=1e-30,
+                secure=True)
+
+
+def test_float_floor_grows_as_documented():
+    """The floor is public and explicit: ~512 kappa e^2 / mu, which refuses objective
+    perturbation's default 1e-12 at lambda = 1e-4 (n = 1e4, p = 10) but not at 1e-3."""
+    X = np.zeros((10_000, 10))
+    X[:, 0] = 1.0
+    y = np.where(np.arange(10_000) % 2, 1.0, -1.0)
+    floors = {}
+    for reg in (1e-3, 1e-4):
+        problem = dpsolve.Problem(X, y, reg=reg, radius=None)
+        eps_prime, extra = objective_perturbation_constants(problem, 0.9)
+        floors[reg] = fixed.objective_plan(problem, 1e-12, extra, 2 / eps_prime).floor
+    assert floors[1e-3] < 1e-12 < floors[1e-4]
+    problem = dpsolve.Problem(X, y, reg=1e-4, radius=None)
+    with pytest.raises(ValueError, match="tolerance"):
+        dpsolve.objective_perturbation(problem, 1.0, secure=True)
+    dpsolve.objective_perturbation(problem, 1.0, tolerance=1e-10, secure=True)

@@ -10,17 +10,72 @@ from dpsolve import Problem
 
 
 def data(n=50, p=4, seed=0):
+    """Rows inside the unit ball and labels -1/+1."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, p)) / (2 * math.sqrt(p))
-    return X, rng.choice([3, 7], n)
+    return X, np.where(rng.choice([3, 7], n) == 7, 1.0, -1.0)
 
 
-def test_labels_are_mapped_and_remembered():
+def test_labels_are_mapped_by_the_public_classes():
     X, y = data()
-    P = Problem(X, y, "logistic")
-    assert P.classes == (3, 7)
-    assert set(np.unique(P.y)) == {-1.0, 1.0}
-    assert np.array_equal(P.y == 1.0, y == 7)
+    y = np.where(y > 0, 7, 3)
+    P = Problem(X, y, "logistic", classes=(3, 7))
+    assert P.classes == (3, 7) and P.n_classes == 2
+    assert np.array_equal(P.y, np.where(y == 7, 1.0, -1.0))
+    # the order given is the order used: classes[0] is the negative class
+    Q = Problem(X, y, "logistic", classes=(7, 3))
+    assert np.array_equal(Q.y, -P.y)
+    # without classes: -1/+1 or 0/1 labels (0 read as -1), and classes is the public (-1, 1)
+    pm = np.where(y == 7, 1, -1)
+    for labels in (pm, (pm + 1) // 2, pm.astype(float), pm > 0):
+        R = Problem(X, labels, "logistic")
+        assert R.classes == (-1, 1) and np.array_equal(R.y, P.y)
+    # string labels
+    S = Problem(X, np.where(y == 7, "spam", "ham"), "hinge", classes=("ham", "spam"))
+    assert np.array_equal(S.y, P.y)
+
+
+def test_label_set_is_not_read_off_the_data():
+    """The privacy bug this guards against: with the label set taken from the values present,
+    999 records labelled 7 and one labelled 5 gave classes (5, 7); relabelling that one record
+    9 gave (7, 9) and flipped every other label, and replacing a class's only record changed
+    theta's shape. With a public label set, neighbouring datasets differ in one coded label,
+    and the classes, the shape and every other record's coding stay the same."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((1000, 3)) / 8
+    y = np.full(1000, 7)
+    y[0] = 5
+    y_prime = y.copy()
+    y_prime[0] = 9
+    for loss in ("multinomial",):
+        P = Problem(X, y, loss, classes=(5, 7, 9))
+        Q = Problem(X, y_prime, loss, classes=(5, 7, 9))
+        assert P.classes == Q.classes == (5, 7, 9)
+        assert P.theta_shape == Q.theta_shape == (3, 3)
+        assert np.array_equal(P.y[1:], Q.y[1:]) and (P.y[0], Q.y[0]) == (0, 2)
+        assert P.describe() == Q.describe()
+    # binary: the neighbour replaces the 5 by a 7 (9 is not in the public set, so refused)
+    P = Problem(X, y, "logistic", classes=(5, 7))
+    Q = Problem(X, np.full(1000, 7), "logistic", classes=(5, 7))
+    assert P.classes == Q.classes and np.array_equal(P.y[1:], Q.y[1:])
+    with pytest.raises(ValueError, match="outside classes"):
+        Problem(X, y_prime, "logistic", classes=(5, 7))
+    # without a public label set, such labels are refused, naming classes
+    with pytest.raises(ValueError, match="classes"):
+        Problem(X, y, "logistic")
+    with pytest.raises(ValueError, match="classes"):
+        Problem(X, y, "multinomial")
+
+
+def test_one_public_class_present_is_valid():
+    """A dataset in which only one of the public classes occurs is a neighbour of one in which
+    both do: refusing it would reveal the data."""
+    X, _ = data()
+    P = Problem(X, np.full(50, 7), "logistic", classes=(3, 7))
+    assert P.classes == (3, 7) and np.all(P.y == 1.0)
+    assert Problem(X, np.ones(50), "hinge").classes == (-1, 1)
+    M = Problem(X, np.zeros(50, dtype=int), "multinomial", n_classes=4)
+    assert M.classes == (0, 1, 2, 3) and M.theta_shape == (4, 4) and np.all(M.y == 0)
 
 
 def test_inputs_are_copied_not_modified():
@@ -72,7 +127,8 @@ def test_constants():
 def test_huber_hinge_constants_and_description():
     """REFERENCE.md section 2: L = B (|loss'| <= 1), beta = B^2 / (2h)."""
     X, y = data()
-    P = Problem(X, y, "huber_hinge", radius=2.0, reg=0.1, row_norm=1.5, huber_width=0.3)
+    P = Problem(X, np.where(y > 0, 7, 3), "huber_hinge", radius=2.0, reg=0.1, row_norm=1.5,
+                huber_width=0.3, classes=(3, 7))
     assert P.huber_width == 0.3 and P.classes == (3, 7) and set(np.unique(P.y)) == {-1.0, 1.0}
     assert P.lipschitz == 1.5 and P.smoothness == 1.5 ** 2 / 0.6
     assert P.gradient_bound == 1.5 + 0.1 * 2.0
@@ -119,8 +175,9 @@ BAD = [
     (dict(X=np.zeros((0, 2)), y=np.zeros(0)), ValueError, "at least one row"),
     (dict(X=[["a", "b"]] * 4), TypeError, "real numbers"),
     (dict(X=scipy.sparse.csr_matrix(np.zeros((4, 2)))), TypeError, "sparse"),
-    (dict(y=[1, 1, 1, 1]), ValueError, "two distinct labels"),
-    (dict(y=[1, 2, 3, 3]), ValueError, "two distinct labels"),
+    (dict(y=[1, 2, 1, 1]), ValueError, "needs labels in {-1, \\+1} or in {0, 1}.*classes"),
+    (dict(y=[1, 2, 3, 3]), ValueError, "classes"),
+    (dict(y=[1, 2, 3, 3], classes=(1, 2)), ValueError, r"outside classes=\(1, 2\): \[3\]"),
     (dict(y=[0, 1, 0]), ValueError, "y must have shape"),
     (dict(y=[0.0, np.nan, 1.0, 1.0]), ValueError, "y contains NaN"),
     (dict(loss="squared", y=[0.0, 2.0, 0.0, 0.0]), ValueError, "label_bound"),
@@ -143,7 +200,7 @@ BAD = [
     (dict(loss="huber_hinge", huber_width=None), TypeError, "huber_width must be a real number"),
     (dict(loss="huber_hinge", huber_width=True), TypeError, "huber_width must be a real number"),
     (dict(huber_width=0.0), ValueError, "huber_width must lie in"),   # checked for every loss
-    (dict(loss="huber_hinge", y=[1, 2, 3, 3]), ValueError, "two distinct labels"),
+    (dict(loss="huber_hinge", y=[1, 2, 3, 3]), ValueError, "classes"),
 ]
 
 

@@ -163,3 +163,80 @@ def test_secure_fits_are_on_the_grid_unseeded_and_untimed(name):
     assert not np.array_equal(first.theta, second.theta)       # fresh entropy each time
     reproducible, _, _ = run(name, X, y, rng=0)
     assert "secure" not in reproducible.settings and np.isfinite(reproducible.wall_time)
+
+
+@pytest.mark.parametrize("name", ["output_perturbation", "objective_perturbation",
+                                  "aggregated_output_perturbation"])
+def test_secure_perturbation_runs_the_same_inner_steps_on_any_data(name, monkeypatch, gradient_evaluations):
+    """secure=True: the inner solve is the fixed-iteration solver, so rows of norm 1e-6 (the
+    minimiser is all but 0, a certificate is reached at once) and unit rows take the same number
+    of gradient evaluations, the K in the settings."""
+    calls = gradient_evaluations
+
+    seen = []
+    for scale in (1e-6, 0.99):
+        calls.clear()
+        fit, _, _ = run(name, *data(seed=1, scale=scale), rng=None, secure=True)
+        seen.append((len(calls), sum(calls), dict(fit.settings)))
+    assert seen[0] == seen[1]
+    assert seen[0][1] == N * seen[0][2]["inner_steps"]
+
+
+def test_clipped_gd_checks_the_released_average_not_the_last_iterate():
+    """Step eta = 2^1020 with lambda = 2^-1020 (eta lambda = 1 exactly): every iterate is
+    -eta (g/n + sigma xi), finite, but their sum overflows. The old check read the last iterate
+    and released an infinite average; the check is on the released theta now (and the last
+    iterate, when that is what is released, passes)."""
+    X, y = data()
+    step = 2.0 ** 1020
+    problem = dpsolve.Problem(X, y, "logistic", radius=None, reg=1.0 / step)
+    kwargs = dict(delta=1e-5, sigma=1.0, steps=400, step_size=step, project=False, rng=0)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no overflow warning mid-run either
+        last = dpsolve.clipped_gd(problem, output="last", **kwargs)
+        assert np.all(np.isfinite(last.theta))
+        with pytest.raises(FloatingPointError, match="non-finite"):
+            dpsolve.clipped_gd(problem, output="average", **kwargs)
+
+
+def test_noisy_sgd_runs_every_step_before_checking_the_release(monkeypatch):
+    """An iterate turning non-finite no longer stops the run early (a stopping time read off an
+    iterate): every chunk of steps runs, then the released theta is checked."""
+    import types
+
+    import dpsolve._noisy_sgd as sgd_module
+    real = sgd_module._sgd
+    chunks = []
+
+    def steps(X, y, kind, h, theta, *args):
+        chunks.append(args[0])
+        real.noisy_sgd_steps(X, y, kind, h, theta, *args)
+        theta[0] = np.nan                   # as if the iterate had overflowed
+        return False
+
+    monkeypatch.setattr(sgd_module, "_CHUNK", 50)
+    monkeypatch.setattr(sgd_module, "_sgd", types.SimpleNamespace(
+        noisy_sgd_steps=steps, SCHEDULES=real.SCHEDULES))
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        run("noisy_sgd", *data())           # 200 steps
+    assert chunks == [1, 51, 101, 151]
+
+
+def test_minibatch_sgd_checks_the_released_theta(monkeypatch):
+    """The check reads the released theta itself, not a flag computed elsewhere: a kernel that
+    reports success but leaves a non-finite theta is caught."""
+    import types
+
+    import dpsolve._minibatch_sgd as module
+    real = module._minibatch
+
+    def one_pass(X, y, kind, h, theta, *args):
+        real.minibatch_sgd_pass(X, y, kind, h, theta, *args)
+        theta[0] = np.inf
+        return True
+
+    monkeypatch.setattr(module, "_minibatch", types.SimpleNamespace(
+        minibatch_sgd_pass=one_pass, SCHEDULES=real.SCHEDULES))
+    with pytest.raises(FloatingPointError, match="non-finite"):
+        run("minibatch_sgd", *data())

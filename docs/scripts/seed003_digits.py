@@ -47,7 +47,8 @@ def _split(X, y, n_owners, seed):
     train_parts = dpsolve.datasets.deal_records(y[train], classes, rng=rng)
     test_parts = dpsolve.datasets.deal_records(y[test], classes, rng=rng)
     rows = np.concatenate([train[part] for part in train_parts])
-    problem = dpsolve.Problem(X[rows], y[rows], "multinomial", radius=RADIUS, reg=REG)
+    problem = dpsolve.Problem(X[rows], y[rows], "multinomial", radius=RADIUS, reg=REG,
+                              n_classes=10)
     owners = dpsolve.Parties.from_sizes(problem, [part.size for part in train_parts])
     tests = [(X[test[part]], y[test[part]]) for part in test_parts]
     return problem, owners, tests

@@ -101,6 +101,7 @@ def _bounds(problem, name, options, fit, parties=None):
         elif name == "joint_sgd":
             layout = _joint_options(options)
             upper = bounds.joint_sgd_bound(problem, parties, eps, delta,
+                                           personal_columns=layout["personal_columns"],
                                            shared_radius=layout["shared_radius"],
                                            personal_radius=layout["personal_radius"])
             upper_name = "seed 003 Theorem 3.1 (record level, constant 1)"

@@ -15,6 +15,9 @@ A sweep is a TOML file (or the same structure as a dict)::
     [problem]                  # dpsolve.Problem's options
     loss = ["logistic", "hinge"]
     radius = 1.0
+                               # the public label set, when labels are not -1/+1 or 0/1:
+                               # classes = [5, 7] (a list of labels, not an axis; a list of
+                               # such lists is an axis), or n_classes = 10 for multinomial
 
     [[solver]]                 # one table per solver
     name = "noisy_sgd"
@@ -56,7 +59,8 @@ DATA_KEYS = {
     "digits": {"source"},
     "file": {"source", "path", "labels"},
 }
-PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows"}
+PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows",
+                "classes", "n_classes"}
 
 
 class SweepError(ValueError):
@@ -240,7 +244,9 @@ def load_sweep(source):
                          f"accepted: {sorted(PROBLEM_KEYS)}")
     if "radius" in problem and problem["radius"] == "none":
         problem["radius"] = "none"      # TOML has no null: "none" means no constraint
-    _check_values(problem, "problem")
+    if "classes" in problem:
+        problem["classes"] = _check_classes(problem["classes"])
+    _check_values({k: v for k, v in problem.items() if k != "classes"}, "problem")
 
     solvers = raw.get("solver")
     if isinstance(solvers, dict):
@@ -287,6 +293,19 @@ def load_sweep(source):
                     raise SweepError(f"{part}[{i}]: repeats a setting of {part}[{j}] "
                                      f"({canonical(cell)}); remove the overlap")
     return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
+
+
+def _check_classes(value):
+    """``[problem] classes``: one label set (a list of labels) or an axis of them (a list of
+    lists); returned as an axis, so each run's spec holds one label set."""
+    sets = value if isinstance(value, list) and value and all(
+        isinstance(v, list) for v in value) else [value]
+    for labels in sets:
+        if not isinstance(labels, list) or len(labels) < 2 or not all(
+                _scalar_ok(v) and not isinstance(v, bool) for v in labels):
+            raise SweepError(f"problem.classes: must be a list of at least two labels (numbers "
+                             f"or strings), or a list of such lists, got {value!r}")
+    return sets
 
 
 def _check_data(table, where):

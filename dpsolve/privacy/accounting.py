@@ -20,6 +20,7 @@ import functools
 import math
 import warnings
 
+import attr
 import dp_accounting
 from dp_accounting import pld, rdp
 from scipy import optimize
@@ -66,7 +67,11 @@ class UniformSampling:
                              f"got {self.sample_size}")
 
 
-@dataclasses.dataclass(frozen=True)
+def _check_epsilon(value):
+    return check_real(value, "epsilon", low=0.0, low_inclusive=True)
+
+
+@attr.s(frozen=True, slots=True)
 class PureDpEvent(dp_accounting.DpEvent):
     """A release that is ``epsilon``-DP (delta = 0) and described by nothing finer.
 
@@ -76,12 +81,13 @@ class PureDpEvent(dp_accounting.DpEvent):
     the worst case for epsilon-DP, randomized response with parameter epsilon (Kairouz, Oh &
     Viswanath 2015), which every epsilon-DP mechanism is dominated by; dp_accounting's own
     accountants do not read it (compose it by adding epsilons).
+
+    Like dp_accounting's own events it is a frozen attrs class (equality, hashing and repr by
+    ``epsilon``, stored as a float), so ``to_named_tuple`` keeps ``epsilon`` and
+    ``dp_accounting.DpEvent.from_named_tuple`` rebuilds it (it imports this module by name).
     """
 
-    epsilon: float
-
-    def __post_init__(self):
-        check_real(self.epsilon, "epsilon", low=0.0, low_inclusive=True)
+    epsilon = attr.ib(type=float, converter=_check_epsilon)
 
 
 def pure_event(epsilon, *, steps=1):

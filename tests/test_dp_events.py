@@ -1,0 +1,141 @@
+"""Every solver's ``Fit.dp_event`` survives dp_accounting's named-tuple round trip
+(``DpEvent.from_named_tuple(event.to_named_tuple())``), the form in which DpEvents are passed
+around without dp_accounting or serialised, and dpsolve's accountants give the round-tripped
+event the same epsilon. dpsolve's own :class:`~dpsolve.privacy.PureDpEvent` must therefore be an
+attrs class, as dp_accounting's events are."""
+import warnings
+
+import attr
+import dp_accounting
+import numpy as np
+import pytest
+
+import dpsolve
+from dpsolve.privacy import PrivacyWarning, PureDpEvent, accounting, epsilon_of, pure_event
+
+
+def _problem(loss="logistic", n=40, p=3, reg=0.05, radius=1.0):
+    X, y = dpsolve.datasets.make_synthetic(n=n, p=p, rng=0)
+    return dpsolve.Problem(X, y, loss, radius=radius, reg=reg)
+
+
+def _parties(problem, sizes=(15, 15, 10)):
+    return dpsolve.Parties.from_sizes(problem, list(sizes))
+
+
+def _fits():
+    """One tiny fit per solver and event shape (few steps: the events, not the models, matter)."""
+    P = _problem()
+    smooth = _problem("huber_hinge", radius=None)
+    parties = _parties(P)
+    return {
+        "noisy_sgd": lambda: dpsolve.noisy_sgd(P, 0.5, 1e-5, steps=5, rng=0),   # paper: eps < 1
+        "noisy_sgd_rdp": lambda: dpsolve.noisy_sgd(P, 1.0, 1e-5, steps=5, calibration="rdp",
+                                                   rng=0),
+        "clipped_gd": lambda: dpsolve.clipped_gd(P, 1.0, 1e-5, steps=3, rng=0),
+        "minibatch_sgd": lambda: dpsolve.minibatch_sgd(P, 1.0, rng=0),
+        "output_perturbation_gamma_norm": lambda: dpsolve.output_perturbation(smooth, 1.0, rng=0),
+        "output_perturbation_gaussian": lambda: dpsolve.output_perturbation(smooth, 1.0, 1e-5,
+                                                                            rng=0),
+        "objective_perturbation": lambda: dpsolve.objective_perturbation(smooth, 1.0, 1e-5,
+                                                                         rng=0),
+        "multiparty_gd_per_party": lambda: dpsolve.multiparty_gd(P, parties, 1.0, 1e-5,
+                                                                 steps=3, rng=0),
+        "multiparty_gd_secure_aggregation": lambda: dpsolve.multiparty_gd(
+            P, parties, 1.0, 1e-5, noise="secure_aggregation", steps=3, rng=0),
+        "aggregated_output_perturbation_gamma_norm": lambda: (
+            dpsolve.aggregated_output_perturbation(smooth, _parties(smooth), 1.0, rng=0)),
+        "aggregated_output_perturbation_gaussian": lambda: (
+            dpsolve.aggregated_output_perturbation(smooth, _parties(smooth), 1.0, 1e-5, rng=0)),
+        "aggregated_output_perturbation_laplace_slides": lambda: (
+            dpsolve.aggregated_output_perturbation(smooth, _parties(smooth), 1.0,
+                                                   noise="laplace_slides", rng=0)),
+        "joint_sgd": lambda: dpsolve.joint_sgd(P, parties, 1.0, 1e-5, steps=5, rng=0),
+    }
+
+
+FITS = _fits()
+
+
+def _fit(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)     # laplace_slides warns by design
+        return FITS[name]()
+
+
+def _round_trip(event):
+    return dp_accounting.DpEvent.from_named_tuple(event.to_named_tuple())
+
+
+def _contains_pure(event):
+    if isinstance(event, PureDpEvent):
+        return True
+    inner = getattr(event, "event", None)
+    parts = list(getattr(event, "events", None) or []) + ([inner] if inner is not None else [])
+    return any(_contains_pure(e) for e in parts)
+
+
+@pytest.mark.parametrize("name", sorted(FITS))
+def test_every_solver_event_survives_the_named_tuple_round_trip(name):
+    fit = _fit(name)
+    event = fit.dp_event
+    back = _round_trip(event)
+    assert back == event and type(back) is type(event)
+    assert repr(back) == repr(event)
+    accounting._EPSILON_CACHE.clear()       # epsilons below are computed afresh for `back`
+    for accountant in ("pld", "basic"):
+        try:
+            expected = epsilon_of(fit, fit.delta, accountant)
+        except ValueError:          # an accountant that does not support this event
+            continue
+        assert epsilon_of(back, fit.delta, accountant, fit.neighbours) == expected
+    assert epsilon_of(back, fit.delta, neighbours=fit.neighbours) == pytest.approx(
+        fit.certified_epsilon(), rel=0, abs=0)
+
+
+def test_the_round_trip_is_exercised_on_pure_and_composed_events():
+    """The cases above include PureDpEvents alone and inside ComposedDpEvent (objective
+    perturbation: pure objective + output release) and SelfComposedDpEvent."""
+    shapes = {name: _contains_pure(_fit(name).dp_event) for name in FITS}
+    for name in ("minibatch_sgd", "output_perturbation_gamma_norm", "objective_perturbation",
+                 "aggregated_output_perturbation_gamma_norm",
+                 "aggregated_output_perturbation_laplace_slides"):
+        assert shapes[name], name
+    assert isinstance(_fit("objective_perturbation").dp_event, dp_accounting.ComposedDpEvent)
+
+
+def test_pure_event_round_trip_keeps_epsilon():
+    event = PureDpEvent(0.75)
+    named = event.to_named_tuple()
+    assert named.epsilon == 0.75
+    assert (named.module_name, named.class_name) == ("dpsolve.privacy.accounting",
+                                                     "PureDpEvent")
+    assert _round_trip(event) == event
+    composed = dp_accounting.ComposedDpEvent([pure_event(0.5, steps=3),
+                                              dp_accounting.GaussianDpEvent(2.0)])
+    back = _round_trip(composed)
+    assert back == composed
+    assert epsilon_of(back, 1e-6) == epsilon_of(composed, 1e-6)
+    assert epsilon_of(_round_trip(pure_event(0.5, steps=3)), 0.0) == pytest.approx(1.5)
+
+
+def test_pure_dp_event_is_a_frozen_hashable_attrs_event():
+    event = PureDpEvent(0.5)
+    assert attr.has(PureDpEvent) and isinstance(event, dp_accounting.DpEvent)
+    assert event == PureDpEvent(0.5) and event != PureDpEvent(0.6)
+    assert event != dp_accounting.GaussianDpEvent(0.5)
+    assert hash(event) == hash(PureDpEvent(0.5))
+    assert len({event, PureDpEvent(0.5), PureDpEvent(0.6)}) == 2
+    with pytest.raises(attr.exceptions.FrozenInstanceError):
+        event.epsilon = 1.0
+    assert repr(event) == "PureDpEvent(epsilon=0.5)"
+    assert PureDpEvent(1).epsilon == 1.0 and type(PureDpEvent(1).epsilon) is float
+    assert PureDpEvent(np.float64(0.5)) == event
+    with pytest.raises(ValueError, match="epsilon"):
+        PureDpEvent(-1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        PureDpEvent(float("nan"))
+    with pytest.raises(TypeError, match="epsilon"):
+        PureDpEvent("1.0")
+    with pytest.raises(TypeError, match="epsilon"):
+        PureDpEvent(True)
