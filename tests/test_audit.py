@@ -7,6 +7,7 @@ contradicted" check with probability at most 5% over seeds; the seeds are fixed,
 deterministic.
 """
 import dataclasses
+import os
 import subprocess
 import sys
 
@@ -265,7 +266,10 @@ def test_audit_is_reachable_from_the_package():
             "assert callable(dpsolve.audit.audit_scores); "
             "assert 'audit' in dpsolve.__all__ and 'privacy' in dpsolve.__all__; "
             "ns = {}; exec('from dpsolve import *', ns); assert ns['audit'] is dpsolve.audit")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    # run where the dpsolve under test lives: from the repository root, `-c` would otherwise
+    # import the unbuilt source tree after a regular `pip install .`
+    here = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve.__file__)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=here)
     assert done.returncode == 0, done.stderr
 
 
@@ -357,10 +361,11 @@ def _add_remove_sensitivity(monkeypatch, module):
 
 @pytest.mark.parametrize("mutant", [None, _halve_noise, _no_clipping, _add_remove_sensitivity])
 def test_clipped_gd_audit(mutant, monkeypatch):
-    """DP-GD (seed 004) with a hinge canary clipped to C = 0.5 and T = 50 full-batch steps: the
-    canary's coordinate of the last iterate is Gaussian with the same variance on both datasets,
-    so the release is exactly mu-GDP with the mu of its DpEvent. The honest solver's mu and
-    epsilon are not contradicted; each mutant's mu lower bound exceeds the claimed mu."""
+    """DP-GD (the DP gradient descent lecture notes, after Abadi et al. 2016; docs/clipped_gd.md)
+    with a hinge canary clipped to C = 0.5 and T = 50 full-batch steps: the canary's coordinate
+    of the last iterate is Gaussian with the same variance on both datasets, so the release is
+    exactly mu-GDP with the mu of its DpEvent. The honest solver's mu and epsilon are not
+    contradicted; each mutant's mu lower bound exceeds the claimed mu."""
     import dpsolve._clipped_gd as module
     from dpsolve.audit import gdp_mu
     P = _tiny_problem(radius=10.0)
@@ -401,12 +406,13 @@ def _op_add_remove_sensitivity(monkeypatch, module):
 
 @pytest.mark.parametrize("mutant", [None, _op_half_noise, _op_add_remove_sensitivity])
 def test_output_perturbation_audit(mutant, monkeypatch):
-    """Output perturbation (seed 002) with Gaussian noise is one Gaussian release of the
-    minimiser. With the huber_hinge canary (h = 1/2) and n lambda = 5.05 > 2 B^2, the canary's
-    margin stays below 1 - h, so its coordinate of the minimiser is exactly +-L/(n lambda)
-    (checked below): the release meets its sensitivity bound, up to the inner solver's
-    tolerance term, and is mu-GDP with the mu of its event. Mutants: half the noise, and the
-    add/remove sensitivity for replace-one neighbours."""
+    """Output perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Jayaraman et al. 2018;
+    docs/perturbation.md) with Gaussian noise is one Gaussian release of the minimiser. With
+    the huber_hinge canary (h = 1/2) and n lambda = 5.05 > 2 B^2, the canary's margin stays
+    below 1 - h, so its coordinate of the minimiser is exactly +-L/(n lambda) (checked below):
+    the release meets its sensitivity bound, up to the inner solver's tolerance term, and is
+    mu-GDP with the mu of its event. Mutants: half the noise, and the add/remove sensitivity
+    for replace-one neighbours."""
     import dpsolve._perturbation as module
     from dpsolve.audit import gdp_mu
     P = _tiny_problem("huber_hinge", radius=None, reg=0.05)
@@ -427,11 +433,11 @@ def test_output_perturbation_audit(mutant, monkeypatch):
 
 
 def test_noisy_sgd_audit_catches_missing_noise_only():
-    """SGD1 (seed 000) samples one record per step, so its privacy comes mostly from the
-    sampling, and its last iterate hides small slips from an audit of this size: at n = 100,
-    T = 100, (2, 1e-5) by the RDP accountant, 2,000 runs of the last iterate gave an epsilon
-    lower bound of 0.49 with a tenth of the noise (docs/auditing.md). What it must catch is a
-    solver that adds no noise at all."""
+    """SGD1 (Bassily, Smith & Thakurta 2014; docs/noisy_sgd.md) samples one record per step,
+    so its privacy comes mostly from the sampling, and its last iterate hides small slips from
+    an audit of this size: at n = 100, T = 100, (2, 1e-5) by the RDP accountant, 2,000 runs of
+    the last iterate gave an epsilon lower bound of 0.49 with a tenth of the noise
+    (docs/auditing.md). What it must catch is a solver that adds no noise at all."""
     P = _tiny_problem(radius=100.0)
     D, D2, statistic = canary_neighbours(P)
     sigma = dpsolve.noisy_sgd(D, 2.0, DELTA, steps=100, calibration="rdp", rng=0).sigma
@@ -447,10 +453,11 @@ def test_noisy_sgd_audit_catches_missing_noise_only():
 
 
 def test_minibatch_sgd_audit_catches_missing_noise_only():
-    """Seed 001's one-pass mini-batch SGD (pure epsilon, gamma-norm noise in p + 1 = 11
-    dimensions): the canary's batch is one of ten and its noise is spread over 11 coordinates,
-    so the last iterate's canary coordinate is a weak statistic; the audit must still catch the
-    noise switched off (``noise_scale=0``) while the claim stays epsilon = 1."""
+    """Song, Chaudhuri & Sarwate 2013's one-pass mini-batch SGD (docs/minibatch_sgd.md; pure
+    epsilon, gamma-norm noise in p + 1 = 11 dimensions): the canary's batch is one of ten and its
+    noise is spread over 11 coordinates, so the last iterate's canary coordinate is a weak
+    statistic; the audit must still catch the noise switched off (``noise_scale=0``) while the
+    claim stays epsilon = 1."""
     P = _tiny_problem(radius=None, reg=0.05)
     D, D2, statistic = canary_neighbours(P)
     scale = dpsolve.minibatch_sgd(D, 1.0, rng=0).noise["gamma_norm"]
