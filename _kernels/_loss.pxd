@@ -1,6 +1,6 @@
 # Per-sample losses of a linear model, as functions of the margin z = <theta, x> and label y.
 # Inline so every kernel that cimports them compiles them into its own loop (no call, no vtable).
-# Formulas and constants: shared/REFERENCE.md section 2.
+# Formulas and constants: docs/conventions.md, "Losses and their constants".
 # h is the width of huber_hinge (> 0, checked by the callers); the other losses ignore it.
 # The multinomial (softmax) loss is not a function of one margin: it has functions of its own
 # (end of this file) on the K logits z = theta^T x, and no LossKind.
@@ -83,7 +83,7 @@ cdef inline double loss_second_derivative(int kind, double z, double y, double h
 # Callers check 0 <= y < K and K >= 1; these functions only compute.
 
 cdef inline double multinomial_value(const double* z, Py_ssize_t K, Py_ssize_t y) noexcept nogil:
-    """-log softmax(z)_y = log sum_k exp(z_k) - z_y (REFERENCE.md section 2).
+    """-log softmax(z)_y = log sum_k exp(z_k) - z_y (docs/conventions.md).
 
     Shifted by the largest logit m (at its first index a), so no exp overflows:
     log(1 + s) + (m - z_y) with s = sum_{k != a} exp(z_k - m) <= K - 1. log1p keeps the relative

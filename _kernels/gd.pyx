@@ -1,4 +1,4 @@
-"""Full-batch clipped gradient of a linear model (seed 004's DP-GD), on both cores.
+"""Full-batch clipped gradient of a linear model (DP-GD with per-sample clipping), on both cores.
 
 For a linear model the per-sample gradient is loss'(z_i) x_i, so its norm is |loss'(z_i)| ||x_i||
 and clipping costs one multiply per row, not per-sample gradient storage. The same holds for the

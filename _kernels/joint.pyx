@@ -1,4 +1,4 @@
-"""Joint-DP noisy SGD (seed 003, Algorithm 1), the whole loop in C.
+"""Joint-DP noisy SGD (Huang et al. 2023, Algorithm 1), the whole loop in C.
 
 Owners j hold rows; the model has shared parameters U (p x K) over every column and personalised
 parameters X_j (k x K) over the personalised columns ``cols``: the K logits of row a of owner j

@@ -1,4 +1,4 @@
-"""One pass of mini-batch SGD with gamma-norm noise (seed 001, Song-Chaudhuri-Sarwate 2013).
+"""One pass of mini-batch SGD with gamma-norm noise (Song-Chaudhuri-Sarwate 2013).
 
 The Python API (``dpsolve.minibatch_sgd``) validates, calibrates and explains; this only computes.
 """

@@ -1,4 +1,5 @@
-"""Per-sample noisy projected SGD (seed 000, Algorithm SGD1), the whole loop in C.
+"""Per-sample noisy projected SGD (Algorithm SGD1, after Bassily-Smith-Thakurta 2014), the whole
+loop in C.
 
 The Python API (``dpsolve.noisy_sgd``) validates, calibrates and explains; this only computes.
 

@@ -1,9 +1,10 @@
 """Accuracy and privacy at fixed settings, so that a regression in what a solver delivers shows
 on the asv graphs just like one in speed.
 
-One cell per solver (and per case of seed 000's Theorem 2), a synthetic logistic problem with
-n = 2000, p = 10, unit rows, five seeds; each cell is run through ``dpsolve.experiments.execute``
-(the same code as the sweeps), against the certified reference minimiser. Tracked:
+One cell per solver (and per case of Theorem 2 of the multi-party SGD notes), a synthetic
+logistic problem with n = 2000, p = 10, unit rows, five seeds; each cell is run through
+``dpsolve.experiments.execute`` (the same code as the sweeps), against the certified reference
+minimiser. Tracked:
 
 * ``ExcessRisk``: mean excess risk F(theta) - F(theta*) (mean form) over the seeds, and the
   epsilon the tight accountant certifies for the noise used;

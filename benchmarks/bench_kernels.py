@@ -1,9 +1,9 @@
 """The kernels, each against its floor measured in the same run.
 
-* ``NoisySGDStep``: one step of seed 000's SGD1 (index draw, margin, loss derivative, p noise
+* ``NoisySGDStep``: one step of SGD1 (index draw, margin, loss derivative, p noise
   values, projection) against NumPy drawing that step's p noise values in bulk
-  (``standard_normal((steps, p))``). Issue 7's target: ratio at most 1 at p = 10, 50, 200.
-* ``ClippedGradient``: one clipped full-batch gradient (DP-GD, seed 004) against NumPy's two
+  (``standard_normal((steps, p))``). Target: ratio at most 1 at p = 10, 50, 200.
+* ``ClippedGradient``: one clipped full-batch gradient (DP-GD) against NumPy's two
   passes ``X @ theta`` and ``X.T @ v``. Target: at most 1.5 at n = 10^5, p = 50, both cores.
 * ``NoiseSamplers``: the samplers of ``dpsolve.privacy`` and the kernels' ``Stream``.
 * ``Projection``: the Euclidean projection onto the ball.

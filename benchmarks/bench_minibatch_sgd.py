@@ -1,4 +1,5 @@
-"""Speed of seed 001's mini-batch SGD: one pass in dpsolve's kernel against a NumPy loop.
+"""Speed of Song-Chaudhuri-Sarwate 2013's mini-batch SGD: one pass in dpsolve's kernel against a
+NumPy loop.
 
 asv benchmark classes (``time_*``); also runnable directly, printing the times and the ratio::
 

@@ -1,7 +1,7 @@
 """The reference minimiser theta* (cvxpy, then Newton polishing to a certified gap) against plain
 cvxpy on the same problem, and a cached theta*.
 
-Issue 7's targets: certified gap at most 1e-9 in at most 1.2 times plain cvxpy's solve time
+Targets: certified gap at most 1e-9 in at most 1.2 times plain cvxpy's solve time
 (``cvxpy.Problem.solve()`` with its defaults, on the textbook formulation), and a cached theta*
 in under 50 ms. ``setup_cache`` solves each problem twice each way (in this process, alternating,
 best of two) and the ``track_*`` methods report those measurements; ``time_*`` times them again

@@ -1,14 +1,19 @@
 """dpsolve: Cython-accelerated solvers for differentially private empirical risk minimisation.
 
 Main entry points: :class:`Problem` (data, loss, constraint); the solvers :func:`noisy_sgd`
-(seed 000, SGD1), :func:`clipped_gd` (seed 004, DP-GD), :func:`minibatch_sgd` (seed 001),
-:func:`output_perturbation` (seed 002) and :func:`objective_perturbation` (AMP); the
-multi-party solvers over :class:`Parties`, :func:`multiparty_gd` (seed 000 SGD2, seed 002
-gradient perturbation) and :func:`aggregated_output_perturbation` (seed 002 model
-aggregation); :func:`joint_sgd` (seed 003, joint DP across data owners; more in
-:mod:`dpsolve.joint`); :func:`reference_minimizer` and :func:`excess_risk` (certified exact minimisers); the theorems'
-bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver released). Accounting and
-noise are in :mod:`dpsolve.privacy`, statistical privacy audits in :mod:`dpsolve.audit`.
+(Algorithm SGD1 of the multi-party SGD notes, after Bassily-Smith-Thakurta 2014),
+:func:`clipped_gd` (DP-GD with per-sample clipping, from the DP-GD lecture notes),
+:func:`minibatch_sgd` (Song-Chaudhuri-Sarwate 2013), :func:`output_perturbation`
+(Chaudhuri-Monteleoni-Sarwate 2011) and :func:`objective_perturbation` (AMP); the
+multi-party solvers over :class:`Parties`, :func:`multiparty_gd` (SGD2 of the multi-party SGD
+notes, and Jayaraman et al. 2018's gradient perturbation) and
+:func:`aggregated_output_perturbation` (Jayaraman et al. 2018's model aggregation);
+:func:`joint_sgd` (Huang et al. 2023, joint DP across data owners; more in
+:mod:`dpsolve.joint`); :func:`reference_minimizer` and :func:`excess_risk` (certified exact
+minimisers); the theorems' bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver
+released). Accounting and noise are in :mod:`dpsolve.privacy`, statistical privacy audits in
+:mod:`dpsolve.audit`. Conventions shared by all of them: docs/conventions.md; the source
+documents: docs/sources.md.
 """
 from . import audit, bounds, datasets, joint, privacy
 from .fit import Fit

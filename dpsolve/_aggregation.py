@@ -1,4 +1,4 @@
-"""Multi-party model aggregation with output perturbation (Jayaraman et al. 2018; seed 002)."""
+"""Multi-party model aggregation with output perturbation (Jayaraman et al. 2018)."""
 import math
 import time
 
@@ -13,8 +13,8 @@ from .parties import check_parties
 from .privacy.accounting import certify, pure_event
 from .privacy.samplers import laplace_noise
 
-SOURCE = ("seed 002 (Chen's slides on Jayaraman et al. 2018), 'Multi-party model aggregation "
-          "with output perturbation'")
+SOURCE = ("Jayaraman et al. 2018, 'Model aggregation with output perturbation', as presented in "
+          "Chen's 2019 slides 'Differential Privacy and Distributed Learning'")
 SLIDES_NOISE = "laplace_slides"
 
 
@@ -22,7 +22,7 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
                                    tolerance=1e-10, calibration="pld", project=True,
                                    secure=False, rng=None):
     r"""Differentially private ERM across parties by averaging their local minimisers and
-    perturbing the average once (Jayaraman et al. 2018, seed 002).
+    perturbing the average once (Jayaraman et al. 2018).
 
     Party j minimises its own objective ``F_j(theta) = (1/n_j) sum_{i in S_j} loss + (lambda/2)
     ||theta||^2`` over C to a gap ``g`` (``tolerance``, fixed before solving); the
@@ -83,8 +83,9 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     Notes
     -----
     Never released: a party's local minimiser (it is an input to secure aggregation only), the
-    gaps reached. Source: seed 002 (``002_ddbf4c350adab548.txt``), "Multi-party model
-    aggregation with output perturbation"; the L1/L2 mistake is in shared/REFERENCE.md section 5.
+    gaps reached. Source: Jayaraman et al. 2018, as presented in Chen's 2019 slides
+    ("Model Aggregation with Output Perturbation"; see docs/sources.md). The slides' L1/L2
+    mistake and what dpsolve does about it: docs/multiparty.md and docs/source_mistakes.md.
     """
     secure = check_secure(secure, rng)
     L, tolerance = _check_common("aggregated_output_perturbation", problem, tolerance)

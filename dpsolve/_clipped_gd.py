@@ -1,4 +1,5 @@
-"""Full-batch gradient descent with per-sample clipping and Gaussian noise: DP-GD of seed 004."""
+"""Full-batch gradient descent with per-sample clipping and Gaussian noise: DP-GD as in the
+lecture notes "DP Gradient Descent" (per-sample clipping as in Abadi et al. 2016)."""
 import math
 import time
 
@@ -14,7 +15,8 @@ from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event
 from .privacy.mechanisms import gaussian_sigma_analytic
 from .problem import Problem
 
-SOURCE = "seed 004 (DP-GD lecture), Alg. DP-GD and its basic-composition privacy analysis"
+SOURCE = ("lecture notes 'DP Gradient Descent', Alg. DP-GD and its basic-composition privacy "
+          "analysis")
 CALIBRATIONS = ("paper",) + ACCOUNTANTS
 OUTPUTS = ("average", "last")
 # Default T is searched up to this many steps (each costs two passes over X).
@@ -24,7 +26,7 @@ DEFAULT_STEPS_SLACK = 1.1
 
 
 def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
-    """Seed 004's noise: ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)``.
+    """The DP-GD lecture notes' noise: ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)``.
 
     The lecture makes each step ``(epsilon/T, delta/T)``-DP with its Gaussian claim
     (``sigma >= 2 Delta sqrt(ln(2/delta)) / epsilon`` for ``epsilon, delta in (0, 1)``) at the
@@ -77,7 +79,8 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
                calibration="pld", sigma=None, project=True, output="average", secure=False,
                rng=None):
     r"""Differentially private ERM by full-batch gradient descent with per-sample clipping
-    (seed 004, Alg. DP-GD).
+    (Alg. DP-GD of the lecture notes "DP Gradient Descent"; the clipping of Abadi et al.
+    2016).
 
     From ``w_0 = 0``, for ``t = 1 .. T``:
 
@@ -158,10 +161,10 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
 
     Utility: :func:`dpsolve.bounds.clipped_gd_bound`.
 
-    Source: seed 004 (``004_0e47751ae7ae9c35.txt``), Alg. DP-GD (steps 1-6) and "A First Privacy
-    Analysis". Differences, all stated in shared/REFERENCE.md section 5: the lecture's CLIP is
-    garbled and is read as ``v min(1, C/||v||)``; its final noise line is worked through from its
-    own claims (:func:`dpgd_paper_sigma`); the projection and the regulariser are dpsolve's
+    Source: the lecture notes "DP Gradient Descent" (docs/sources.md), Alg. DP-GD (steps 1-6)
+    and "A First Privacy Analysis". Differences, all stated in docs/clipped_gd.md: the lecture's
+    CLIP is garbled and is read as ``v min(1, C/||v||)``; its final noise line is worked through
+    from its own claims (:func:`dpgd_paper_sigma`); the projection and the regulariser are dpsolve's
     additions for constrained, regularised problems.
     """
     secure = check_secure(secure, rng)

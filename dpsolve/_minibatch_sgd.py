@@ -1,4 +1,4 @@
-"""Mini-batch SGD with gamma-norm noise, epsilon-DP: seed 001 (Song, Chaudhuri & Sarwate 2013)."""
+"""Mini-batch SGD with gamma-norm noise, epsilon-DP (Song, Chaudhuri & Sarwate 2013)."""
 import math
 import time
 
@@ -12,14 +12,15 @@ from .fit import Fit
 from .privacy.accounting import certify, pure_event
 from .problem import Problem, reject_multinomial
 
-SOURCE = ("seed 001 (Song, Chaudhuri & Sarwate 2013, 'SGD with differentially private "
-          "updates'), update (1) with noise density exp(-(alpha/2)||z||)")
+SOURCE = ("Song, Chaudhuri & Sarwate 2013, 'Stochastic gradient descent with differentially "
+          "private updates', mini-batch update with noise density exp(-(alpha/2)||z||)")
 SCHEDULES = ("inv_sqrt", "constant", "inv")
 
 
 def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", step_size=1.0,
                   noise_scale=None, secure=False, rng=None):
-    r"""Epsilon-DP ERM by one pass of mini-batch SGD with gamma-norm gradient noise (seed 001).
+    r"""Epsilon-DP ERM by one pass of mini-batch SGD with gamma-norm gradient noise
+    (Song, Chaudhuri & Sarwate 2013).
 
     Minimises ``F(w) = (lambda/2) ||w||^2 + (1/n) sum_i loss(<w, x_i>; y_i)`` (``lambda =
     problem.reg > 0``). The rows are put in a uniformly random order and cut into disjoint
@@ -39,15 +40,15 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     ----------
     problem : Problem
         Needs ``reg > 0`` and a per-sample gradient bound ``L = problem.lipschitz <= 1`` (the
-        seed's ``||grad loss|| <= 1``; with rows bounded by ``row_norm <= 1`` the logistic and
+        paper's ``||grad loss|| <= 1``; with rows bounded by ``row_norm <= 1`` the logistic and
         hinge losses qualify).
     epsilon : float
         Target epsilon > 0 (pure DP: delta = 0). Leave None when passing ``noise_scale``.
     batch_size : int, default 10
-        b in [1, n]. The seed finds b = 1 far from the non-private objective and b of about 10
+        b in [1, n]. The paper finds b = 1 far from the non-private objective and b of about 10
         close to it (docs/minibatch_sgd.md reproduces that experiment).
     schedule : {"inv_sqrt", "constant", "inv"}
-        ``eta_t = step_size / sqrt(t)`` (default, the seed's ``1/sqrt(t)`` with step_size 1),
+        ``eta_t = step_size / sqrt(t)`` (default, the paper's ``1/sqrt(t)`` with step_size 1),
         ``eta_t = step_size``, or ``eta_t = 1 / (lambda t)`` (step_size is then ignored).
     step_size : float, default 1
         eta_0 > 0 of the first two schedules.
@@ -78,12 +79,13 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     data-independent order make this parallel composition. A second pass would double epsilon;
     this solver makes exactly one.
 
-    The seed writes the noise density as ``exp(-(alpha/2)||z||)`` with ``||grad|| <= 1``, i.e.
+    The paper writes the noise density as ``exp(-(alpha/2)||z||)`` with ``||grad|| <= 1``, i.e.
     ``2L/epsilon`` with ``L = 1``; for ``L < 1`` the same argument allows the smaller scale used
-    here (shared/REFERENCE.md section 5).
+    here (docs/minibatch_sgd.md).
 
-    Source: seed 001 (``001_334c59dca608d34d.txt``), update (1) and its noise density; original
-    paper: Song, Chaudhuri & Sarwate, GlobalSIP 2013.
+    Source: Song, Chaudhuri & Sarwate, "Stochastic gradient descent with differentially private
+    updates", GlobalSIP 2013: the mini-batch update and its noise density (eq. (1) of the blog
+    notes summarising the paper, see docs/sources.md).
     """
     secure = check_secure(secure, rng)
     if not isinstance(problem, Problem):
@@ -94,9 +96,9 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
         raise ValueError("minibatch_sgd needs a regularised objective: give the Problem reg > 0")
     L = problem.lipschitz
     if not L <= 1.0:
-        raise ValueError(f"minibatch_sgd needs per-sample gradients of norm <= 1 (the seed's "
-                         f"assumption); this Problem's Lipschitz constant is {L:g}: scale the "
-                         "rows so that row_norm <= 1")
+        raise ValueError(f"minibatch_sgd needs per-sample gradients of norm <= 1 (Song, "
+                         f"Chaudhuri & Sarwate's assumption); this Problem's Lipschitz "
+                         f"constant is {L:g}: scale the rows so that row_norm <= 1")
     batch_size = check_int(batch_size, "batch_size", low=1)
     if batch_size > n:
         raise ValueError(f"batch_size must be <= n={n}, got {batch_size}")

@@ -1,5 +1,6 @@
-"""Seed 000's SGD1 run as its multi-party protocol, message by message, and what each observer
-learns (shared/REFERENCE.md section 5, threat model)."""
+"""Algorithm SGD1 of the multi-party SGD notes (after Bassily-Smith-Thakurta 2014) run as its
+multi-party protocol, message by message, and what each observer learns (docs/multiparty.md,
+"Privacy against each observer")."""
 import dataclasses
 import math
 
@@ -20,7 +21,7 @@ class SGD1Transcript:
     sender : ndarray of int, shape (T,)
         The party that computed each step's message (B and every party learn it).
     messages : ndarray, shape (T, p)
-        The messages ``G_t``, which B broadcasts. The seed's analysis covers their release.
+        The messages ``G_t``, which B broadcasts. The notes' privacy analysis covers their release.
     step_sizes : ndarray, shape (T,)
         ``eta(t)``, public.
     radius : float

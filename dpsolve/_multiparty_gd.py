@@ -1,6 +1,6 @@
-"""Multi-party gradient descent with Gaussian gradient noise: seed 000's SGD2 (every party noises
-its own gradient sum) and Jayaraman et al.'s gradient perturbation (seed 002: one noise draw
-inside secure aggregation)."""
+"""Multi-party gradient descent with Gaussian gradient noise: Algorithm SGD2 of the multi-party
+SGD notes (every party noises its own gradient sum) and Jayaraman et al. 2018's gradient
+perturbation (one noise draw inside secure aggregation)."""
 import dataclasses
 import math
 import time
@@ -17,9 +17,11 @@ from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
 from .privacy.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
 from .problem import Problem, reject_multinomial
 
-SGD2_SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD2, Theorems 3 and 4"
-JAYARAMAN_SOURCE = ("seed 002 (Chen's slides on Jayaraman et al. 2018), multi-party gradient "
-                    "perturbation with zCDP")
+SGD2_SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP "
+               "write-up 2'), Algorithm SGD2, Theorems 3 and 4")
+JAYARAMAN_SOURCE = ("Jayaraman et al. 2018, multi-party gradient perturbation with zCDP, as "
+                    "presented in Chen's 2019 slides 'Differential Privacy and Distributed "
+                    "Learning'")
 NOISE_MODES = ("per_party", "secure_aggregation")
 WEIGHTINGS = ("party", "pooled")
 OUTPUTS = ("last", "average", "weighted_average")
@@ -33,16 +35,16 @@ DEFAULT_STEPS_SLACK = 1.1
 
 # -- noise calibrations ----------------------------------------------------------------------------
 def sgd2_paper_sigma(lipschitz, steps, epsilon, delta):
-    """Seed 000's SGD2 noise (Theorem 3's proof): each iteration is
+    """The SGD2 noise of the multi-party SGD notes (Theorem 3's proof): each iteration is
     ``(epsilon / sqrt(T ln(1/delta)), delta / T)``-DP by Lemma 2 (the classic Gaussian mechanism)
     for a message of sensitivity ``2L``, then strong composition (Lemma 1):
     ``sigma = 2L sqrt(2 ln(1.25 T / delta)) sqrt(T ln(1/delta)) / epsilon``.
 
-    Lemma 2 needs the per-iteration epsilon below 1 (a ValueError otherwise). As shared/REFERENCE.md
-    section 5 records, the composition does not give (epsilon, delta) as written (with ``delta' =
-    delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total delta ``2 delta``);
-    the noise is nonetheless very conservative, as exact accounting of T Gaussians shows
-    (``Fit.privacy``)."""
+    Lemma 2 needs the per-iteration epsilon below 1 (a ValueError otherwise). As
+    docs/source_mistakes.md records, the composition does not give (epsilon, delta) as written
+    (with ``delta' = delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total
+    delta ``2 delta``); the noise is nonetheless very conservative, as exact accounting of T
+    Gaussians shows (``Fit.privacy``)."""
     eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
     if eps_iteration >= 1.0:
         raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
@@ -52,11 +54,11 @@ def sgd2_paper_sigma(lipschitz, steps, epsilon, delta):
 
 
 def jayaraman_paper_sigma(sensitivity, steps, epsilon, delta):
-    """Jayaraman et al.'s noise (seed 002): ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``,
-    which for ``Delta = 2L/(m n_(1))`` is the slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2
-    epsilon^2)``. Through zCDP (``rho = T Delta^2 / (2 sigma^2)``) it gives
-    ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``, slightly more than claimed
-    (shared/REFERENCE.md section 5)."""
+    """Jayaraman et al. 2018's noise (as in Chen's 2019 slides):
+    ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``, which for ``Delta = 2L/(m n_(1))`` is the
+    slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2 epsilon^2)``. Through zCDP
+    (``rho = T Delta^2 / (2 sigma^2)``) it gives ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``,
+    slightly more than claimed (docs/source_mistakes.md)."""
     return sensitivity * math.sqrt(2.0 * steps * math.log(1.0 / delta)) / epsilon
 
 
@@ -64,7 +66,7 @@ def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
     """The least sigma for which T Gaussians of sensitivity Delta are (epsilon, delta)-DP through
     zCDP (``rho = T Delta^2/(2 sigma^2)``, ``epsilon = rho + 2 sqrt(rho ln(1/delta))``), in closed
     form: ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``, so
-    ``sigma = sqrt(2T) Delta / (2 sqrt(rho))`` (shared/REFERENCE.md section 5)."""
+    ``sigma = sqrt(2T) Delta / (2 sqrt(rho))`` (docs/multiparty.md)."""
     log_inv = math.log(1.0 / delta)
     root_rho = math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)
     return math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho)
@@ -207,11 +209,11 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
                   secure=False, rng=None):
     r"""Differentially private ERM by gradient descent across parties, each holding its rows.
 
-    Two protocols, differing in who adds the noise (shared/REFERENCE.md section 5):
+    Two protocols, differing in who adds the noise (docs/multiparty.md):
 
-    **SGD2 (seed 000), ``noise="per_party"``.** Sum form. At iteration ``k = 1 .. T`` every
-    party j sends B its noisy gradient sum; B adds the regulariser's (public) gradient, steps and
-    projects, and broadcasts ``theta_k``:
+    **SGD2 of the multi-party SGD notes, ``noise="per_party"``.** Sum form. At iteration
+    ``k = 1 .. T`` every party j sends B its noisy gradient sum; B adds the regulariser's
+    (public) gradient, steps and projects, and broadcasts ``theta_k``:
 
     .. math::
 
@@ -227,7 +229,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     (:func:`dpsolve.bounds.sgd2_bound`); ``"lipschitz"`` ``eta_k = ||C||_2 / sqrt(k (n^2 G^2 +
     m p sigma^2))`` with the plain average.
 
-    **Gradient perturbation (Jayaraman et al. 2018, seed 002), ``noise="secure_aggregation"``.**
+    **Gradient perturbation (Jayaraman et al. 2018), ``noise="secure_aggregation"``.**
     Mean form. The parties' gradients are summed inside secure aggregation, which adds one noise
     draw and reveals only the noisy sum:
 
@@ -272,9 +274,9 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         Secure aggregation only; default ``"party"`` (Jayaraman et al.).
     output : {"last", "average", "weighted_average"}, optional
         Default: ``"weighted_average"`` for the strongly convex SGD2 steps, ``"average"`` for the
-        Lipschitz ones, ``"last"`` otherwise (the seeds' theta_T).
+        Lipschitz ones, ``"last"`` otherwise (the sources' theta_T).
     initial : {"zero", "uniform"}
-        SGD2's theta_0: zero, or drawn by B uniformly from C (the seed's step 1; needs a
+        SGD2's theta_0: zero, or drawn by B uniformly from C (the notes' step 1; needs a
         radius). Secure aggregation starts from zero.
     record_transcript : bool, default False
         Return what B saw as ``Fit.transcript`` (:class:`GradientTranscript`); its ``replay()``
@@ -307,10 +309,10 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     seen by no one). Without a radius the iterates are projected onto the ball of radius
     :func:`dpsolve.bounds.minimizer_norm_bound`, which contains the minimiser.
 
-    Source: seed 000 (``000_793393e33ee0c16c.txt``), Algorithm SGD2, Theorems 3-4; seed 002
-    (``002_ddbf4c350adab548.txt``), "Multi-party gradient perturbation" (Jayaraman et al. 2018).
-    The seeds' mistakes are in shared/REFERENCE.md section 5 and in :func:`sgd2_paper_sigma` and
-    :func:`jayaraman_paper_sigma`.
+    Source: Algorithm SGD2 and Theorems 3-4 of the multi-party SGD notes (after
+    Bassily-Smith-Thakurta 2014); Jayaraman et al. 2018's multi-party gradient perturbation, as
+    presented in Chen's 2019 slides (docs/sources.md). The sources' mistakes are in
+    docs/source_mistakes.md and in :func:`sgd2_paper_sigma` and :func:`jayaraman_paper_sigma`.
     """
     secure = check_secure(secure, rng, record_transcript)
     if not isinstance(problem, Problem):
@@ -330,7 +332,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
                          'noise="secure_aggregation"; SGD2 minimises the pooled sum')
     initial = check_choice(initial, "initial", INITIALS)
     if initial == "uniform" and (aggregated or problem.radius is None):
-        raise ValueError('initial="uniform" (seed 000 SGD2, step 1) needs noise="per_party" and '
+        raise ValueError('initial="uniform" (SGD2\'s step 1) needs noise="per_party" and '
                          "a Problem with a radius")
     if not isinstance(record_transcript, (bool, np.bool_)):
         raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")

@@ -1,4 +1,5 @@
-"""Per-sample noisy projected SGD: Algorithm SGD1 of seed 000 (after Bassily-Smith-Thakurta 2014)."""
+"""Per-sample noisy projected SGD: Algorithm SGD1 of the multi-party SGD notes (after
+Bassily-Smith-Thakurta 2014)."""
 import math
 import time
 import warnings
@@ -17,7 +18,8 @@ from .privacy.accounting import (ACCOUNTANTS, PrivacyWarning, UniformSampling, c
                                  gaussian_event)
 from .problem import Problem, reject_multinomial
 
-SOURCE = "seed 000 (Multi-party DP write-up 2), Algorithm SGD1, noise (3), step sizes (4)"
+SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP write-up 2'), "
+          "Algorithm SGD1, noise (3), step sizes (4)")
 # pld cannot account for sampling without replacement, which SGD1's index draws are
 CALIBRATIONS = ("paper",) + tuple(a for a in ACCOUNTANTS if a != "pld")
 STEP_SIZES = ("lipschitz", "strongly_convex")
@@ -27,15 +29,16 @@ _CHUNK = 1 << 20
 
 
 def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
-    """Noise standard deviation of seed 000, eq. (3): ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
+    """Noise standard deviation of Algorithm SGD1 in the multi-party SGD notes, eq. (3):
+    ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
 
-    The seed states it for ``0 < epsilon < 1`` and ``delta < 1/n^3``. Its privacy proof applies
+    The notes state it for ``0 < epsilon < 1`` and ``delta < 1/n^3``. Its privacy proof applies
     the Gaussian mechanism (Lemma 2) to steps of sensitivity ``2 n L``, which would need
     ``sigma >= 4 n L sqrt(2 ln(1.25 n^2/delta) ln(1/delta)) / epsilon``, somewhat more than (3);
     and its composition (Lemma 1 with ``delta' = delta^(1/3)``) gives a total delta near
-    ``delta + delta^(1/3)``, not delta (shared/REFERENCE.md section 5, SGD1 (a), (b)). The noise
+    ``delta + delta^(1/3)``, not delta (docs/noisy_sgd.md, "Privacy", (a) and (b)). The noise
     is nonetheless (epsilon, delta)-DP with much room to spare, as the RDP accountant certifies
-    (``Fit.certified_epsilon``); it is kept as the seed states it so results can be compared.
+    (``Fit.certified_epsilon``); it is kept as the notes state it so results can be compared.
     """
     return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
 
@@ -43,9 +46,10 @@ def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
 def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="paper", sigma=None,
               step_size="lipschitz", parties=None, record_transcript=False,
               transcript_limit=2 ** 28, secure=False, rng=None):
-    r"""Differentially private ERM by per-sample noisy projected SGD (seed 000, Algorithm SGD1).
+    r"""Differentially private ERM by per-sample noisy projected SGD (Algorithm SGD1 of the
+    multi-party SGD notes, after Bassily-Smith-Thakurta 2014).
 
-    Minimises the mean-form objective of ``problem`` (its sum form ``L = n F``, as in the seed)
+    Minimises the mean-form objective of ``problem`` (its sum form ``L = n F``, as in the notes)
     over the ball C. Starting from ``theta_0 = 0``, for ``t = 1 .. T``:
 
     .. math::
@@ -55,7 +59,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         \qquad z_t \sim N(0, \sigma^2 I_p), \\
         \theta_{t+1} &= \Pi_C(\theta_t - \eta(t) G_t),
 
-    and ``theta_T`` is returned. Step sizes: ``"lipschitz"`` is seed 000 eq. (4),
+    and ``theta_T`` is returned. Step sizes: ``"lipschitz"`` is the notes' eq. (4),
     ``eta(t) = ||C||_2 / sqrt(t (n^2 G^2 + p sigma^2))`` with ``||C||_2 = 2R`` and
     ``G = L + lambda R`` the per-sample gradient bound; ``"strongly_convex"`` is
     ``eta(t) = 1 / (lambda n t)`` (Theorem 2, case 2, with Delta = lambda).
@@ -69,9 +73,9 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         Target delta. With ``sigma``, the delta at which the certified epsilon is reported.
         A :class:`~dpsolve.privacy.PrivacyWarning` is raised for ``delta >= 1/n``.
     steps : int, optional
-        Number of steps T (default ``n**2``, as in the seed).
+        Number of steps T (default ``n**2``, as in the notes).
     calibration : {"paper", "rdp", "zcdp", "strong", "basic"}
-        ``"paper"``: noise (3) of seed 000, see :func:`sgd1_paper_sigma` (needs
+        ``"paper"``: the notes' noise (3), see :func:`sgd1_paper_sigma` (needs
         ``0 < epsilon < 1`` and ``delta < 1/n^3``). An accountant name: the least noise that
         accountant certifies for T steps, each a Gaussian of sensitivity ``2 n L`` on one record
         drawn uniformly (:func:`dpsolve.privacy.calibrate`); ``"rdp"`` is the tightest
@@ -82,7 +86,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     step_size : {"lipschitz", "strongly_convex"}
         ``"lipschitz"`` needs a bounded C; ``"strongly_convex"`` needs ``problem.reg > 0``.
     parties : Parties, optional
-        Run seed 000's multi-party form: the rows are held by ``parties`` (built on this
+        Run the notes' multi-party form of SGD1: the rows are held by ``parties`` (built on this
         ``problem``); the coordinator B draws the index sequence, the owner of ``i_t`` computes
         ``G_t`` from its own row and draws its noise, and B broadcasts it, so every party's copy
         of theta is the same. The result is bit-identical to the single-party run with the same
@@ -123,21 +127,23 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     ``2 n L`` (the regulariser term is the same for both datasets). The guarantee covers an
     observer of ``theta_T`` or of the whole transcript ``{G_t}`` who does not know the index
     sequence, which stays inside the solver: amplification by sampling depends on that
-    (shared/REFERENCE.md section 5, threat model). The seed's own proof of (3) has gaps
-    (see :func:`sgd1_paper_sigma`); the RDP accountant certifies every fit's noise independently
+    (docs/noisy_sgd.md, "Privacy"). The notes' own proof of (3) has gaps (see
+    :func:`sgd1_paper_sigma`); the RDP accountant certifies every fit's noise independently
     (``Fit.privacy``), and a :class:`~dpsolve.privacy.PrivacyWarning` is raised if it certifies
     less than claimed.
 
-    Against whom (shared/REFERENCE.md section 5, threat model): ``Fit.privacy`` is the guarantee
-    against an outsider. B chose the index sequence, so against B there is no amplification:
-    row i's privacy is the composition of the Gaussians at the steps that drew it (the worst
-    row is reported, exactly, by PLD). The other parties learn which party computed each step,
-    so for party j's rows the sampling rate is ``1/n_j`` over party j's steps (RDP, worst
+    Against whom (docs/multiparty.md, "Privacy against each observer"): ``Fit.privacy`` is the
+    guarantee against an outsider. B chose the index sequence, so against B there is no
+    amplification: row i's privacy is the composition of the Gaussians at the steps that drew it
+    (the worst row is reported, exactly, by PLD). The other parties learn which party computed each
+    step, so for party j's rows the sampling rate is ``1/n_j`` over party j's steps (RDP, worst
     party). A PrivacyWarning is raised when either exceeds the claim.
 
-    Utility: Theorem 2 of seed 000, see :mod:`dpsolve.bounds`.
+    Utility: Theorem 2 of the notes, see :mod:`dpsolve.bounds`.
 
-    Source: seed 000 (``000_793393e33ee0c16c.txt``), Algorithm SGD1, eqs. (3) and (4), Theorem 2.
+    Source: the multi-party SGD notes ("Multi-party DP write-up 2: Stochastic Gradient Descent",
+    built on Bassily-Smith-Thakurta 2014; docs/sources.md), Algorithm SGD1, eqs. (3) and (4),
+    Theorem 2.
     """
     secure = check_secure(secure, rng, record_transcript)
     if not isinstance(problem, Problem):

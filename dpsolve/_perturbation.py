@@ -1,4 +1,4 @@
-"""Output perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1; seed 002) and objective
+"""Output perturbation (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1) and objective
 perturbation as Approximate Minima Perturbation (CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et
 al. 2019)."""
 import math
@@ -19,11 +19,12 @@ from .privacy.samplers import gamma_norm_noise, gaussian_noise
 from .problem import Problem, reject_multinomial
 from .reference import reference_minimizer
 
-OUTPUT_SOURCE = ("seed 002 (Jayaraman et al. slides), Algorithm 1 'ERM with output perturbation' "
-                 "(Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1)")
+OUTPUT_SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1 'ERM with output perturbation', "
+                 "as presented in Chen's 2019 slides 'Differential Privacy and Distributed "
+                 "Learning'")
 OBJECTIVE_SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
                     "2012's constants, as Approximate Minima Perturbation (Iyengar et al. 2019); "
-                    "not in the seeds")
+                    "beyond dpsolve's source documents")
 NOISES = ("gamma_norm", "gaussian")
 GAUSSIAN_CALIBRATIONS = ("paper",) + ACCOUNTANTS
 # c with |loss''(z)| <= c (as a function of the margin): logistic 1/4, huber_hinge 1/(2h)
@@ -48,7 +49,8 @@ def _output_noise(noise, delta, epsilon, sensitivity, calibration, p, n, rng):
         return (gamma_norm_noise(scale, p, rng=rng), pure_event(epsilon),
                 {"gamma_norm": scale}, None)
     if calibration == "paper":
-        # seed 002's Gaussian mechanism theorem: for epsilon, delta in (0, 1)
+        # the classic Gaussian mechanism theorem (Dwork-Roth, as in Chen's 2019 slides): for
+        # epsilon, delta in (0, 1)
         sigma = gaussian_sigma_classic(sensitivity, epsilon, delta)
     else:
         sigma = calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
@@ -166,7 +168,7 @@ def _inner_minimizer(problem, tolerance, plan, secure):
 def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
                         calibration="pld", project=True, secure=False, rng=None):
     r"""Differentially private ERM by output perturbation (Chaudhuri, Monteleoni & Sarwate
-    2011, Alg. 1; seed 002).
+    2011, Alg. 1).
 
     Releases ``theta_hat + b``: ``theta_hat`` minimises the objective
     ``F(theta) = (1/n) sum_i loss(<theta, x_i>; y_i) + (lambda/2) ||theta||^2`` over C to a
@@ -176,10 +178,10 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
 
     .. math:: \Delta_2 = \frac{2L}{n\lambda} + 2\sqrt{\frac{2g}{\lambda}}.
 
-    The first term bounds how far the exact minimiser moves when one record is replaced (seed
-    002's claim, with L the Lipschitz constant; it holds for non-smooth losses and with the ball
-    constraint). The second covers the solver: ``||theta_hat - theta*|| <= sqrt(2g/lambda)`` by
-    lambda-strong convexity, on both datasets.
+    The first term bounds how far the exact minimiser moves when one record is replaced
+    (Chaudhuri-Monteleoni-Sarwate's claim, with L the Lipschitz constant; it holds for non-smooth
+    losses and with the ball constraint). The second covers the solver:
+    ``||theta_hat - theta*|| <= sqrt(2g/lambda)`` by lambda-strong convexity, on both datasets.
 
     Parameters
     ----------
@@ -194,9 +196,9 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
         None (default) with ``noise="gamma_norm"``: epsilon-DP. In (0, 1) with
         ``noise="gaussian"``.
     noise : {"gamma_norm", "gaussian"}, optional
-        ``"gamma_norm"``: density proportional to ``exp(-epsilon ||b|| / Delta_2)`` (seed 002's
-        ``exp(-n lambda epsilon ||b|| / 2)`` for ``L = 1``, ``g = 0``). ``"gaussian"``: ``N(0,
-        sigma^2 I)``. Default: gamma-norm when ``delta`` is None, else Gaussian.
+        ``"gamma_norm"``: density proportional to ``exp(-epsilon ||b|| / Delta_2)`` (the
+        slides' ``exp(-n lambda epsilon ||b|| / 2)`` for ``L = 1``, ``g = 0``). ``"gaussian"``:
+        ``N(0, sigma^2 I)``. Default: gamma-norm when ``delta`` is None, else Gaussian.
     tolerance : float, default 1e-10
         The gap g, in (0, 1e-2], chosen before seeing the data; the noise covers it. Research
         mode: the certified solve below reaches it, or, if its certificate fails, the
@@ -205,9 +207,9 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
         ``secure=True``: always the fixed-iteration solver; a tolerance below the float64 floor
         of :mod:`dpsolve._fixed_iteration` is refused (ValueError) before any work.
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
-        Gaussian noise only: ``"paper"`` is the classic Gaussian mechanism of seed 002
-        (``sigma = Delta_2 sqrt(2 ln(1.25/delta)) / epsilon``, epsilon < 1); ``"pld"`` (default)
-        the exact, least sigma (analytic Gaussian mechanism).
+        Gaussian noise only: ``"paper"`` is the classic Gaussian mechanism, as in Chen's
+        2019 slides (``sigma = Delta_2 sqrt(2 ln(1.25/delta)) / epsilon``, epsilon < 1);
+        ``"pld"`` (default) the exact, least sigma (analytic Gaussian mechanism).
     project : bool, default True
         Project the released vector onto C (post-processing; it can only move it closer to
         theta*). No effect without a constraint.
@@ -238,8 +240,9 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     the inner solve is the same fixed computation on every dataset (docs/secure_noise.md).
     Utility: :func:`dpsolve.bounds.output_perturbation_bound`.
 
-    Source: seed 002 (``002_ddbf4c350adab548.txt``), "Output Perturbation - non-distributed
-    setting", Algorithm 1 and its sensitivity claim.
+    Source: Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1, and its sensitivity claim, as
+    presented in Chen's 2019 slides ("Output Perturbation - non-distributed setting"; see
+    docs/sources.md).
     """
     secure = check_secure(secure, rng)
     L, tolerance = _check_common("output_perturbation", problem, tolerance)
@@ -382,7 +385,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     exact minimiser of ``F_b``, which no solver delivers; AMP's argument (Iyengar et al. 2019,
     Thm 1) covers a minimiser within a fixed distance ``r = sqrt(2g/(lambda+Delta))`` of it with
     output noise for sensitivity ``2r``, composing to ``epsilon_obj + epsilon_out``. Needs
-    ``|loss'| <= 1`` and ``loss'' <= c`` (shared/REFERENCE.md section 5). Never released: the
+    ``|loss'| <= 1`` and ``loss'' <= c`` (docs/perturbation.md). Never released: the
     un-noised minimiser, the perturbed objective's gap. Utility:
     :func:`dpsolve.bounds.objective_perturbation_bound`.
     """

@@ -2,9 +2,10 @@
 
 Every function says which normalisation it returns: ``form="mean"`` bounds
 ``F(theta) - F(theta*)`` for the mean-form objective (dpsolve's canonical form), ``form="sum"``
-bounds ``L(theta) - L(theta*)`` for the sum ``L = n F`` that seed 000 uses
-(shared/REFERENCE.md section 1). Bounds stated with ``O(.)`` are returned with constant 1 and say
-so: they give the scaling, not a guaranteed number.
+bounds ``L(theta) - L(theta*)`` for the sum ``L = n F`` that the multi-party SGD notes (after
+Bassily-Smith-Thakurta 2014) use (docs/conventions.md, "The objective: mean form"). Bounds stated
+with ``O(.)`` are returned with constant 1 and say so: they give the scaling, not a guaranteed
+number.
 
 Constants come from the Problem: ``G = problem.gradient_bound`` (``L + lambda R``, the
 Lipschitz constant of a per-sample term of the regularised objective over C),
@@ -42,7 +43,8 @@ def _in_form(sum_value, problem, form):
 
 
 def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
-    r"""Seed 000, Theorem 2, case 1 (eq. 9): SGD1 with step sizes (4) on an L-Lipschitz loss.
+    r"""Theorem 2, case 1 (eq. 9), of the multi-party SGD notes (after Bassily-Smith-Thakurta
+    2014): SGD1 with step sizes (4) on an L-Lipschitz loss.
 
     .. math:: E[L(\theta_T) - L(\theta^*)] = O\!\left(\frac{G \|C\|_2 \ln^2(1.25 n^2/\delta) \sqrt{p}}{\epsilon}\right)
 
@@ -58,8 +60,9 @@ def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
 
 
 def sgd1_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
-    r"""Seed 000, Theorem 2, case 2 (eq. 10): SGD1 with ``eta(t) = 1/(Delta n t)`` on an
-    L-Lipschitz, Delta-strongly convex loss (Delta = ``problem.reg``).
+    r"""Theorem 2, case 2 (eq. 10), of the multi-party SGD notes: SGD1 with
+    ``eta(t) = 1/(Delta n t)`` on an L-Lipschitz, Delta-strongly convex loss
+    (Delta = ``problem.reg``).
 
     .. math:: E[L(\theta_T) - L(\theta^*)] = O\!\left(\frac{G^2 \ln^3(1.25 n^2/\delta)\, p}{n \Delta \epsilon^2}\right)
 
@@ -79,7 +82,7 @@ def sgd1_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
 
 def lower_bound_lipschitz(problem, epsilon, *, form="mean"):
     r"""Bassily-Smith-Thakurta 2014 lower bound for (epsilon, delta)-DP ERM, Lipschitz convex
-    losses (shared/REFERENCE.md section 7), constant 1:
+    losses (docs/conventions.md, "Utility lower bounds"), constant 1:
 
     .. math:: \Omega\!\left(G \|C\|_2 \min\left(1, \frac{\sqrt{p}}{\epsilon n}\right)\right)
 
@@ -95,7 +98,7 @@ def lower_bound_lipschitz(problem, epsilon, *, form="mean"):
 
 def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
     r"""Bassily-Smith-Thakurta 2014 lower bound for (epsilon, delta)-DP ERM, lambda-strongly
-    convex losses (shared/REFERENCE.md section 7), constant 1:
+    convex losses (docs/conventions.md, "Utility lower bounds"), constant 1:
 
     .. math:: \Omega\!\left(\min\left(G \|C\|_2, \frac{G^2 p}{\lambda \epsilon^2 n^2}\right)\right)
 
@@ -111,7 +114,7 @@ def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
     return value if form == "mean" else value * n
 
 
-# -- DP-GD with clipping (seed 004) -------------------------------------------------------------
+# -- DP-GD with clipping (the DP-GD lecture notes) ----------------------------------------------
 def minimizer_norm_bound(problem):
     r"""A data-independent bound R on ``||theta*||`` (and on ``||theta_0 - theta*||`` from 0).
 
@@ -169,7 +172,7 @@ def dpgd_optimisation_error(problem, clip_norm, steps, noise_std):
 
 def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibration="pld",
                      form="mean"):
-    r"""Excess-risk bound of :func:`dpsolve.clipped_gd` (seed 004's DP-GD) with its default
+    r"""Excess-risk bound of :func:`dpsolve.clipped_gd` (the lecture notes' DP-GD) with its default
     step size and ``output="average"``, at the noise its calibration gives for T = ``steps``.
 
     The noise is ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)`` for ``calibration="paper"``,
@@ -178,7 +181,8 @@ def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibrat
     for (epsilon, delta) at sensitivity 1); the bound is :func:`dpgd_optimisation_error` at that
     noise. With ``"pld"`` and a smooth loss it is minimised at
     ``T* = beta_F R n / (2 C sqrt(p) sigma_1)``, where it equals ``2 R C sqrt(p) sigma_1 / n``,
-    the rate ``O(R L sqrt(p ln(1/delta)) / (epsilon n))`` of shared/REFERENCE.md section 7.
+    the rate ``O(R L sqrt(p ln(1/delta)) / (epsilon n))`` of docs/conventions.md ("Utility lower
+    bounds").
 
     Mean form (times n for ``form="sum"``), explicit constants, valid for ``C >= L``
     (``clip_norm`` defaults to L).
@@ -194,13 +198,13 @@ def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibrat
     return value if form == "mean" else value * problem.n
 
 
-# -- mini-batch SGD with gamma-norm noise (seed 001) --------------------------------------------
+# -- mini-batch SGD with gamma-norm noise (Song-Chaudhuri-Sarwate 2013) -------------------------
 def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
     r"""Excess-risk bound for :func:`dpsolve.minibatch_sgd` with ``schedule="inv"``
     (``eta_t = 1/(lambda t)``) on a smooth loss, for the last iterate after its one pass of
     ``T = ceil(n / b)`` steps.
 
-    Song, Chaudhuri & Sarwate (2013; seed 001) state no convergence theorem. This is the standard
+    Song, Chaudhuri & Sarwate (2013) state no convergence theorem. This is the standard
     analysis of SGD on a lambda-strongly convex objective (Rakhlin, Shamir & Sridharan 2012,
     Lemma 1: ``E ||w_T - w*||^2 <= 4 M^2 / (lambda^2 T)`` when ``E ||g_t||^2 <= M^2``), turned
     into objective values by smoothness:
@@ -329,14 +333,14 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     return value if form == "mean" else value * n
 
 
-# -- multi-party gradient descent (seed 000 SGD2; seed 002 gradient perturbation) -----------------
+# -- multi-party gradient descent (SGD2; Jayaraman et al. 2018's gradient perturbation) ---------
 def _projection_radius(problem):
     return problem.radius if problem.radius is not None else minimizer_norm_bound(problem)
 
 
 def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
-    r"""Seed 000, Theorem 4 (eq. 11), SGD2 on a Delta-strongly convex objective, explicit
-    constants:
+    r"""Theorem 4 (eq. 11) of the multi-party SGD notes, SGD2 on a Delta-strongly convex
+    objective, explicit constants:
 
     .. math:: E[L(\theta) - L(\theta^*)] \le \frac{8 m p (\sigma^2 + n^2 G^2)}{n \lambda T}
 
@@ -344,7 +348,7 @@ def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
     I_p)``, ``Delta = lambda`` (``problem.reg``) and ``G = L + lambda R`` the per-sample gradient
     bound over the projection ball (R the radius, or :func:`minimizer_norm_bound`).
 
-    The seed only sketches the proof ("pick eta appropriately"). It holds for
+    The notes only sketch the proof ("pick eta appropriately"). It holds for
     :func:`dpsolve.multiparty_gd`'s default SGD2 steps ``eta_k = 2/(n lambda (k+1))`` with the
     weighted average: for projected SGD with unbiased gradients of second moment at most
     ``Gt^2 = n^2 G^2 + m p sigma^2`` on an ``n lambda``-strongly convex sum, Lacoste-Julien, Schmidt
@@ -398,10 +402,10 @@ def gradient_perturbation_bound(problem, steps, sigma):
     return float(value) if np.ndim(value) == 0 else value
 
 
-# -- joint-DP noisy SGD (seed 003) ---------------------------------------------------------------
+# -- joint-DP noisy SGD (Huang et al. 2023) -----------------------------------------------------
 def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
                     shared_radius=None, personal_radius=None):
-    r"""Seed 003, Theorem 3.1 (record level), constant 1:
+    r"""Huang et al. 2023, Theorem 3.1 (record level), constant 1:
 
     .. math:: R L \left(\frac{1}{\sqrt{n}} + \frac{\sqrt{\ell \ln(1/\delta)}}{\epsilon n}\right),
               \qquad R = \sqrt{N D_X^2 + D_U^2},
@@ -411,7 +415,7 @@ def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
     these radii (:func:`dpsolve.joint.joint_gradient_bound`; for the squared loss
     ``B (B (R_U + R_X) + B_y)``, not ``problem.lipschitz``). In the joint parameter
     ``(x_j, u)`` the loss is ``sqrt(2) L_u``-Lipschitz; the constant-1 rate absorbs the factor.
-    A population-loss rate under the seed's record-level accounting, which dpsolve does not
+    A population-loss rate under the paper's record-level accounting, which dpsolve does not
     certify (see :func:`dpsolve.joint_sgd`): the scaling to compare with, not a guaranteed
     number.
     """

@@ -10,9 +10,10 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = commands.add_parser(
         "demo", help="run private SGD on built-in data and compare with Theorem 2",
-        description="A small built-in sweep: noisy_sgd (seed 000, SGD1) on a synthetic problem "
-                    "and, if scikit-learn is installed, the breast-cancer data; prints excess "
-                    "risk against the theorem's bound and writes a figure.")
+        description="A small built-in sweep: noisy_sgd (SGD1, after Bassily-Smith-Thakurta "
+                    "2014) on a synthetic problem and, if scikit-learn is installed, the "
+                    "breast-cancer data; prints excess risk against the theorem's bound and "
+                    "writes a figure.")
     demo.add_argument("--seeds", type=int, default=5, help="replicates per setting (default 5)")
     demo.add_argument("--seed", type=int, default=0, help="root random seed (default 0)")
     demo.add_argument("--out", default="dpsolve-demo.png",

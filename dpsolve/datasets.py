@@ -40,7 +40,7 @@ def make_separable(n=10_000, p=5, *, margin=0.001, rng=None):
 
     A unit vector w is drawn uniformly; points are drawn uniformly on the sphere, those with
     ``|<w, x>| < margin`` are rejected, and ``y = sign(<w, x>)``. This is the synthetic data of
-    Song, Chaudhuri & Sarwate (2013; seed 001): n = 10,000, p = 5, margin 0.001.
+    Song, Chaudhuri & Sarwate (2013): n = 10,000, p = 5, margin 0.001.
     """
     n = check_int(n, "n", low=1)
     p = check_int(p, "p", low=1)
@@ -93,8 +93,8 @@ def load_digits():
 
 def owner_classes(labels, n_owners, *, max_classes=8, rng=None):
     """For each of ``n_owners`` owners, a random subset of ``max_classes`` of ``labels`` (all of
-    them if there are fewer), redrawn until every label has an owner: the non-IID split of seed
-    003's experiments (each owner holds at most 8 of the 10 classes). Deal training and test
+    them if there are fewer), redrawn until every label has an owner: the non-IID split of Huang et
+    al. 2023's experiments (each owner holds at most 8 of the 10 classes). Deal training and test
     records with the same subsets (:func:`deal_records`) to split both alike."""
     n_owners = check_int(n_owners, "n_owners", low=1)
     max_classes = check_int(max_classes, "max_classes", low=1)

@@ -23,7 +23,8 @@ class Fit:
     steps : int
         Number of iterations (data-independent; solvers never stop early on private data).
     solver, source : str
-        The algorithm and where it comes from (seed file and equations).
+        The algorithm and where it comes from (the published work, and its algorithm and equation
+        numbers; see docs/sources.md).
     wall_time : float
         Seconds spent in the solver.
     dp_event : dp_accounting.DpEvent

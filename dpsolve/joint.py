@@ -1,7 +1,8 @@
-"""Learning across data owners with joint differential privacy (seed 003): noisy SGD with shared and
-personalised parameters, its objective and exact minimiser, and the seed's three baselines.
+"""Learning across data owners with joint differential privacy (Huang et al. 2023): noisy SGD
+with shared and personalised parameters, its objective and exact minimiser, and the paper's three
+baselines.
 
-The model (shared/REFERENCE.md section 5, convex instance): owner j's record ``(a, y)`` has logits
+The model (the paper's convex instance; docs/joint_dp.md): owner j's record ``(a, y)`` has logits
 ``u^T a + x_j^T a_P``, with ``u`` shared by every owner (one weight per column, ``(p,)`` or
 ``(p, K)``) and ``x_j`` owner j's own (one weight per personalised column ``P``). The objective is
 
@@ -31,7 +32,7 @@ from .privacy.accounting import (ACCOUNTANTS, UniformSampling, calibrate,
 from .privacy.mechanisms import gaussian_sigma_analytic
 from .problem import Problem
 
-SOURCE = ("seed 003 (Huang et al., Learning across Data Owners with Joint Differential Privacy), "
+SOURCE = ("Huang et al. 2023, 'Learning across Data Owners with Joint Differential Privacy', "
           "Algorithm 1 (NSGD), Lemma 3.2, Theorem 3.1")
 SCHEDULES = ("balanced", "uniform")
 CALIBRATIONS = ("paper",) + ACCOUNTANTS
@@ -250,7 +251,8 @@ def _owner_gradients(problem, owners, model):
 
 # -- noisy SGD -----------------------------------------------------------------------------------
 def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
-    """Seed 003's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set to 1):
+    """Huang et al. 2023's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set
+    to 1):
     ``sigma = L sqrt(T ln(1/delta)) / (epsilon m N)`` with ``m N = n`` records. Its privacy
     argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
     (docs/joint_dp.md): kept as a labelled reproduction. L is the Lipschitz
@@ -356,8 +358,8 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
               shared_radius=None, personal_radius=None, steps=None, step_size=None,
               calibration=None, sigma=None, schedule="balanced", record_transcript=False,
               transcript_limit=2 ** 28, secure=False, rng=None):
-    r"""Joint-DP noisy SGD (seed 003, Algorithm 1): personalised parameters without noise, shared
-    parameters with Gaussian noise, iterate averaging.
+    r"""Joint-DP noisy SGD (Huang et al. 2023, Algorithm 1): personalised parameters without noise,
+    shared parameters with Gaussian noise, iterate averaging.
 
     At step t, owner ``j_t`` (from a data-independent schedule) draws one of its records ``i_t``
     uniformly and updates only its own block and the shared one:
@@ -393,7 +395,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         noise (public constants only).
     step_size : float, optional
         Constant eta; default ``R / sqrt(T (G^2 + dim sigma^2))``, ``R = sqrt(N R_X^2 + R_U^2)``
-        (the seed's R) and ``G = sqrt(2) L_u + lambda sqrt(R_X^2 + R_U^2)`` (``L_u`` of
+        (the paper's R) and ``G = sqrt(2) L_u + lambda sqrt(R_X^2 + R_U^2)`` (``L_u`` of
         :func:`joint_gradient_bound`), the optimal constant step of the same bound. With a
         personalised block, a step size (given or default) for which the personalised updates
         could overflow float64 is refused (ValueError) before the run.
@@ -404,10 +406,10 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     sigma : float, optional
         Explicit noise standard deviation; the fit claims what the accountant certifies.
     schedule : {"balanced", "uniform"}
-        The owner sequence: ``"balanced"`` (default) visits the owners in a fresh random order
-        each round, so each owner gets ``ceil(T/N)`` or ``floor(T/N)`` steps; ``"uniform"`` draws
-        each ``j_t`` uniformly (the seed), and the noise is calibrated to the schedule's largest
-        count (the schedule is drawn first, from public randomness).
+        The owner sequence: ``"balanced"`` (default) visits the owners in a fresh random order each
+        round, so each owner gets ``ceil(T/N)`` or ``floor(T/N)`` steps; ``"uniform"`` draws each
+        ``j_t`` uniformly (as the paper does), and the noise is calibrated to the schedule's
+        largest count (the schedule is drawn first, from public randomness).
     record_transcript : bool, default False
         Run the protocol step by step in Python (each owner computing on its own copy of its
         rows) and return what the other owners see as ``Fit.transcript``
@@ -433,8 +435,8 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
         ``"other_owners"``; ``settings["gradient_bound"]`` is the bound ``L_u`` on a record's
         shared-block gradient that the noise is calibrated to (sensitivity ``2 L_u``) and
         ``settings["personal_gradient_bound"]`` the personalised block's ``L_x``; with
-        ``calibration="paper"``, ``settings["seed_record_level_epsilon"]`` is what the seed's
-        argument would claim.
+        ``calibration="paper"``, ``settings["seed_record_level_epsilon"]`` is what the paper's
+        record-level argument would claim.
 
     Raises
     ------
@@ -444,10 +446,10 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
 
     Notes
     -----
-    Privacy (shared/REFERENCE.md section 5). The seed amplifies by sampling at rate ``1/(Nm)``
-    per record, which does not hold: ``x_j`` carries no noise and depends on all of owner j's
-    records, and it enters ``grad_u h`` at every later step of owner j, so a changed record can
-    move every later u-step of its owner. dpsolve certifies instead an **owner-level** joint-DP
+    Privacy (docs/joint_dp.md). The paper amplifies by sampling at rate ``1/(Nm)`` per record,
+    which does not hold: ``x_j`` carries no noise and depends on all of owner j's records, and it
+    enters ``grad_u h`` at every later step of owner j, so a changed record can move every later
+    u-step of its owner. dpsolve certifies instead an **owner-level** joint-DP
     guarantee: given the (data-independent) schedule, owner j's ``K_j`` u-steps are adaptively
     composed Gaussian mechanisms of sensitivity ``2 L_u`` each whatever x_j is, so the other
     owners' view is
@@ -465,7 +467,8 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     bound does not depend on the margin and ``L_u = Problem.lipschitz``.
     Utility: :func:`dpsolve.bounds.joint_sgd_bound` (Theorem 3.1).
 
-    Source: seed 003 (``003_40594ba3d5609f29.txt``), Algorithm 1, Lemma 3.2, Theorem 3.1.
+    Source: Huang et al. 2023, "Learning across Data Owners with Joint Differential Privacy"
+    (docs/sources.md), Algorithm 1, Lemma 3.2, Theorem 3.1.
     """
     secure = check_secure(secure, rng, record_transcript)
     _check_owners(problem, owners)
@@ -739,7 +742,7 @@ def joint_excess_risk(problem, owners, model, reference):
     return joint_objective(problem, owners, model) - reference.value
 
 
-# -- the seed's baselines --------------------------------------------------------------------------
+# -- the paper's baselines -------------------------------------------------------------------------
 def per_silo(problem, owners, *, tol=1e-8, max_iter=200_000):
     """Per-silo training: each owner minimises the Problem's objective on its own rows only,
     without noise or collaboration (nothing leaves the owner), to a certified gap ``tol``

@@ -1,11 +1,12 @@
 """Who holds which rows: a partition of a Problem's records among m parties and a coordinator B.
 
-The seeds' multi-party algorithms (seed 000's SGD1 across parties and SGD2, seed 002's model
-aggregation and gradient perturbation) are about what crosses between parties. dpsolve simulates
+The multi-party algorithms dpsolve implements (SGD1 across parties and SGD2 of the multi-party SGD
+notes after Bassily-Smith-Thakurta 2014; Jayaraman et al. 2018's model aggregation and gradient
+perturbation) are about what crosses between parties. dpsolve simulates
 them in one process: each :class:`Party` holds copies of its own rows only and computes only on
 them; whatever a solver passes between parties is a message the coordinator B can see.
 
-Party sizes are public, as in the seeds: their calibrations use them (``n_(1)``, the smallest).
+Party sizes are public, as in those sources: their calibrations use them (``n_(1)``, the smallest).
 """
 import math
 import numbers
@@ -60,7 +61,7 @@ class Party:
         return self.rows.shape[0]
 
     def sgd1_message(self, theta, local_row, scale, reg, sigma, rng):
-        """Seed 000's SGD1 message for one of this party's rows:
+        """The SGD1 message (multi-party SGD notes) for one of this party's rows:
         ``G = scale (loss'(<theta, x>, y) x + reg theta) + sigma N(0, I_p)``, with ``scale = n``
         (the whole problem's size), computed in the order of ``_kernels/sgd.pyx`` so the result
         is the same bit for bit. Only this party's own row is read."""
@@ -85,9 +86,10 @@ class Party:
         return out
 
     def sgd2_message(self, theta, sigma, rng):
-        """Seed 000's SGD2 message: ``G_j = sum_{i in S_j} grad loss(theta; x_i, y_i) + b_j``,
-        ``b_j ~ N(0, sigma^2 I_p)`` drawn from this party's own Generator ``rng``. Only this
-        party's rows are read. L2 sensitivity ``2L`` (replace-one)."""
+        """The SGD2 message (multi-party SGD notes):
+        ``G_j = sum_{i in S_j} grad loss(theta; x_i, y_i) + b_j``, ``b_j ~ N(0, sigma^2 I_p)``
+        drawn from this party's own Generator ``rng``. Only this party's rows are read. L2
+        sensitivity ``2L`` (replace-one)."""
         message = self._gradient_sum(theta)
         if sigma > 0.0:
             message += sigma * rng.standard_normal(theta.shape[0])
@@ -210,7 +212,7 @@ class Parties:
 
     @property
     def smallest(self):
-        """``n_(1)``, the smallest party's size (seed 002's sensitivities use it)."""
+        """``n_(1)``, the smallest party's size (Jayaraman et al. 2018's sensitivities use it)."""
         return min(self.sizes)
 
     def __len__(self):

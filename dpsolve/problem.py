@@ -1,6 +1,6 @@
 """The ERM problem every solver, bound and reference minimiser works on.
 
-Conventions (shared/REFERENCE.md sections 1 and 2): mean-form objective
+Conventions (docs/conventions.md): mean-form objective
 ``F(theta) = (1/n) sum_i loss(<theta, x_i>; y_i) + (reg/2) ||theta||^2`` over the ball
 ``C = {||theta|| <= radius}`` (no constraint when ``radius is None``), rows bounded by
 ``row_norm`` (a public bound chosen before seeing the data), replace-one neighbours.
@@ -144,9 +144,9 @@ class Problem:
         Labels, each one of the public ``classes`` for the classification losses (see
         ``classes``); for ``"squared"``, real targets with ``|y_i| <= label_bound``.
     loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"}
-        Per-sample loss of the margin ``z = <theta, x>`` (REFERENCE.md section 2).
-        ``"huber_hinge"`` (Chaudhuri-Monteleoni-Sarwate 2011) is the hinge loss with its kink
-        replaced by a parabola of width ``huber_width``: with ``m = y z`` it is 0 for
+        Per-sample loss of the margin ``z = <theta, x>`` (docs/conventions.md, "Losses and their
+        constants"). ``"huber_hinge"`` (Chaudhuri-Monteleoni-Sarwate 2011) is the hinge loss
+        with its kink replaced by a parabola of width ``huber_width``: with ``m = y z`` it is 0 for
         ``m > 1 + h``, ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h`` and ``1 - m`` for
         ``m < 1 - h``. It is differentiable with ``|loss'| <= 1`` and ``loss'' <= 1/(2h)``.
         ``"multinomial"`` is the softmax (cross-entropy) loss for K classes,
@@ -316,7 +316,7 @@ class Problem:
 
     @property
     def lipschitz(self):
-        """Lipschitz constant L of each per-sample loss in theta over C (REFERENCE.md section 2).
+        """Lipschitz constant L of each per-sample loss in theta over C (docs/conventions.md).
 
         ``B`` for logistic, hinge and huber_hinge (``|loss'| <= 1``); ``B (R B + B_y)`` for
         squared, which is infinite without a constraint; ``sqrt(2) B`` for multinomial in the
@@ -360,7 +360,8 @@ class Problem:
 
     @property
     def diameter(self):
-        """Diameter ``||C||_2 = 2R`` of the constraint set (seed 000's ``||C||_2``), inf if none."""
+        """Diameter ``||C||_2 = 2R`` of the constraint set (the ``||C||_2`` of
+        Bassily-Smith-Thakurta 2014), inf if none."""
         return math.inf if self.radius is None else 2.0 * self.radius
 
     # -- objective -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Exact reference minimisers with a certified optimality gap (shared/REFERENCE.md §6).
+"""Exact reference minimisers with a certified optimality gap (docs/conventions.md).
 
 Excess risk ``F(theta) - F(theta*)`` is the quantity every theorem in dpsolve bounds, so it needs
 ``theta*``. :func:`reference_minimizer` computes it in three steps:
@@ -64,7 +64,7 @@ _BALL_SLACK = 1e-12
 
 @dataclass(frozen=True, eq=False)
 class ReferenceSolution:
-    """A certified approximate minimiser of ``F`` over C (shared/REFERENCE.md §6).
+    """A certified approximate minimiser of ``F`` over C (docs/conventions.md).
 
     Attributes
     ----------
@@ -335,7 +335,7 @@ def certificate(problem, theta, alpha=None):
         D(\alpha) = -\frac1n \sum_i \phi_i^*(-\alpha_i)
                     - h^*\Big(\frac1n \sum_i \alpha_i x_i\Big) \le F(\theta^*),
 
-    so ``F(theta) - D(alpha) >= F(theta) - F(theta*)`` (shared/REFERENCE.md §6). The conjugates,
+    so ``F(theta) - D(alpha) >= F(theta) - F(theta*)`` (docs/conventions.md). The conjugates,
     with ``b_i = alpha_i y_i`` for the classification losses, are:
 
     * logistic: ``phi*(-alpha) = b log b + (1 - b) log(1 - b)``, ``b in [0, 1]``;
@@ -355,7 +355,7 @@ def certificate(problem, theta, alpha=None):
     huber_hinge the default is ``b_i = clip((1 + w - y_i z_i) / (2w), 0, 1)``.
 
     For the multinomial loss (``theta`` of shape (p, K), smooth) the certificate is the gradient
-    bound of REFERENCE.md §6 instead, with ``g = grad F(theta)`` and Frobenius norms: the
+    bound of docs/conventions.md instead, with ``g = grad F(theta)`` and Frobenius norms: the
     Frank–Wolfe gap ``<g, theta> + R ||g||`` over the ball, or ``||g||^2 / (2 lambda)`` by
     strong convexity when ``lambda > 0``, whichever is smaller (see :func:`_gradient_gap`).
     It vanishes at ``theta*`` too, but only at first order in ``||g||`` when the ball is
@@ -721,7 +721,7 @@ def _solve(problem, tol):
 
 
 def reference_minimizer(problem, *, tol=1e-9, cache=True):
-    """Certified minimiser of ``F`` over C (shared/REFERENCE.md §6).
+    """Certified minimiser of ``F`` over C (docs/conventions.md).
 
     Solves ``min_{||theta|| <= R} (1/n) sum_i loss(<x_i, theta>; y_i) + (lambda/2)||theta||^2``
     with cvxpy (Clarabel at tight tolerances, SCS as a fallback). For the smooth losses the
@@ -794,7 +794,7 @@ def excess_risk(problem, theta, reference=None):
 
     Since ``F(theta*) in [reference.value - reference.gap, reference.value]``, the true excess
     risk ``F(theta) - F(theta*)`` lies in ``[returned, returned + reference.gap]``
-    (shared/REFERENCE.md §6).
+    (docs/conventions.md).
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""aggregated_output_perturbation: Jayaraman et al.'s model aggregation (seed 002)."""
+"""aggregated_output_perturbation: Jayaraman et al. 2018's model aggregation, as in Chen's 2019
+slides (docs/multiparty.md)."""
 import math
 import warnings
 

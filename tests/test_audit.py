@@ -259,6 +259,7 @@ def test_bad_claims_are_refused_before_any_run():
         audit(mech, 0.0, 1.0, runs=10, claim=(1.0, 1e-5), delta=-0.1)
 
 
+@pytest.mark.slow
 def test_audit_is_reachable_from_the_package():
     """``import dpsolve`` alone makes ``dpsolve.audit`` available (a fresh interpreter, so no
     other test's import of dpsolve.audit can hide a missing export)."""
@@ -359,6 +360,7 @@ def _add_remove_sensitivity(monkeypatch, module):
         sigma, sensitivity / 2, **k))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [None, _halve_noise, _no_clipping, _add_remove_sensitivity])
 def test_clipped_gd_audit(mutant, monkeypatch):
     """DP-GD (the DP gradient descent lecture notes, after Abadi et al. 2016; docs/clipped_gd.md)
@@ -404,6 +406,7 @@ def _op_add_remove_sensitivity(monkeypatch, module):
                                                                         sensitivity / 2, *a))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", [None, _op_half_noise, _op_add_remove_sensitivity])
 def test_output_perturbation_audit(mutant, monkeypatch):
     """Output perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Jayaraman et al. 2018;
@@ -432,6 +435,7 @@ def test_output_perturbation_audit(mutant, monkeypatch):
         assert result.mu > mu, result
 
 
+@pytest.mark.slow
 def test_noisy_sgd_audit_catches_missing_noise_only():
     """SGD1 (Bassily, Smith & Thakurta 2014; docs/noisy_sgd.md) samples one record per step,
     so its privacy comes mostly from the sampling, and its last iterate hides small slips from

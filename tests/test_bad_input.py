@@ -306,7 +306,10 @@ def test_catalogue_matches_the_docs():
     assert documented == ids
 
 
-@pytest.mark.parametrize("name", GAUSSIAN)
+@pytest.mark.parametrize("name", [
+    # noisy_sgd: about 3 s, an RDP calibration over T = n^2 sampled steps
+    pytest.param(name, marks=pytest.mark.slow) if name == "noisy_sgd" else name
+    for name in GAUSSIAN])
 def test_delta_at_least_one_over_n_warns(name):
     # (noisy_sgd's default paper formula needs delta < 1/n^3 and refuses such a delta outright)
     extra = {"calibration": "rdp"} if name == "noisy_sgd" else {}

@@ -38,7 +38,7 @@ def test_lower_bounds(P):
 
 
 def test_huber_hinge_bounds_use_lipschitz_B(P):
-    """huber_hinge has L = B (REFERENCE.md section 2), so every bound equals the logistic one
+    """huber_hinge has L = B (docs/conventions.md), so every bound equals the logistic one
     on the same data (G = B + lambda R = 2.5), whatever the width; only the smoothness differs."""
     for width in (0.05, 0.5, 4.0):
         H = Problem(P.X, P.y, "huber_hinge", radius=2.0, reg=0.5, row_norm=1.5, huber_width=width)

@@ -1,4 +1,5 @@
-"""DP-GD with clipping (seed 004): exact reference, noise-free limit, utility trends, privacy."""
+"""DP-GD with clipping (the DP gradient descent lecture notes, after Abadi et al. 2016;
+docs/clipped_gd.md): exact reference, noise-free limit, utility trends, privacy."""
 import math
 
 import numpy as np

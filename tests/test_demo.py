@@ -4,11 +4,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from dpsolve import datasets, experiments
 from dpsolve.cli import main
 
 
+@pytest.mark.slow
 def test_demo_runs_end_to_end(tmp_path, capsys):
     out, db = tmp_path / "demo.png", tmp_path / "demo.db"
     assert main(["demo", "--seeds", "2", "--out", str(out), "--db", str(db), "--quiet"]) == 0
@@ -28,6 +30,7 @@ def test_demo_runs_end_to_end(tmp_path, capsys):
         assert len(store.rows()) == 2 * 3 * 3 * 2 * 2
 
 
+@pytest.mark.slow
 def test_cli_help_and_entry_point(tmp_path):
     # the console script pip installs next to the interpreter, run outside the source tree
     scripts = Path(sys.executable).parent

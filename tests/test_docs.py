@@ -4,7 +4,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import dpsolve
+
+pytestmark = pytest.mark.slow
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

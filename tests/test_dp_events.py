@@ -75,7 +75,10 @@ def _contains_pure(event):
     return any(_contains_pure(e) for e in parts)
 
 
-@pytest.mark.parametrize("name", sorted(FITS))
+@pytest.mark.parametrize("name", [
+    # noisy_sgd_rdp: about 3 s, an RDP calibration over T = n^2 sampled steps
+    pytest.param(name, marks=pytest.mark.slow) if name == "noisy_sgd_rdp" else name
+    for name in sorted(FITS)])
 def test_every_solver_event_survives_the_named_tuple_round_trip(name):
     fit = _fit(name)
     event = fit.dp_event
@@ -93,6 +96,7 @@ def test_every_solver_event_survives_the_named_tuple_round_trip(name):
         fit.certified_epsilon(), rel=0, abs=0)
 
 
+@pytest.mark.slow
 def test_the_round_trip_is_exercised_on_pure_and_composed_events():
     """The cases above include PureDpEvents alone and inside ComposedDpEvent (objective
     perturbation: pure objective + output release) and SelfComposedDpEvent."""

@@ -128,6 +128,7 @@ def test_several_datasets_and_the_page_text():
         experiments.run_id(r) for r in sweep.runs()]
 
 
+@pytest.mark.slow
 def test_multiparty_and_joint_runs_measure_against_their_own_optimum():
     base = {"name": "parties", "seed": 1, "replicates": 1,
             "data": {"source": "synthetic", "n": 403, "p": 4},
@@ -234,6 +235,7 @@ def _rows(db):
         return dict(con.execute("SELECT run_id, finished_at FROM runs").fetchall())
 
 
+@pytest.mark.slow
 def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     sweep_file = tmp_path / "slow.toml"
     sweep_file.write_text(SLOW)
@@ -290,6 +292,7 @@ with ResultStore(sys.argv[1]) as store:
 """
 
 
+@pytest.mark.slow
 def test_store_survives_sigkill_mid_write(tmp_path):
     """A writer committing large rows back to back (about 8 ms each here) is killed at random
     moments, mostly in the middle of a commit; it never runs out of rows to write, so each kill
@@ -325,6 +328,7 @@ def test_store_survives_sigkill_mid_write(tmp_path):
     assert sorted(row["result"]["i"] for row in rows) == list(range(total))
 
 
+@pytest.mark.slow
 def test_a_failing_run_is_named_and_the_finished_ones_are_kept(tmp_path):
     db = tmp_path / "r.db"
     spec = _with(problem={"loss": "logistic", "radius": 1.0},     # reg = 0: output_perturbation fails
@@ -333,6 +337,7 @@ def test_a_failing_run_is_named_and_the_finished_ones_are_kept(tmp_path):
         experiments.run_sweep(spec, db, jobs=1, progress=False)
 
 
+@pytest.mark.slow
 def test_store_refuses_a_different_sweep_under_the_same_name(tmp_path):
     db = tmp_path / "r.db"
     experiments.run_sweep(_with(solver=[{"name": "output_perturbation", "epsilon": 1.0}],
@@ -364,6 +369,7 @@ def test_slope_fit_recovers_known_exponents():
     assert stats.binom.ppf(1e-4, 200, 0.95) <= covered <= 200
 
 
+@pytest.mark.slow
 def test_summaries_and_slopes_from_a_run(tmp_path):
     db = tmp_path / "r.db"
     experiments.run_sweep(TINY, db, jobs=2, progress=False)

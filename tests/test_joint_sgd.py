@@ -1,5 +1,6 @@
-"""joint_sgd (seed 003, Algorithm 1): the kernel against a literal Python version of the algorithm,
-owner-level accounting, the joint objective's certified minimiser, and the baselines."""
+"""joint_sgd (Huang et al., joint DP, Algorithm 1; docs/joint_dp.md): the kernel against a
+literal Python version of the algorithm, owner-level accounting, the joint objective's certified
+minimiser, and the baselines."""
 import itertools
 import math
 import types
@@ -160,6 +161,7 @@ def test_seed_noise_is_reported_with_what_it_gives():
     assert fit.settings["seed_record_level_epsilon"] < fit.privacy.certified_epsilon
 
 
+@pytest.mark.slow
 def test_full_dp_is_record_level():
     problem, owners = _binary()
     fit = joint.collaboration_full_dp(problem, owners, 1.0, 1e-4, steps=600, rng=0)
@@ -317,6 +319,12 @@ GRADIENT_RADII = [(None, None), (1.0, 3.0), (2.5, 1.0), (0.5, 0.25), (20.0, 20.0
 LAYOUTS = {"personal": [1], "none": []}
 
 
+def _default_radii_fast(radii):
+    """The radii as parameters: the defaults in the fast tier, the others marked slow (each one is
+    a numerical maximisation; run them with -m "slow or not slow")."""
+    return [r if r == (None, None) else pytest.param(r, marks=pytest.mark.slow) for r in radii]
+
+
 def _gradient_problem(case, n=40, p=2, K=3):
     loss, B, B_y = GRADIENT_CASES[case]
     rng = np.random.default_rng(1)
@@ -454,7 +462,7 @@ def _attained(problem, cols, r_u, r_x):
 
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
-@pytest.mark.parametrize("radii", GRADIENT_RADII, ids=str)
+@pytest.mark.parametrize("radii", _default_radii_fast(GRADIENT_RADII), ids=str)
 @pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
 def test_gradient_bound_is_the_maximum_of_the_record_gradient(case, radii, layout):
     """Soundness: no record and no (u, x_j) in the domain has a larger gradient than the bound the
@@ -530,7 +538,7 @@ def _difference(problem, cols):
 
 
 @pytest.mark.parametrize("layout", ["all", "none"])
-@pytest.mark.parametrize("radii", GRADIENT_RADII[:3], ids=str)
+@pytest.mark.parametrize("radii", _default_radii_fast(GRADIENT_RADII[:3]), ids=str)
 @pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
 def test_neighbouring_messages_differ_by_at_most_twice_the_bound(case, radii, layout):
     """The sensitivity the noise is calibrated to, 2 L_u, bounds the difference of owner j's

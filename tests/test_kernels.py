@@ -228,7 +228,8 @@ def python_dloss(name, z, y):
 
 
 def sgd1_reference(X, y, name, steps, sigma, schedule, eta0, reg, radius, indices, noise):
-    """Seed 000's SGD1, one step at a time, in the kernel's order of floating-point operations."""
+    """SGD1 (Bassily, Smith & Thakurta 2014), one step at a time, in the kernel's order of
+    floating-point operations."""
     n, p = X.shape
     th = [0.0] * p
     for t in range(1, steps + 1):
@@ -353,7 +354,7 @@ def test_sgd_index_draws_are_uniform():
     assert stats.chisquare(np.bincount(idx, minlength=n)).pvalue > 1e-6
 
 
-# -- full-batch clipped gradient (DP-GD, seed 004) ------------------------------------------------
+# -- full-batch clipped gradient (DP-GD, Abadi et al. 2016; docs/clipped_gd.md) -------------------
 def _clipped_sum_reference(X, y, name, theta, clip):
     """Python floats in the kernel's order: 64 fixed row blocks, rows summed in order within a
     block, block sums added in block order. IEEE doubles, so the result must agree bit for bit."""
@@ -424,6 +425,7 @@ def assert_same_output_on_1_2_3_threads(code, tmp_path):
     assert outs["1"] == outs["2"] == outs["3"] != ""
 
 
+@pytest.mark.slow
 def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
     """Fixed blocks make the result independent of the number of OpenMP threads."""
     code = (

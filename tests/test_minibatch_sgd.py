@@ -1,4 +1,5 @@
-"""Mini-batch epsilon-DP SGD (seed 001): exact replay, noise-free limit, trends, privacy, inputs."""
+"""Mini-batch epsilon-DP SGD (Song, Chaudhuri & Sarwate 2013; docs/minibatch_sgd.md): exact
+replay, noise-free limit, trends, privacy, inputs."""
 import math
 
 import numpy as np
@@ -16,8 +17,9 @@ def _problem(n=1000, p=5, loss="logistic", seed=0, reg=1e-3, **kw):
 
 
 def _replay(problem, batch_size, scale, schedule, eta0, seed):
-    """Seed 001's update (1) in Python floats, drawing from the Generator in the kernel's order:
-    the permutation, then per batch the gamma-norm radius and its direction."""
+    """Song, Chaudhuri & Sarwate 2013's update (1) in Python floats, drawing from the
+    Generator in the kernel's order: the permutation, then per batch the gamma-norm radius and
+    its direction."""
     rng = np.random.default_rng(seed)
     X, y, n, p = problem.X, problem.y, problem.n, problem.p
     order = rng.permutation(n)

@@ -1,4 +1,4 @@
-"""The multinomial (softmax) loss for K classes (shared/REFERENCE.md section 2): kernels, Problem,
+"""The multinomial (softmax) loss for K classes (docs/conventions.md, losses): kernels, Problem,
 reference minimiser, bounds, clipped_gd, output perturbation, and the solvers that refuse it.
 
 theta has shape (p, K); norms of theta are Frobenius norms. Tolerances are worst-case rounding
@@ -207,6 +207,7 @@ def test_clipped_sum_matches_reference(clip):
         assert 0 < clipped < n
 
 
+@pytest.mark.slow
 def test_clipped_sum_is_the_same_on_one_thread(tmp_path):
     """Fixed blocks: the same bits for 1, 2 and 3 OpenMP threads."""
     code = (
@@ -284,7 +285,7 @@ def test_classes_are_public():
 
 
 def test_constants_and_description():
-    """REFERENCE.md section 2: L = sqrt(2) B (Frobenius), beta = B^2 / 2."""
+    """docs/conventions.md: L = sqrt(2) B (Frobenius), beta = B^2 / 2."""
     X, y = blobs(50, 4, 5)
     P = Problem(X, y, "multinomial", n_classes=5, radius=2.0, reg=0.1, row_norm=1.5)
     assert P.lipschitz == math.sqrt(2) * 1.5 and P.smoothness == 1.5 ** 2 / 2
@@ -382,6 +383,7 @@ SETTINGS = [(1.0, 0.0), (100.0, 0.0), (1.0, 0.05), (None, 0.01)]
 SETTING_IDS = ["active", "large-ball", "active-reg", "unconstrained"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
 def test_reference_reaches_tol_on_digits(radius, reg, tmp_path):
     P = Problem(*digits(), "multinomial", n_classes=10, radius=radius, reg=reg)
@@ -405,7 +407,7 @@ def test_reference_reaches_tol_on_digits(radius, reg, tmp_path):
     assert certificate(P, np.zeros((16, 10))) >= P.objective(np.zeros((16, 10))) - ref.value
 
 
-@pytest.mark.parametrize("reg", [1e-2, 1e-3])
+@pytest.mark.parametrize("reg", [1e-2, pytest.param(1e-3, marks=pytest.mark.slow)])
 def test_reference_agrees_with_scikit_learn(reg):
     """scikit-learn's LogisticRegression minimises C sum_i loss + ||W||^2 / 2, the objective
     times n C with C = 1/(n lambda). Both solutions are certified here: by lambda-strong
@@ -499,6 +501,7 @@ def test_bounds_use_p_times_K_and_ln_K():
 
 # -- clipped_gd ------------------------------------------------------------------------------
 # (the bitwise replay of clipped_gd on a multinomial problem is in test_clipped_gd.py)
+@pytest.mark.slow
 def test_clipped_gd_noise_free_limit_is_gradient_descent():
     """sigma = 0, C = L: projected GD with step 1/beta; the averaged iterate is within
     beta R^2 / (2T) of the optimum (dpgd_optimisation_error at zero noise) plus the gap."""
@@ -511,6 +514,7 @@ def test_clipped_gd_noise_free_limit_is_gradient_descent():
     assert np.linalg.norm(fit.theta) <= 2.0 * (1 + 1e-12)
 
 
+@pytest.mark.slow
 def test_clipped_gd_at_large_epsilon_is_close_to_the_optimum():
     """The bound is on the expected excess risk: the mean over seeds must not exceed it by 3
     standard errors, and at epsilon = 200 it is a small fraction of F(0) - F(theta*)."""

@@ -1,5 +1,6 @@
-"""multiparty_gd: seed 000's SGD2 (per-party noise) and Jayaraman et al.'s gradient perturbation
-(one noise draw inside secure aggregation)."""
+"""multiparty_gd (docs/multiparty.md): SGD2 of the multi-party SGD notes after Bassily, Smith &
+Thakurta 2014 (per-party noise) and Jayaraman et al. 2018's gradient perturbation (one noise draw
+inside secure aggregation)."""
 import math
 
 import numpy as np
@@ -197,7 +198,7 @@ def test_paper_noises_follow_the_sources(setting):
     assert fit.sigma == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25 * 100 / 1e-6)) / eps_it,
                                       rel=1e-12)
     assert fit.sigma == sgd2_paper_sigma(1.0, 100, 0.5, 1e-6)
-    assert fit.privacy.certified_epsilon < 0.5          # conservative (REFERENCE section 5)
+    assert fit.privacy.certified_epsilon < 0.5          # conservative (docs/privacy_audit.md)
 
     secure = dpsolve.multiparty_gd(problem, parties, 0.5, 1e-6, noise="secure_aggregation",
                                    calibration="paper", steps=100, rng=0)
@@ -255,6 +256,7 @@ def test_same_seed_same_result_and_inputs_untouched(setting):
     assert np.array_equal(problem.X, X)
 
 
+@pytest.mark.slow
 def test_default_steps_use_public_constants_only(setting):
     problem, parties = setting
     other = _problem(seed=99)
@@ -266,6 +268,7 @@ def test_default_steps_use_public_constants_only(setting):
 
 
 # -- utility ------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_sgd2_meets_theorem_4():
     """Theorem 4 with the seed's constants is at least 4mp/(1 + ...) times Lacoste-Julien et al.'s
     bound on the expectation, which holds for these steps; by Markov's inequality the mean of the
@@ -297,6 +300,7 @@ def test_gradient_perturbation_bound_without_noise_is_a_certificate():
         assert risk <= bounds.gradient_perturbation_bound(problem, steps, 0.0) + reference.gap
 
 
+@pytest.mark.slow
 def test_gradient_perturbation_bound_holds_on_average():
     """The bound is on the expectation: it must not lie below the mean of 200 runs by more than
     4 standard errors."""

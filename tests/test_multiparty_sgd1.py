@@ -1,5 +1,6 @@
-"""SGD1 across parties (seed 000): the protocol equals the single-party run, messages use only the
-sender's rows, transcripts replay, and each observer's epsilon is what the threat model says."""
+"""SGD1 across parties (Bassily, Smith & Thakurta 2014; docs/multiparty.md): the protocol
+equals the single-party run, messages use only the sender's rows, transcripts replay, and each
+observer's epsilon is what the threat model says."""
 import math
 
 import numpy as np
@@ -48,7 +49,7 @@ def test_a_message_depends_only_on_the_senders_rows():
         a = parties[0].sgd1_message(theta, row, 60.0, 0.0, 2.0, np.random.default_rng(row))
         b = other[0].sgd1_message(theta, row, 60.0, 0.0, 2.0, np.random.default_rng(row))
         assert np.array_equal(a, b)
-    # and it is seed 000's G_t for that row: n (loss' x + reg theta) + sigma xi
+    # and it is SGD1's G_t for that row (docs/noisy_sgd.md): n (loss' x + reg theta) + sigma xi
     x, yv = problem.X[5], problem.y[5]
     d = -yv / (1 + math.exp(yv * (x @ theta)))
     xi = np.random.default_rng(9).standard_normal(3)
@@ -76,6 +77,7 @@ def test_observer_epsilons_closed_form():
     assert fit.observers["coordinator"] > fit.observers["parties"] > fit.observers["outsider"]
 
 
+@pytest.mark.slow
 def test_observers_above_the_claim_warn():
     problem, parties = _setup()
     with pytest.warns(dpsolve.PrivacyWarning) as record:

@@ -1,5 +1,6 @@
-"""Output perturbation (seed 002) and objective perturbation (AMP): exact noise, limits, trends,
-privacy, inputs."""
+"""Output perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Jayaraman et al. 2018) and
+objective perturbation (AMP), docs/perturbation.md: exact noise, limits, trends, privacy,
+inputs."""
 import math
 
 import numpy as np

@@ -125,7 +125,7 @@ def test_constants():
 
 
 def test_huber_hinge_constants_and_description():
-    """REFERENCE.md section 2: L = B (|loss'| <= 1), beta = B^2 / (2h)."""
+    """docs/conventions.md: L = B (|loss'| <= 1), beta = B^2 / (2h)."""
     X, y = data()
     P = Problem(X, np.where(y > 0, 7, 3), "huber_hinge", radius=2.0, reg=0.1, row_norm=1.5,
                 huber_width=0.3, classes=(3, 7))

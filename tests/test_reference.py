@@ -1,4 +1,4 @@
-"""dpsolve.reference: certified reference minimisers (shared/REFERENCE.md §6).
+"""dpsolve.reference: certified reference minimisers (docs/reference_minimizer.md).
 
 The certificate must be a true upper bound on F(theta) - F(theta*), small at the reference
 solution, and unaffected by what is on disk. Every problem is seeded; every cache lives in
@@ -20,6 +20,12 @@ LOSSES = ("logistic", "hinge", "squared", "huber_hinge")
 # regularisation, no constraint.
 SETTINGS = [(0.5, 0.0), (100.0, 0.0), (0.5, 0.05), (None, 0.01)]
 SETTING_IDS = ["active", "inactive", "active-reg", "unconstrained"]
+# loss x setting; the fast tier runs the diagonal (every loss once, every setting once) and the
+# rest is marked slow (run it with -m "slow or not slow")
+GRID = [pytest.param(loss, radius, reg, id=f"{loss}-{setting}",
+                     marks=() if i == j else pytest.mark.slow)
+        for i, loss in enumerate(LOSSES)
+        for j, ((radius, reg), setting) in enumerate(zip(SETTINGS, SETTING_IDS))]
 
 
 def make_problem(loss, n=300, p=5, radius=1.0, reg=0.0, seed=0):
@@ -62,8 +68,7 @@ def dual_value(P, alpha):
 
 
 # -- the certificate is a true upper bound -----------------------------------------------------
-@pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
-@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("loss,radius,reg", GRID)
 def test_gap_bounds_distance_to_a_tighter_solution(loss, radius, reg, tmp_path):
     P = make_problem(loss, radius=radius, reg=reg, seed=1)
     ref = reference_minimizer(P, tol=1e-6, cache=tmp_path)
@@ -102,8 +107,7 @@ def independent_solve(P):
     return reference_module._project(P, theta.value)
 
 
-@pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
-@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("loss,radius,reg", GRID)
 def test_certificate_is_an_upper_bound_at_random_feasible_points(loss, radius, reg, tmp_path):
     P = make_problem(loss, radius=radius, reg=reg, seed=2)
     ref = reference_minimizer(P, cache=tmp_path)
@@ -150,8 +154,7 @@ def test_certificate_grows_with_suboptimality(tmp_path):
 
 
 # -- the certificate is small ------------------------------------------------------------------
-@pytest.mark.parametrize("radius,reg", SETTINGS, ids=SETTING_IDS)
-@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("loss,radius,reg", GRID)
 def test_reference_reaches_1e_9(loss, radius, reg, tmp_path):
     P = make_problem(loss, n=2000, p=20, radius=radius, reg=reg, seed=7)
     ref = reference_minimizer(P, cache=tmp_path)
@@ -266,6 +269,7 @@ def test_huber_hinge_conjugate_matches_a_numerical_supremum():
             assert closed - d * d / (16 * h) - 1e-14 <= sup <= closed + 1e-14
 
 
+@pytest.mark.slow
 def test_logistic_n10000_p50(tmp_path):
     """The hard case: plain cvxpy returns optimal_inaccurate at tight tolerances here."""
     P = make_problem("logistic", n=10_000, p=50, radius=1.0, reg=0.0, seed=8)

@@ -407,6 +407,18 @@ def test_kernel_derivatives_are_the_loss_derivatives():
     assert np.allclose(D, expected, rtol=1e-12, atol=1e-15)
 
 
+def _first_of_each_loss_fast(items, loss=lambda item: item.loss, slow_losses=()):
+    """Parameters: the first item of each loss runs in the fast tier, the others (and every item
+    of ``slow_losses``) are marked slow: each is a numerical maximisation; run them all with
+    -m "slow or not slow"."""
+    seen = set(slow_losses)
+    params = []
+    for item in items:
+        params.append(pytest.param(item, marks=pytest.mark.slow) if loss(item) in seen else item)
+        seen.add(loss(item))
+    return params
+
+
 GRADIENT_CASES = [
     Case("logistic", R=1.0, B=1.0), Case("logistic", R=1.0, B=2.5), Case("logistic", R=40.0),
     Case("hinge", R=1.0, B=1.0), Case("hinge", R=0.5, B=2.5),
@@ -439,7 +451,7 @@ def _attains_lipschitz(case):
     return None
 
 
-@pytest.mark.parametrize("case", GRADIENT_CASES, ids=str)
+@pytest.mark.parametrize("case", _first_of_each_loss_fast(GRADIENT_CASES), ids=str)
 def test_lipschitz_constant_is_the_largest_gradient_norm(case):
     """problem.lipschitz (L, which every sensitivity rests on) bounds ||grad loss(theta; x, y)||
     over ||theta|| <= R, ||x|| <= B and the label set: a search over the kernels' gradients never
@@ -465,7 +477,7 @@ def test_lipschitz_constant_is_the_largest_gradient_norm(case):
     _record("max ||grad|| vs L", str(case), value, L)
 
 
-@pytest.mark.parametrize("case", GRADIENT_CASES, ids=str)
+@pytest.mark.parametrize("case", _first_of_each_loss_fast(GRADIENT_CASES), ids=str)
 def test_replace_one_gradient_difference_is_at_most_2L(case):
     """||grad loss(theta; d) - grad loss(theta; d')|| <= 2L for any theta in C and records d, d'
     (the replace-one sensitivity of one record's gradient that noisy_sgd, multiparty_gd,
@@ -1099,7 +1111,8 @@ def _check_against_reference(case, tiny_problem, problem, theta, cert):
     assert np.linalg.norm(own - theta) <= bound
 
 
-@pytest.mark.parametrize("config", ARGMIN_CONFIGS, ids=str)
+@pytest.mark.parametrize("config", _first_of_each_loss_fast(
+    ARGMIN_CONFIGS, lambda config: config.case.loss, slow_losses=["multinomial"]), ids=str)
 def test_output_perturbation_argmin_sensitivity(config):
     """output_perturbation adds noise for ``settings["sensitivity"] = 2L/(n lam) +
     2 sqrt(2 g/lam)`` (g its fixed solver tolerance): the first term is the claimed sensitivity of
@@ -1143,7 +1156,7 @@ def test_output_perturbation_argmin_sensitivity(config):
 
 AGGREGATION_CONFIGS = [
     (ArgminConfig(Case("logistic"), n=6, lam=0.1), 9),
-    (ArgminConfig(Case("hinge"), n=5, lam=0.5), 8),
+    pytest.param(ArgminConfig(Case("hinge"), n=5, lam=0.5), 8, marks=pytest.mark.slow),
 ]
 
 

@@ -1,4 +1,5 @@
-"""The audit of the seeds' calibrations confirms (or corrects) shared/REFERENCE.md section 5."""
+"""The audit of the source documents' calibrations (docs/privacy_audit.md, generated) confirms
+what docs/source_mistakes.md says about them."""
 import math
 from pathlib import Path
 
@@ -8,9 +9,10 @@ from dpsolve.privacy import epsilon_of, gaussian_event, source_audit
 from dpsolve.privacy.accounting import UniformSampling
 
 
+@pytest.mark.slow
 def test_sgd1_paper_noise_is_private_and_several_fold_too_large():
     (row,) = source_audit.sgd1_rows(ns=(1000,), epsilons=(0.5,))
-    assert row.certified_epsilon == pytest.approx(0.088, abs=0.002)    # REFERENCE (c): ~0.08
+    assert row.certified_epsilon == pytest.approx(0.088, abs=0.002)    # docs/noisy_sgd.md: ~0.08
     assert row.ratio > 5
     tight = gaussian_event(row.tight_noise, 2000.0, steps=10 ** 6, sampling=UniformSampling(1000))
     assert epsilon_of(tight, row.delta, "rdp") <= row.epsilon
@@ -18,7 +20,7 @@ def test_sgd1_paper_noise_is_private_and_several_fold_too_large():
 
 def test_sgd2_noise_is_very_conservative():
     rows = source_audit.sgd2_rows(steps_grid=(100,), epsilons=(1.0,))
-    assert rows[0].certified_epsilon == pytest.approx(0.17, abs=0.01)   # REFERENCE: ~0.17
+    assert rows[0].certified_epsilon == pytest.approx(0.17, abs=0.01)   # privacy_audit.md: 0.17
     assert rows[0].ratio > 4
 
 
@@ -59,6 +61,7 @@ def test_markdown_marks_broken_claims():
     assert "**above claim**" in table[2] and "**above claim**" not in table[3]
 
 
+@pytest.mark.slow
 def test_docs_page_is_current(tmp_path):
     """docs/privacy_audit.md is what the code generates (regenerate it when this fails)."""
     page = Path(__file__).resolve().parents[1] / "docs" / "privacy_audit.md"

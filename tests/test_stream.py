@@ -150,6 +150,7 @@ def test_tables_satisfy_their_equations():
         assert (K[k] - 1) * W[k] < x[k + 1]
 
 
+@pytest.mark.slow
 def test_tables_header_is_what_the_generator_writes():
     script = Path(__file__).resolve().parents[1] / "_kernels" / "make_ziggurat_tables.py"
     if not script.exists():                 # an installed copy without the sources

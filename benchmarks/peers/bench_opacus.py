@@ -5,7 +5,7 @@ bounded per-sample gradients, Gaussian noise. Opacus runs ``make_private`` on a 
 ``torch.nn.Linear`` with SGD, fixed batches (``poisson_sampling=False``), both cores
 (``torch.set_num_threads(2)``).
 
-* batch 1: against ``dpsolve.noisy_sgd``'s kernel (seed 000's SGD1: one sample, p noise values
+* batch 1: against ``dpsolve.noisy_sgd``'s kernel (SGD1: one sample, p noise values
   and a projection per step);
 * batch 1024: DP-SGD from dpsolve's clipped-gradient kernel (the one ``clipped_gd`` runs on both
   cores): per batch of 1024 shuffled rows, the sum of per-sample gradients clipped to 1, plus

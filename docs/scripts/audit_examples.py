@@ -109,8 +109,8 @@ def sgd_rows(runs=2000):
     for factor in (1.0, 0.5, 0.1, 0.0):
         def run(problem, rng, factor=factor):
             return dpsolve.minibatch_sgd(problem, noise_scale=factor * scale, rng=rng).theta
-        yield _row(f"mini-batch SGD (seed 001), b = 10: noise × {factor:g}", "(1, 0)", "", run,
-                   D, D2, statistic, runs, 0.0)
+        yield _row(f"mini-batch SGD (Song–Chaudhuri–Sarwate 2013), b = 10: noise × {factor:g}",
+                   "(1, 0)", "", run, D, D2, statistic, runs, 0.0)
 
 
 def main():

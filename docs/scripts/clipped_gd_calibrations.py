@@ -1,4 +1,4 @@
-"""DP-GD (seed 004) with its default settings: the lecture's noise against exact accounting.
+"""DP-GD with its default settings: the lecture notes' noise against exact accounting.
 
     python docs/scripts/clipped_gd_calibrations.py [--seeds 20]
 

@@ -1,4 +1,4 @@
-"""Reproduce seed 001's synthetic experiment (Song, Chaudhuri & Sarwate 2013, Fig. 1, left).
+"""Reproduce the synthetic experiment of Song, Chaudhuri & Sarwate 2013 (Fig. 1, left).
 
     python docs/scripts/seed001_minibatch.py [--runs 20] [--out docs/figures/seed001_minibatch]
 
@@ -6,7 +6,7 @@ n = 10,000 points uniform on the unit sphere in R^5, linearly separable with mar
 logistic regression with lambda = 1e-4; epsilon = 1; batch sizes {1, 2, 5, 10, 20, 50}; one
 pass; eta_t = 1/sqrt(t); projection onto the ball of radius 1/lambda. For each batch size, the
 objective of private and non-private SGD over 20 random permutations (fresh noise for the private
-runs): mean and one standard deviation, as in the seed. Writes a table (markdown, stdout) and
+runs): mean and one standard deviation, as in the paper. Writes a table (markdown, stdout) and
 the figure as PNG and SVG; the exact optimum F(theta*) (certified) is drawn for reference.
 """
 import argparse
@@ -56,7 +56,7 @@ def main():
     ax.set_xticks(BATCH_SIZES, [str(b) for b in BATCH_SIZES])
     ax.set_xlabel("batch size b")
     ax.set_ylabel("objective F(w) after one pass")
-    ax.set_title("Seed 001: n = 10⁴ on S⁴, λ = 1e-4, η_t = 1/√t", fontsize=10)
+    ax.set_title("Song–Chaudhuri–Sarwate 2013: n = 10⁴ on S⁴, λ = 1e-4, η_t = 1/√t", fontsize=10)
     ax.legend()
     fig.tight_layout()
     for ext in ("png", "svg"):

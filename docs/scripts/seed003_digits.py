@@ -1,4 +1,4 @@
-"""Seed 003's Table 1 in shape, on a convex model: joint DP against full DP and per-silo training.
+"""Huang et al. 2023's Table 1 in shape, on a convex model: joint DP against full DP and per-silo.
 
     python docs/scripts/seed003_digits.py [--runs 5] [--out docs/figures/seed003_digits]
 
@@ -14,8 +14,8 @@ new noise) and epsilon in {1, 2, 5, 10}, delta = 1/n (n training records):
 * without DP: one shared model, the pooled minimiser;
 * full DP: one shared model by noisy SGD (no personalised block), record-level accounting;
 * joint DP: :func:`dpsolve.joint_sgd`, owner-level accounting (what dpsolve certifies);
-* and both DP methods with the seed's own noise formula (``calibration="paper"``), whose
-  record-level reading for joint DP is not sound (shared/REFERENCE.md section 5).
+* and both DP methods with the paper's own noise formula (``calibration="paper"``), whose
+  record-level reading for joint DP is not sound (docs/joint_dp.md, "Privacy").
 
 Prints the test accuracy (mean +- standard deviation over runs) as a Markdown table and writes a
 figure (PNG and SVG).
@@ -33,8 +33,8 @@ OWNERS = (4, 16, 64)
 EPSILONS = (1.0, 2.0, 5.0, 10.0)
 RADIUS, REG = 20.0, 1e-3
 EPOCHS = 20             # T = 20 n steps for every DP fit: the same public compute budget
-METHODS = ("joint DP (certified)", "full DP (certified)", "joint DP (seed's noise)",
-           "full DP (seed's noise)")
+METHODS = ("joint DP (certified)", "full DP (certified)", "joint DP (paper's noise)",
+           "full DP (paper's noise)")
 
 
 def _split(X, y, n_owners, seed):
@@ -121,10 +121,10 @@ def table(results):
             cells += [_cell(results[(n_owners, m, eps)]) for m in METHODS]
             lines.append(f"| {n_owners} | {eps:g} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append("Certified ε of the seed's noise (owner level for joint DP, record level for "
+    lines.append("Certified ε of the paper's noise (owner level for joint DP, record level for "
                  "full DP), mean over runs:")
     lines.append("")
-    lines.append("| N | ε claimed | joint DP (seed's noise) | full DP (seed's noise) |")
+    lines.append("| N | ε claimed | " + " | ".join(METHODS[2:]) + " |")
     lines.append("|---|---|---|---|")
     for n_owners in OWNERS:
         for eps in EPSILONS:

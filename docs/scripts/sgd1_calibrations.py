@@ -1,10 +1,11 @@
-"""SGD1 (seed 000) at the same (epsilon, delta): the paper's noise (3) against tight calibrations.
+"""SGD1 at the same (epsilon, delta): the paper noise (3) against tight calibrations.
 
     python docs/scripts/sgd1_calibrations.py [--seeds 20]
 
-Prints sigma, the epsilon the RDP accountant certifies, and the excess risk (mean +- standard
-error over seeds) for each calibration, on a synthetic logistic problem (n = 1000, p = 10,
-ball radius 1), epsilon = 0.5, delta = 1e-10.
+SGD1 and its noise (3) are those of the multi-party SGD notes built on Bassily-Smith-Thakurta
+2014 (docs/noisy_sgd.md). Prints sigma, the epsilon the RDP accountant certifies, and the excess
+risk (mean +- standard error over seeds) for each calibration, on a synthetic logistic problem
+(n = 1000, p = 10, ball radius 1), epsilon = 0.5, delta = 1e-10.
 """
 import argparse
 import concurrent.futures

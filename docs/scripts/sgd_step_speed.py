@@ -4,10 +4,10 @@
 
 Logistic loss, n = 10^4 unit rows, ball radius 1, sigma = 100, one call of the kernel per
 measurement (best of five). The floor is what NumPy's ``Generator.standard_normal`` needs to draw
-one step's p values when it draws many steps at once (``standard_normal((steps, p))``): issue 7
-asks the whole dpsolve step to cost no more than that. "NumPy loop" is SGD1 written with one
-vectorised NumPy step per Python iteration (``benchmarks/common.py``). Prints a table
-and writes ``sgd_step_speed.png`` and ``.svg``.
+one step's p values when it draws many steps at once (``standard_normal((steps, p))``): the
+performance target is that the whole dpsolve step costs no more than that. "NumPy loop" is SGD1
+written with one vectorised NumPy step per Python iteration (``benchmarks/common.py``). Prints a
+table and writes ``sgd_step_speed.png`` and ``.svg``.
 """
 import argparse
 import os
@@ -71,7 +71,7 @@ def plot(rows, out):
     ax.set_yscale("log")
     ax.set_xlabel("p (features)")
     ax.set_ylabel("time per SGD1 step (ns)")
-    ax.set_title("noisy_sgd (seed 000, SGD1), logistic, n = 10⁴")
+    ax.set_title("noisy_sgd (SGD1), logistic, n = 10⁴")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -94,36 +94,37 @@ def _bounds(problem, name, options, fit, parties=None):
                 if fit.settings["step_size"] == "strongly_convex" and \
                         fit.settings["output"] != "last":
                     upper = bounds.sgd2_bound(problem, parties, fit.sigma, fit.steps)
-                    upper_name = "seed 000 Theorem 4 (SGD2, explicit constants)"
+                    upper_name = "Theorem 4 of the multi-party SGD notes (SGD2, explicit constants)"
             elif fit.settings["step_size"] == "smooth":
                 upper = bounds.gradient_perturbation_bound(problem, fit.steps, fit.sigma)
-                upper_name = "gradient perturbation at step 1/beta (seed 002)"
+                upper_name = "gradient perturbation at step 1/beta (Jayaraman et al. 2018)"
         elif name == "joint_sgd":
             layout = _joint_options(options)
             upper = bounds.joint_sgd_bound(problem, parties, eps, delta,
                                            personal_columns=layout["personal_columns"],
                                            shared_radius=layout["shared_radius"],
                                            personal_radius=layout["personal_radius"])
-            upper_name = "seed 003 Theorem 3.1 (record level, constant 1)"
+            upper_name = "Huang et al. 2023 Theorem 3.1 (record level, constant 1)"
             return upper, upper_name, None  # joint DP is weaker than DP: no DP lower bound
         strongly = problem.reg > 0.0
         if name == "noisy_sgd":
             if options.get("step_size", "lipschitz") == "strongly_convex":
                 upper = bounds.sgd1_strongly_convex_bound(problem, eps, delta)
-                upper_name = "seed 000 Theorem 2 (strongly convex, O-constant 1)"
+                upper_name = ("Theorem 2 of the multi-party SGD notes (strongly convex, "
+                              "O-constant 1)")
             else:
                 upper = bounds.sgd1_lipschitz_bound(problem, eps, delta)
-                upper_name = "seed 000 Theorem 2 (Lipschitz, O-constant 1)"
+                upper_name = "Theorem 2 of the multi-party SGD notes (Lipschitz, O-constant 1)"
         elif name == "clipped_gd":
             upper = bounds.clipped_gd_bound(problem, eps, delta, steps=fit.steps,
                                             clip_norm=fit.settings["clip_norm"],
                                             calibration=fit.calibration
                                             if fit.calibration != "explicit" else "pld")
-            upper_name = "DP-GD optimisation bound (seed 004)"
+            upper_name = "DP-GD optimisation bound (lecture notes' DP-GD)"
         elif name == "minibatch_sgd" and fit.settings["schedule"] == "inv":
             upper = bounds.minibatch_sgd_bound(problem, eps,
                                                batch_size=fit.settings["batch_size"])
-            upper_name = "SCS13 bound (seed 001, schedule inv)"
+            upper_name = "Song-Chaudhuri-Sarwate 2013 SGD bound (schedule inv)"
         elif name == "output_perturbation":
             upper = bounds.output_perturbation_bound(problem, eps, delta)
             upper_name = "output perturbation (CMS 2011)"

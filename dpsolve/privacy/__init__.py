@@ -1,14 +1,15 @@
 """Privacy: noise calibration, composition, and accounting of what dpsolve's solvers release.
 
-Conventions (shared/REFERENCE.md sections 3 and 4): replace-one neighbours unless a function says
-otherwise; a DpEvent built by dpsolve carries Gaussian noise multipliers ``sigma / Delta`` where
-Delta is the L2 sensitivity under the stated neighbour relation (see :mod:`.accounting`).
+Conventions (docs/conventions.md, "Noise mechanisms" and "Composition and accounting"):
+replace-one neighbours unless a function says otherwise; a DpEvent built by dpsolve carries
+Gaussian noise multipliers ``sigma / Delta`` where Delta is the L2 sensitivity under the stated
+neighbour relation (see :mod:`.accounting`).
 
 - mechanisms: ``gaussian_sigma_classic``, ``gaussian_sigma_analytic``, ``gaussian_epsilon``,
   ``laplace_scale``, ``gamma_norm_scale``;
 - composition: ``basic_composition``, ``strong_composition`` (KOV), ``drv_composition``,
-  ``seed000_lemma1_composition`` (labelled reproduction), ``group_privacy``, ``gaussian_zcdp``,
-  ``zcdp_to_dp``;
+  ``seed000_lemma1_composition`` (Lemma 1 of the multi-party SGD notes, a labelled
+  reproduction), ``group_privacy``, ``gaussian_zcdp``, ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),

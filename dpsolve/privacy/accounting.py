@@ -1,6 +1,7 @@
 """What a solver released, as a ``dp_accounting`` DpEvent, and the epsilon each accountant gives it.
 
-The one place where dpsolve's conventions meet dp_accounting's (shared/REFERENCE.md section 4):
+The one place where dpsolve's conventions meet dp_accounting's (docs/conventions.md,
+"dp_accounting's conventions"):
 
 * **Events.** A Gaussian release built here (:func:`gaussian_event`) carries the noise multiplier
   ``sigma / Delta``, with Delta the L2 sensitivity under the stated neighbour relation
@@ -54,7 +55,7 @@ class PoissonSampling:
 class UniformSampling:
     """Each step uses a uniformly random subset of ``sample_size`` of the ``dataset_size``
     records. For ``sample_size = 1`` this is one index drawn uniformly with replacement
-    (seed 000's SGD1, seed 003's NSGD)."""
+    (SGD1 of the multi-party SGD notes, Huang et al. 2023's NSGD)."""
 
     dataset_size: int
     sample_size: int = 1
@@ -344,7 +345,7 @@ def epsilon_of(event_or_fit, delta, accountant=None, neighbours=None):
     accountant : {"pld", "rdp", "zcdp", "strong", "basic"} or None
         ``"pld"``: privacy loss distributions (exact closed form for unsampled Gaussian
         compositions, dp_accounting's PLD with Poisson sampling); ``"rdp"``: dp_accounting's
-        Renyi accountant; ``"zcdp"``: rho's added, converted with seed 002's rule (sampling
+        Renyi accountant; ``"zcdp"``: rho's added, converted with Bun-Steinke's rule (sampling
         ignored); ``"strong"``: KOV's strong composition of the per-step analytic Gaussian
         epsilon, amplified by sampling; ``"basic"``: the sum of per-step epsilons at
         ``delta / steps``. None: the tightest that supports the event (pld, else rdp).

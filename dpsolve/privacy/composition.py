@@ -1,4 +1,5 @@
-"""Composition theorems for (epsilon, delta)-DP and zCDP (shared/REFERENCE.md section 4).
+"""Composition theorems for (epsilon, delta)-DP and zCDP (docs/conventions.md, "Composition and
+accounting").
 
 Each function composes k mechanisms that are each (epsilon, delta)-DP and returns the total
 ``(epsilon, delta)``. These are the textbook rules that the source documents use; the tight
@@ -33,7 +34,7 @@ def strong_composition(epsilon, delta, k, delta_slack):
         k\epsilon\tanh(\epsilon/2) + \epsilon\sqrt{2k\ln(e + \sqrt{k\epsilon^2}/\tilde\delta)},\;
         k\epsilon\tanh(\epsilon/2) + \epsilon\sqrt{2k\ln(1/\tilde\delta)}\Big\}.
 
-    Valid for every epsilon > 0 (seed 000's reference [2]).
+    Valid for every epsilon > 0 (reference [2] of the multi-party SGD notes).
     """
     _checks(epsilon, delta, k, delta_slack)
     base = k * epsilon * math.tanh(epsilon / 2.0)
@@ -52,15 +53,17 @@ def drv_composition(epsilon, delta, k, delta_slack):
 
 
 def seed000_lemma1_composition(epsilon, delta, k, delta_slack):
-    """Seed 000, Lemma 1 (labelled reproduction): ``min{k eps, k eps^2 + eps sqrt(2k ln(1/delta'))}``
-    with total delta ``1 - (1 - delta)^k (1 - delta')``, stated for 0 < epsilon < 1.
+    """Lemma 1 (strong composition) of the multi-party SGD notes after Bassily-Smith-Thakurta 2014,
+    a labelled reproduction: ``min{k eps, k eps^2 + eps sqrt(2k ln(1/delta'))}`` with total
+    delta ``1 - (1 - delta)^k (1 - delta')``, stated for 0 < epsilon < 1.
 
     Since ``tanh(eps/2) <= eps``, this is a valid, looser form of KOV's bound
     (:func:`strong_composition`, third term).
     """
     _checks(epsilon, delta, k, delta_slack)
     if not epsilon < 1.0:
-        raise ValueError(f"seed 000's Lemma 1 is stated for epsilon < 1, got {epsilon:g}")
+        raise ValueError(f"Lemma 1 of the multi-party SGD notes is stated for epsilon < 1, "
+                         f"got {epsilon:g}")
     eps = min(k * epsilon, k * epsilon ** 2 + epsilon * math.sqrt(2 * k * math.log(1.0 / delta_slack)))
     return eps, 1.0 - (1.0 - delta) ** k * (1.0 - delta_slack)
 
@@ -68,22 +71,23 @@ def seed000_lemma1_composition(epsilon, delta, k, delta_slack):
 def group_privacy(epsilon, delta, k):
     """Group privacy: an (epsilon, delta)-DP mechanism is ``(k epsilon, k e^{(k-1) epsilon}
     delta)``-DP for datasets that differ in k records (Dwork & Roth 2014, Thm 2.2 and its
-    (epsilon, delta) form; shared/REFERENCE.md section 5, user level of seed 003)."""
+    (epsilon, delta) form; for users of k records in Huang et al. 2023's setting, see
+    docs/joint_dp.md)."""
     _checks(epsilon, delta, k)
     return k * epsilon, min(1.0, k * math.exp((k - 1) * epsilon) * delta)
 
 
 def gaussian_zcdp(sigma, sensitivity):
-    """zCDP of the Gaussian mechanism: ``rho = Delta^2 / (2 sigma^2)`` (seed 002; Bun & Steinke
-    2016). rho's add up under composition."""
+    """zCDP of the Gaussian mechanism: ``rho = Delta^2 / (2 sigma^2)`` (Bun & Steinke 2016, as in
+    Chen's 2019 slides). rho's add up under composition."""
     check_real(sigma, "sigma", low=0.0)
     check_real(sensitivity, "sensitivity", low=0.0, low_inclusive=True)
     return sensitivity ** 2 / (2.0 * sigma ** 2)
 
 
 def zcdp_to_dp(rho, delta):
-    """rho-zCDP implies ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP (seed 002; Bun & Steinke
-    2016, Prop. 1.3)."""
+    """rho-zCDP implies ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP (Bun & Steinke 2016,
+    Prop. 1.3, as in Chen's 2019 slides)."""
     check_real(rho, "rho", low=0.0, low_inclusive=True, allow_inf=True)
     check_real(delta, "delta", low=0.0, high=1.0)
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))

@@ -1,8 +1,8 @@
 """Noise calibration of single mechanisms: Gaussian (classic and analytic), Laplace, gamma-norm.
 
-shared/REFERENCE.md section 3. Sensitivities are L2 unless a name says L1; every function returns
-the noise parameter for the sensitivity it is given, under whatever neighbour relation that
-sensitivity was computed for.
+See docs/conventions.md, "Noise mechanisms". Sensitivities are L2 unless a name says L1; every
+function returns the noise parameter for the sensitivity it is given, under whatever neighbour
+relation that sensitivity was computed for.
 """
 import math
 
@@ -22,8 +22,9 @@ def gaussian_sigma_classic(sensitivity, epsilon, delta):
     r"""Classic Gaussian mechanism: ``sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon``.
 
     (epsilon, delta)-DP for L2 sensitivity Delta, **only for epsilon < 1** (Dwork & Roth 2014,
-    Thm A.1; seed 002; seed 000 Lemma 2). Raises ValueError for epsilon >= 1: use
-    :func:`gaussian_sigma_analytic`, which is exact for every epsilon.
+    Thm A.1; as in Chen's 2019 slides, and Lemma 2 of the multi-party SGD notes). Raises
+    ValueError for epsilon >= 1: use :func:`gaussian_sigma_analytic`, which is exact for every
+    epsilon.
     """
     _checks(sensitivity, epsilon, delta)
     if epsilon >= 1.0:
@@ -100,7 +101,8 @@ def laplace_scale(l1_sensitivity, epsilon):
 
 def gamma_norm_scale(l2_sensitivity, epsilon):
     """Scale ``s = Delta_2 / epsilon`` of the gamma-norm (l2-Laplace) mechanism, density
-    proportional to ``exp(-||z|| / s)``: epsilon-DP for L2 sensitivity Delta_2. Seed 001's
-    ``exp(-(alpha/2) ||z||)`` is ``Delta_2 = 2``, ``epsilon = alpha``."""
+    proportional to ``exp(-||z|| / s)``: epsilon-DP for L2 sensitivity Delta_2.
+    Song-Chaudhuri-Sarwate 2013's ``exp(-(alpha/2) ||z||)`` is ``Delta_2 = 2``,
+    ``epsilon = alpha``."""
     _checks(l2_sensitivity, epsilon)
     return l2_sensitivity / epsilon

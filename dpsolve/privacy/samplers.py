@@ -1,5 +1,5 @@
-"""Noise samplers for the mechanisms of shared/REFERENCE.md section 3, drawn in C from the caller's
-numpy Generator.
+"""Noise samplers for the mechanisms of docs/conventions.md ("Noise mechanisms"), drawn in C from
+the caller's numpy Generator.
 
 Each returns fresh noise of shape ``(dim,)``, or ``(size, dim)`` with ``size`` independent rows, and
 advances ``rng`` exactly as the NumPy expression given in its docstring would, so a seeded draw can
@@ -58,7 +58,7 @@ def laplace_noise(scale, dim, *, size=None, rng=None):
 
     With ``scale = Delta_1 / epsilon`` (:func:`~dpsolve.privacy.laplace_scale`) this is the
     epsilon-DP Laplace mechanism for a query of **L1** sensitivity ``Delta_1``; an L2 bound does not
-    suffice (REFERENCE.md section 3).
+    suffice (docs/conventions.md, "Noise mechanisms").
 
     Parameters
     ----------
@@ -79,9 +79,10 @@ def gamma_norm_noise(scale, dim, *, size=None, rng=None):
     """Gamma-norm ("l2-Laplace", vector mechanism) noise, density proportional to ``exp(-||z||_2 / scale)``.
 
     With ``scale = Delta_2 / epsilon`` (:func:`~dpsolve.privacy.gamma_norm_scale`) this is the
-    epsilon-DP mechanism for a query of L2 sensitivity ``Delta_2`` (Chaudhuri et al. 2011; seed 001
-    and seed 002 use it). The norm ``||z||`` follows ``Gamma(shape=dim, scale=scale)`` and the
-    direction ``z / ||z||`` is uniform on the sphere, independent of the norm.
+    epsilon-DP mechanism for a query of L2 sensitivity ``Delta_2`` (Chaudhuri et al. 2011; Song,
+    Chaudhuri & Sarwate 2013 and Chen's 2019 slides use it). The norm ``||z||`` follows
+    ``Gamma(shape=dim, scale=scale)`` and the direction ``z / ||z||`` is uniform on the sphere,
+    independent of the norm.
 
     Parameters
     ----------
