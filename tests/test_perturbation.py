@@ -298,10 +298,12 @@ def test_fixed_steps_are_a_function_of_public_constants_only(monkeypatch, gradie
         assert seen[0][0]["inner_steps"] > 0 and seen[0][3] == 400 * seen[0][0]["inner_steps"]
 
 
-def _fails_on(row):
-    """Newton and the reference solver report no certificate on any problem holding ``row``
-    (and only there): a dataset whose fast path fails, next to neighbours whose does not."""
+def _certificate_fails_on_row(monkeypatch, X, i):
+    """Patch Newton and the reference solver to report no certificate on any problem holding
+    row i of X (and only there); return X's neighbour with that row negated, whose fast path
+    certifies."""
     import dataclasses
+    row = X[i].copy()
     real_newton, real_reference = perturbation._newton_perturbed, perturbation.reference_minimizer
 
     def holds(problem):
@@ -314,7 +316,11 @@ def _fails_on(row):
         solution = real_reference(problem, *args, **kwargs)
         return dataclasses.replace(solution, gap=1.0) if holds(problem) else solution
 
-    return newton, reference
+    monkeypatch.setattr(perturbation, "_newton_perturbed", newton)
+    monkeypatch.setattr(perturbation, "reference_minimizer", reference)
+    X2 = X.copy()
+    X2[i] = -X[i]
+    return X2
 
 
 @pytest.mark.parametrize("solver", ["output", "objective"])
@@ -323,11 +329,7 @@ def test_research_mode_falls_back_instead_of_raising(solver, monkeypatch):
     fixed-iteration solution plus the same noise (replayed from the seed). A neighbour whose
     certificate is reached gets a fit with identical public metadata."""
     X, y = dpsolve.datasets.make_synthetic(300, 4, rng=2)
-    X2 = X.copy()
-    X2[0] = -X[0]
-    newton, reference = _fails_on(X[0])
-    monkeypatch.setattr(perturbation, "_newton_perturbed", newton)
-    monkeypatch.setattr(perturbation, "reference_minimizer", reference)
+    X2 = _certificate_fails_on_row(monkeypatch, X, 0)
     problem = dpsolve.Problem(X, y, reg=0.02, radius=None)
     neighbour = dpsolve.Problem(X2, y, reg=0.02, radius=None)
     if solver == "output":
@@ -389,11 +391,7 @@ def test_secure_mode_never_runs_a_certificate_and_never_raises_on_the_data(solve
     whose certificate fails (research mode) and on a neighbour whose certificate is reached;
     the two secure fits carry the same settings, noise scales, steps and event."""
     X, y = dpsolve.datasets.make_synthetic(200, 4, rng=5)
-    X2 = X.copy()
-    X2[3] = -X[3]
-    newton, reference = _fails_on(X[3])
-    monkeypatch.setattr(perturbation, "_newton_perturbed", newton)
-    monkeypatch.setattr(perturbation, "reference_minimizer", reference)
+    X2 = _certificate_fails_on_row(monkeypatch, X, 3)
 
     def fit(Xd, secure, radius=None):
         problem = dpsolve.Problem(Xd, y, reg=0.05, radius=radius)
