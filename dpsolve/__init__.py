@@ -23,10 +23,10 @@ from ._aggregation import aggregated_output_perturbation
 from ._clipped_gd import clipped_gd
 from ._minibatch_sgd import minibatch_sgd
 from ._multiparty_gd import multiparty_gd
-from ._noisy_sgd import noisy_sgd
 from ._perturbation import objective_perturbation, output_perturbation
 from .privacy import PrivacyWarning
 from .problem import Problem
+from .solvers.noisy_sgd import noisy_sgd
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
 __all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",

@@ -6,50 +6,19 @@ import time
 import numpy as np
 
 from . import bounds
-from ._calibration import gaussian_sigma
+from .privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,
+                                  fewest_steps_near_best, gaussian_sigma)
 from ._kernels import gd as _gd
 from ._secure import check_secure, generator as secure_generator, release
 from ._validation import check_choice, check_int, check_real
 from .fit import Fit
-from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event
-from .privacy.mechanisms import gaussian_sigma_analytic
+from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
 from .problem import Problem
 
 SOURCE = ("lecture notes 'DP Gradient Descent', Alg. DP-GD and its basic-composition privacy "
           "analysis")
 CALIBRATIONS = ("paper",) + ACCOUNTANTS
 OUTPUTS = ("average", "last")
-# Default T is searched up to this many steps (each costs two passes over X).
-MAX_DEFAULT_STEPS = 10_000
-# Default T: the fewest steps whose bound is within this factor of the best in [1, MAX].
-DEFAULT_STEPS_SLACK = 1.1
-
-
-def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
-    """The DP-GD lecture notes' noise: ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)``.
-
-    The lecture makes each step ``(epsilon/T, delta/T)``-DP with its Gaussian claim
-    (``sigma >= 2 Delta sqrt(ln(2/delta)) / epsilon`` for ``epsilon, delta in (0, 1)``) at the
-    sensitivity ``Delta = 2C/n`` of the clipped mean gradient, and adds up by basic composition.
-    (Its final line writes ``sqrt(log^2(1/delta))``; the expression above is what its own claims
-    give.) Valid as stated for ``epsilon, delta in (0, 1)``. Works on arrays of ``steps``.
-    """
-    steps = np.asarray(steps, dtype=float)
-    return 4.0 * clip_norm * steps * np.sqrt(np.log(2.0 * steps / delta)) / (epsilon * n)
-
-
-def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
-    """Noise standard deviation s on the clipped mean gradient for T = ``steps`` (an int, or an
-    array for ``"paper"`` and ``"pld"``) under ``calibration``."""
-    if calibration == "paper":
-        return dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta)
-    sensitivity = 2.0 * clip_norm / n
-    if calibration == "pld":
-        # T Gaussians compose exactly to one with mu = sqrt(T) Delta / s
-        sigma_1 = gaussian_sigma_analytic(1.0, epsilon, delta)
-        return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * sigma_1
-    return calibrate(epsilon, delta, sensitivity=sensitivity, steps=int(steps),
-                     accountant=calibration)
 
 
 def default_steps(problem, clip_norm, epsilon, delta, calibration):
@@ -61,7 +30,7 @@ def default_steps(problem, clip_norm, epsilon, delta, calibration):
     curve_calibration = "paper" if calibration == "paper" else "pld"
     noise = dpgd_noise(problem.n, clip_norm, grid, epsilon, delta, curve_calibration)
     error = bounds.dpgd_optimisation_error(problem, clip_norm, grid, noise)
-    return int(grid[np.argmax(error <= DEFAULT_STEPS_SLACK * error.min())])
+    return fewest_steps_near_best(grid, error)
 
 
 def default_step_size(problem, clip_norm, steps, sigma):
@@ -232,7 +201,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
                                                  work)
     else:
         def clipped_sum():
-            _gd.clipped_gradient_sum(X, y, problem._kind, problem._h, w, row_norms, clip_norm,
+            _gd.clipped_gradient_sum(X, y, problem.loss_function.kernel_id, problem.loss_function.kernel_param, w, row_norms, clip_norm,
                                      grad, scratch)
     flat = w.reshape(-1)                                 # a view: the Frobenius norm of w
     lam = problem.reg

@@ -133,7 +133,7 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     start = time.perf_counter()
     order = rng.permutation(n).astype(np.intp)
     theta = np.zeros(p)
-    _minibatch.minibatch_sgd_pass(problem.X, problem.y, problem._kind, problem._h, theta, order,
+    _minibatch.minibatch_sgd_pass(problem.X, problem.y, problem.loss_function.kernel_id, problem.loss_function.kernel_param, theta, order,
                                   batch_size, noise_scale, _minibatch.SCHEDULES[schedule], eta0,
                                   problem.reg, radius, rng)
     # checked on the released theta (the pass's last iterate) only: a function of what is

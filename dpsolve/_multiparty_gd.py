@@ -8,13 +8,15 @@ import time
 import numpy as np
 
 from . import bounds
-from ._calibration import check_finite_lipschitz, gaussian_sigma, warn_large_delta
+from .privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
+                                  exact_gaussian_sigma, fewest_steps_near_best, gaussian_sigma,
+                                  jayaraman_paper_sigma, sgd2_paper_sigma, warn_large_delta,
+                                  zcdp_inversion_sigma)
 from ._secure import check_secure, generator as secure_generator, release
 from ._validation import check_choice, check_int, check_real
 from .fit import Fit
 from .parties import check_parties
 from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
-from .privacy.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
 from .problem import Problem, reject_multinomial
 
 SGD2_SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP "
@@ -28,54 +30,6 @@ OUTPUTS = ("last", "average", "weighted_average")
 INITIALS = ("zero", "uniform")
 STEP_RULES = {"per_party": ("strongly_convex", "lipschitz"), "secure_aggregation": ("smooth",)}
 CALIBRATIONS = ("paper",) + ACCOUNTANTS
-# Default T is searched up to this many iterations (each is a pass over every party's rows).
-MAX_DEFAULT_STEPS = 10_000
-DEFAULT_STEPS_SLACK = 1.1
-
-
-# -- noise calibrations ----------------------------------------------------------------------------
-def sgd2_paper_sigma(lipschitz, steps, epsilon, delta):
-    """The SGD2 noise of the multi-party SGD notes (Theorem 3's proof): each iteration is
-    ``(epsilon / sqrt(T ln(1/delta)), delta / T)``-DP by Lemma 2 (the classic Gaussian mechanism)
-    for a message of sensitivity ``2L``, then strong composition (Lemma 1):
-    ``sigma = 2L sqrt(2 ln(1.25 T / delta)) sqrt(T ln(1/delta)) / epsilon``.
-
-    Lemma 2 needs the per-iteration epsilon below 1 (a ValueError otherwise). As
-    docs/source_mistakes.md records, the composition does not give (epsilon, delta) as written
-    (with ``delta' = delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total
-    delta ``2 delta``); the noise is nonetheless very conservative, as exact accounting of T
-    Gaussians shows (``Fit.privacy``)."""
-    eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
-    if eps_iteration >= 1.0:
-        raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
-                         f"epsilon / sqrt(T ln(1/delta)) = {eps_iteration:.3g} below 1 (Lemma 2); "
-                         'use more steps, a smaller epsilon, or calibration="pld"')
-    return gaussian_sigma_classic(2.0 * lipschitz, eps_iteration, delta / steps)
-
-
-def jayaraman_paper_sigma(sensitivity, steps, epsilon, delta):
-    """Jayaraman et al. 2018's noise (as in Chen's 2019 slides):
-    ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``, which for ``Delta = 2L/(m n_(1))`` is the
-    slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2 epsilon^2)``. Through zCDP
-    (``rho = T Delta^2 / (2 sigma^2)``) it gives ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``,
-    slightly more than claimed (docs/source_mistakes.md)."""
-    return sensitivity * math.sqrt(2.0 * steps * math.log(1.0 / delta)) / epsilon
-
-
-def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
-    """The least sigma for which T Gaussians of sensitivity Delta are (epsilon, delta)-DP through
-    zCDP (``rho = T Delta^2/(2 sigma^2)``, ``epsilon = rho + 2 sqrt(rho ln(1/delta))``), in closed
-    form: ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``, so
-    ``sigma = sqrt(2T) Delta / (2 sqrt(rho))`` (docs/multiparty.md)."""
-    log_inv = math.log(1.0 / delta)
-    root_rho = math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)
-    return math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho)
-
-
-def _exact_sigma(sensitivity, steps, epsilon, delta):
-    """T Gaussians compose exactly to one with ``mu = sqrt(T) Delta / sigma`` (arrays of T)."""
-    return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * gaussian_sigma_analytic(
-        1.0, epsilon, delta)
 
 
 # -- the coordinator's public computation (shared by the run and the replay) -------------------------
@@ -185,7 +139,7 @@ def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration)
     apply) or exact accounting (any accountant)."""
     grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
     if calibration != "paper":
-        return grid, _exact_sigma(sensitivity, grid, epsilon, delta)
+        return grid, exact_gaussian_sigma(sensitivity, grid, epsilon, delta)
     if mode == "secure_aggregation":
         return grid, sensitivity * np.sqrt(2.0 * grid * math.log(1.0 / delta)) / epsilon
     eps_it = epsilon / np.sqrt(grid * math.log(1.0 / delta))
@@ -193,14 +147,6 @@ def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration)
     ok = eps_it < 1.0
     sigma[ok] = (2.0 * lipschitz * np.sqrt(2.0 * np.log(1.25 * grid[ok] / delta)) / eps_it[ok])
     return grid, sigma
-
-
-def _fewest_near_best(grid, values):
-    finite = np.isfinite(values)
-    if not finite.any():
-        raise ValueError("no number of steps in [1, 10^4] admits this calibration; pass steps")
-    best = values[finite].min()
-    return int(grid[np.argmax(finite & (values <= DEFAULT_STEPS_SLACK * best))])
 
 
 def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_party", steps=None,
@@ -491,4 +437,4 @@ def _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta,
             raise ValueError("steps has a default only for a smooth loss with the default step "
                              "size: pass steps")
         values = bounds.gradient_perturbation_bound(problem, grid, sigma)
-    return _fewest_near_best(grid, np.asarray(values, dtype=float))
+    return fewest_steps_near_best(grid, values)

@@ -9,12 +9,12 @@ import dp_accounting
 import numpy as np
 
 from . import _fixed_iteration as fixed
-from ._calibration import check_finite_lipschitz, warn_large_delta
 from ._secure import check_secure, generator as secure_generator, release
 from ._validation import check_choice, check_real
 from .fit import Fit
-from .privacy.accounting import ACCOUNTANTS, calibrate, certify, gaussian_event, pure_event
-from .privacy.mechanisms import gaussian_sigma_classic
+from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event, pure_event
+from .privacy.calibration import (check_finite_lipschitz, objective_perturbation_constants,
+                                  output_noise_scale, resolve_output_noise)
 from .privacy.samplers import gamma_norm_noise, gaussian_noise
 from .problem import Problem, reject_multinomial
 from .reference import reference_minimizer
@@ -44,42 +44,19 @@ def _check_common(solver, problem, tolerance):
 
 def _output_noise(noise, delta, epsilon, sensitivity, calibration, p, n, rng):
     """Noise for one release of L2 ``sensitivity``: returns (vector, event, noise dict, sigma)."""
+    scale = output_noise_scale(noise, epsilon, delta, sensitivity, calibration)
     if noise == "gamma_norm":
-        scale = sensitivity / epsilon
         return (gamma_norm_noise(scale, p, rng=rng), pure_event(epsilon),
                 {"gamma_norm": scale}, None)
-    if calibration == "paper":
-        # the classic Gaussian mechanism theorem (Dwork-Roth, as in Chen's 2019 slides): for
-        # epsilon, delta in (0, 1)
-        sigma = gaussian_sigma_classic(sensitivity, epsilon, delta)
-    else:
-        sigma = calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
+    sigma = scale
     return gaussian_noise(sigma, p, rng=rng), gaussian_event(sigma, sensitivity), \
         {"gaussian": sigma}, sigma
 
 
 def _resolve_noise(noise, epsilon, delta, calibration, n, output_share=1.0):
     """Validate the noise choice; ``output_share`` of epsilon goes to the output noise."""
-    epsilon = check_real(epsilon, "epsilon", low=0.0)
-    if noise is None:
-        noise = "gamma_norm" if delta is None else "gaussian"
-    noise = check_choice(noise, "noise", NOISES)
-    if noise == "gamma_norm":
-        if delta not in (None, 0, 0.0):
-            raise ValueError('noise="gamma_norm" is epsilon-DP (delta = 0); pass delta=None, '
-                             'or noise="gaussian" for (epsilon, delta)')
-        delta = 0.0
-    else:
-        if delta is None:
-            raise TypeError('noise="gaussian" needs delta')
-        delta = check_real(delta, "delta", low=0.0, high=1.0)
-        calibration = check_choice(calibration, "calibration", GAUSSIAN_CALIBRATIONS)
-        if calibration == "paper" and output_share * epsilon >= 1.0:
-            raise ValueError('calibration="paper" (the classic Gaussian mechanism) needs '
-                             f"epsilon < 1 for the output noise, got {output_share * epsilon:g}; "
-                             'use calibration="pld"')
-        warn_large_delta(delta, n, stacklevel=3)
-    return noise, epsilon, delta, calibration
+    return resolve_output_noise(noise, epsilon, delta, calibration, n, output_share,
+                                GAUSSIAN_CALIBRATIONS)
 
 
 def _release(problem, minimizer, noise, project):
@@ -271,24 +248,6 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
               settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
                         "project": bool(project), **_inner_settings(plan, secure)})
     return release(fit, secure)
-
-
-def objective_perturbation_constants(problem, epsilon):
-    """Kifer et al. (2012) / CMS (2011) Alg. 2 constants for an objective-perturbation budget
-    ``epsilon``: returns ``(epsilon_prime, extra_reg)``.
-
-    With ``c`` the bound on ``loss''`` (1/4 logistic, 1/(2h) huber_hinge) and B the row bound,
-    ``epsilon' = epsilon - ln(1 + 2cB^2/(n lambda) + c^2 B^4/(n^2 lambda^2))``. If it is
-    positive, no extra regularisation; else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda``
-    and ``epsilon' = epsilon / 2``. (diffprivlib uses ``cB`` for ``cB^2``, which is not
-    conservative for B > 1.)
-    """
-    c = _CURVATURE[problem.loss](problem)
-    n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
-    eps_prime = epsilon - math.log1p(2.0 * c * B2 / (n * lam) + (c * B2 / (n * lam)) ** 2)
-    if eps_prime > 0.0:
-        return eps_prime, 0.0
-    return epsilon / 2.0, c * B2 / (n * math.expm1(epsilon / 4.0)) - lam
 
 
 def _newton_perturbed(problem, linear, extra_reg, gradient_tol, max_iter=100):

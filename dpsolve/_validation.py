@@ -56,3 +56,78 @@ def check_rng(rng):
         "rng must be None, an int, a numpy SeedSequence or a numpy Generator, "
         f"got {type(rng).__name__}"
     )
+
+
+# -- declarative parameter constraints (after scikit-learn's _parameter_constraints) ----------
+class Constraint:
+    """A check of one keyword argument; ``None`` passes when ``optional``."""
+
+    optional = False
+
+    def check(self, value, name):
+        raise NotImplementedError
+
+    def __call__(self, value, name):
+        if value is None and self.optional:
+            return None
+        return self.check(value, name)
+
+
+class Real(Constraint):
+    """A finite real number in an interval (:func:`check_real`'s keywords)."""
+
+    def __init__(self, low=None, high=None, *, low_inclusive=False, high_inclusive=False,
+                 optional=False):
+        self.bounds = dict(low=low, high=high, low_inclusive=low_inclusive,
+                           high_inclusive=high_inclusive)
+        self.optional = optional
+
+    def check(self, value, name):
+        return check_real(value, name, **self.bounds)
+
+
+class Integer(Constraint):
+    """An integer (not a bool) ``>= low``."""
+
+    def __init__(self, low=None, *, optional=False):
+        self.low, self.optional = low, optional
+
+    def check(self, value, name):
+        return check_int(value, name, low=self.low)
+
+
+class Options(Constraint):
+    """One of a set of strings."""
+
+    def __init__(self, choices, *, optional=False):
+        self.choices, self.optional = tuple(choices), optional
+
+    def check(self, value, name):
+        return check_choice(value, name, self.choices)
+
+
+class Boolean(Constraint):
+    """A bool (numpy's included)."""
+
+    def check(self, value, name):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+        return bool(value)
+
+
+class Passthrough(Constraint):
+    """Checked by the solver itself (its range depends on other arguments)."""
+
+    def check(self, value, name):
+        return value
+
+
+def check_parameters(constraints, values):
+    """``values`` (a dict of keyword arguments) checked against ``constraints`` (a dict of
+    :class:`Constraint`), in the order the constraints are declared; returns the checked
+    values."""
+    unknown = set(values) - set(constraints)
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments: {', '.join(sorted(unknown))}")
+    return {name: constraint(values[name], name) for name, constraint in constraints.items()
+            if name in values}

@@ -19,6 +19,8 @@ import math
 import numpy as np
 
 from ._validation import check_choice, check_int, check_real
+from .privacy.calibration import (dpgd_noise, objective_perturbation_constants,
+                                  output_noise_scale, resolve_output_noise)
 from .problem import Problem, reject_multinomial
 
 FORMS = ("mean", "sum")
@@ -187,7 +189,6 @@ def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibrat
     Mean form (times n for ``form="sum"``), explicit constants, valid for ``C >= L``
     (``clip_norm`` defaults to L).
     """
-    from ._clipped_gd import dpgd_noise
     _check(problem, epsilon, delta, form)
     clip = problem.lipschitz if clip_norm is None else check_real(clip_norm, "clip_norm", low=0.0)
     if clip < problem.lipschitz:
@@ -264,16 +265,15 @@ def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, toler
     follow from Lipschitz continuity or smoothness of F at a g-optimal point. Mean form (times n
     for ``form="sum"``).
     """
-    from ._perturbation import _resolve_noise
     _check(problem, epsilon, None, form)
     if problem.reg <= 0.0:
         raise ValueError("output perturbation needs problem.reg > 0")
-    noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
-                                                        problem.n)
+    noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta,
+                                                              calibration, problem.n)
     tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
     n, p, lam, L = problem.n, _dimension(problem), problem.reg, problem.lipschitz
     sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
-    scale = _output_scale(noise, epsilon, delta, sensitivity, calibration)
+    scale = output_noise_scale(noise, epsilon, delta, sensitivity, calibration)
     m1, m2 = _noise_moments(noise, scale, p)
     if problem.radius is not None:
         value = tolerance + (L + lam * problem.radius) * m1
@@ -282,16 +282,6 @@ def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, toler
     else:
         value = tolerance + L * m1 + 0.5 * lam * m2
     return value if form == "mean" else value * n
-
-
-def _output_scale(noise, epsilon, delta, sensitivity, calibration):
-    from .privacy.accounting import calibrate
-    from .privacy.mechanisms import gaussian_sigma_classic
-    if noise == "gamma_norm":
-        return sensitivity / epsilon
-    if calibration == "paper":
-        return gaussian_sigma_classic(sensitivity, epsilon, delta)
-    return calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
 
 
 def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fraction=0.1,
@@ -309,14 +299,13 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     of Chaudhuri et al. (2011). Mean form (times n for ``form="sum"``). Not for multinomial
     problems (objective_perturbation does not take them).
     """
-    from ._perturbation import _resolve_noise, objective_perturbation_constants
     _check(problem, epsilon, None, form)
     reject_multinomial(problem, "objective_perturbation_bound")
     if problem.reg <= 0.0 or problem.radius is not None:
         raise ValueError("objective perturbation needs reg > 0 and radius=None")
     output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
-    noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
-                                                        problem.n, output_fraction)
+    noise, epsilon, delta, calibration = resolve_output_noise(
+        noise, epsilon, delta, calibration, problem.n, output_fraction)
     tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
     n, p, lam = problem.n, problem.p, problem.reg
     eps_prime, extra = objective_perturbation_constants(problem, (1 - output_fraction) * epsilon)
@@ -327,7 +316,7 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     C = 1.0 + 2.0 * extra / mu
     v1, v2 = _noise_moments("gamma_norm", 2.0 * problem.row_norm / eps_prime / n, p)
     inner = (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * lam)
-    scale = _output_scale(noise, output_fraction * epsilon, delta, 2.0 * r, calibration)
+    scale = output_noise_scale(noise, output_fraction * epsilon, delta, 2.0 * r, calibration)
     _, m2 = _noise_moments(noise, scale, p)
     value = inner + 0.5 * (problem.smoothness + lam) * m2
     return value if form == "mean" else value * n

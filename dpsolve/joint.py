@@ -19,7 +19,6 @@ import time
 
 import numpy as np
 
-from ._calibration import warn_large_delta
 from ._kernels import joint as _joint
 from ._kernels import losses as _losses
 from ._kernels.vector import project_l2_ball   # the kernels' sequential projection
@@ -29,6 +28,8 @@ from .fit import Fit
 from .parties import check_parties
 from .privacy.accounting import (ACCOUNTANTS, UniformSampling, calibrate,
                                  certify, epsilon_of, gaussian_event)
+from .privacy.calibration import (exact_gaussian_sigma, fewest_steps_near_best,
+                                  nsgd_paper_sigma, warn_large_delta)
 from .privacy.mechanisms import gaussian_sigma_analytic
 from .problem import Problem
 
@@ -39,7 +40,6 @@ CALIBRATIONS = ("paper",) + ACCOUNTANTS
 LOSSES = ("logistic", "huber_hinge", "hinge", "squared", "multinomial")
 # default T: the fewest whole epochs (T = e n) in [1, MAX_EPOCHS] within 10% of the best bound
 MAX_EPOCHS = 50
-DEFAULT_STEPS_SLACK = 1.1
 _CHUNK = 1 << 18
 
 
@@ -227,8 +227,8 @@ def _loss_at(problem, z, y, derivative=False):
         return (_losses.multinomial_derivatives(z, labels) if derivative
                 else _losses.multinomial_values(z, labels))
     f = _losses.loss_derivatives if derivative else _losses.loss_values
-    return f(problem._kind, np.ascontiguousarray(z, dtype=float),
-             np.ascontiguousarray(y, dtype=float), problem._h)
+    return f(problem.loss_function.kernel_id, np.ascontiguousarray(z, dtype=float),
+             np.ascontiguousarray(y, dtype=float), problem.loss_function.kernel_param)
 
 
 def _mean_loss(problem, z, y):
@@ -250,17 +250,6 @@ def _owner_gradients(problem, owners, model):
 
 
 # -- noisy SGD -----------------------------------------------------------------------------------
-def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
-    """Huang et al. 2023's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set
-    to 1):
-    ``sigma = L sqrt(T ln(1/delta)) / (epsilon m N)`` with ``m N = n`` records. Its privacy
-    argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
-    (docs/joint_dp.md): kept as a labelled reproduction. L is the Lipschitz
-    constant of the joint loss in u: :func:`joint_sgd` passes ``L_u`` of
-    :func:`joint_gradient_bound`, not ``Problem.lipschitz``."""
-    return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
-
-
 def _schedule(N, steps, schedule, rng):
     if schedule == "uniform":
         return rng.integers(N, size=steps).astype(np.intp)
@@ -524,8 +513,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
             return nsgd_paper_sigma(L, T, epsilon, delta, n)
         if personalised:
             if calibration == "pld":
-                return sensitivity * math.sqrt(counts_max) * gaussian_sigma_analytic(
-                    1.0, epsilon, delta)
+                return float(exact_gaussian_sigma(sensitivity, counts_max, epsilon, delta))
             return calibrate(epsilon, delta, sensitivity=sensitivity, steps=counts_max,
                              accountant=calibration)
         return calibrate(epsilon, delta, sensitivity=sensitivity, steps=counts_max,
@@ -544,7 +532,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
             curve = (sensitivity * gaussian_sigma_analytic(1.0, epsilon, delta)
                      * np.sqrt(np.ceil(grid / N)) / owners.smallest)
         values = _sgd_bound(R, G, dim, curve, grid)
-        steps = int(grid[np.argmax(values <= DEFAULT_STEPS_SLACK * values.min())])
+        steps = fewest_steps_near_best(grid, values)
 
     if record_transcript and steps * dim * 8 > transcript_limit:
         raise ValueError(f"the transcript of {steps} steps would take {steps * dim * 8:,} bytes, "
@@ -619,14 +607,14 @@ def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size
     X_sum = np.zeros((N, cols.size * K))
     last = np.zeros(N, dtype=np.intp)
     z, d = np.empty(K), np.empty(K)
-    kind = -1 if K > 1 else problem._kind
+    kind = -1 if K > 1 else problem.loss_function.kernel_id
     labels = np.asarray(problem.y, dtype=float)
     for t0 in range(0, steps, _CHUNK):
         t1 = min(t0 + _CHUNK, steps)
         # The kernel's flag (final U and every final X_j finite) is ignored: it reads the
         # personalised blocks, which carry no noise. joint_sgd checks the released average of u
         # instead (_check_finite).
-        _joint.joint_sgd_steps(problem.X, labels, kind, problem._h, K, cols, U, Xp,
+        _joint.joint_sgd_steps(problem.X, labels, kind, problem.loss_function.kernel_param, K, cols, U, Xp,
                                owner_seq[t0:t1], records[t0:t1], sigma, step_size, lam,
                                r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
     X_sum += Xp * (steps - last)[:, None]

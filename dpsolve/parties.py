@@ -46,7 +46,7 @@ class Party:
         self.rows = rows
         self.X = problem.X[rows]
         self.y = problem.y[rows]
-        self._kind, self._h = problem._kind, problem._h
+        self._kind, self._h = problem.loss_function.kernel_id, problem.loss_function.kernel_param
         # the whole problem's settings on this party's rows only: no reference to other rows
         self._local = problem._with_data(self.X, self.y)
         # work arrays for the gradient-sum kernel (public shapes only)

@@ -15,11 +15,12 @@ import warnings
 
 import numpy as np
 
-from ._kernels import losses as _losses
 from ._validation import check_choice, check_int, check_real
+from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
-LOSSES = ("logistic", "hinge", "squared", "huber_hinge", "multinomial")
-CLASSIFICATION_LOSSES = ("logistic", "hinge", "huber_hinge")
+LOSSES = tuple(_LOSS_CLASSES)
+CLASSIFICATION_LOSSES = tuple(name for name, cls in _LOSS_CLASSES.items()
+                              if cls.classification and name != "multinomial")
 #: The solvers that take ``loss="multinomial"`` (a (p, K) parameter); the others refuse it.
 MULTINOMIAL_SOLVERS = ("clipped_gd", "output_perturbation", "aggregated_output_perturbation",
                        "joint_sgd")
@@ -143,8 +144,10 @@ class Problem:
     y : array_like, shape (n,)
         Labels, each one of the public ``classes`` for the classification losses (see
         ``classes``); for ``"squared"``, real targets with ``|y_i| <= label_bound``.
-    loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"}
-        Per-sample loss of the margin ``z = <theta, x>`` (docs/conventions.md, "Losses and their
+    loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"} or Loss
+        Per-sample loss, by name or as an object of :mod:`dpsolve.losses` (``Logistic()``,
+        ``Hinge()``, ``HuberHinge(width)``, ``Squared(label_bound)``, ``Multinomial(K)``, which
+        then give ``huber_width``, ``label_bound`` or ``n_classes``). The per-sample loss of the margin ``z = <theta, x>`` (docs/conventions.md, "Losses and their
         constants"). ``"huber_hinge"`` (Chaudhuri-Monteleoni-Sarwate 2011) is the hinge loss
         with its kink replaced by a parabola of width ``huber_width``: with ``m = y z`` it is 0 for
         ``m > 1 + h``, ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h`` and ``1 - m`` for
@@ -204,6 +207,9 @@ class Problem:
         ``classes[k]``); None for squared.
     n, p : int
         Number of records and features.
+    loss_function : dpsolve.losses.Loss
+        The loss as an object: its constants (Lipschitz, smoothness, curvature, loss at zero)
+        and its kernel id.
     n_classes : int or None
         K for multinomial, 2 for the binary classification losses, None for squared (public:
         ``len(classes)``).
@@ -214,6 +220,13 @@ class Problem:
     def __init__(self, X, y, loss="logistic", *, radius=1.0, reg=0.0, row_norm=1.0,
                  label_bound=1.0, huber_width=0.5, clip_rows=True, classes=None,
                  n_classes=None):
+        loss_object = loss if isinstance(loss, Loss) else None
+        if loss_object is not None:
+            loss = loss_object.name
+            huber_width = getattr(loss_object, "width", huber_width)
+            label_bound = getattr(loss_object, "label_bound", label_bound)
+            if isinstance(loss_object, Multinomial) and classes is None and n_classes is None:
+                n_classes = loss_object.n_classes
         self.loss = check_choice(loss, "loss", LOSSES)
         self.reg = check_real(reg, "reg", low=0.0, low_inclusive=True)
         self.radius = None if radius is None else check_real(radius, "radius", low=0.0)
@@ -221,20 +234,21 @@ class Problem:
             raise ValueError("radius=None (no constraint) needs reg > 0 so that a minimiser exists")
         self.row_norm = check_real(row_norm, "row_norm", low=0.0)
         self.label_bound = check_real(label_bound, "label_bound", low=0.0)
-        self.huber_width = check_real(huber_width, "huber_width", low=0.0)
+        self.huber_width = check_huber_width(huber_width)
         if not isinstance(clip_rows, (bool, np.bool_)):
             raise TypeError(f"clip_rows must be a bool, got {type(clip_rows).__name__}")
         self.classes = public_classes(self.loss, classes, n_classes)
+        if isinstance(loss_object, Multinomial) and len(self.classes) != loss_object.n_classes:
+            raise ValueError(f"loss=Multinomial({loss_object.n_classes}) does not match the "
+                             f"{len(self.classes)} classes given")
+        #: The loss as an object carrying its constants and kernel id (dpsolve.losses).
+        self.loss_function = make_loss(self.loss, huber_width=self.huber_width,
+                                       label_bound=self.label_bound, n_classes=self.n_classes)
         self.X = self._validate_X(X, bool(clip_rows))
         self.y = self._validate_y(y, self.X.shape[0], default_coding=(
             classes is None and self.loss in CLASSIFICATION_LOSSES))
         self.X.flags.writeable = False
         self.y.flags.writeable = False
-        # The margin losses' kernel code. Multinomial has kernels of its own and no code: None
-        # makes any call of a margin-loss kernel with it fail instead of computing another loss.
-        self._kind = _losses.LOSS_KINDS.get(self.loss)
-        # The width the kernels receive; the other losses ignore it, so any value would do.
-        self._h = self.huber_width
 
     # -- validation ------------------------------------------------------------------------
     def _validate_X(self, X, clip_rows):
@@ -324,12 +338,7 @@ class Problem:
         ``||s - e_y||^2 <= 2 (1 - s_y)^2``). Sensitivities use L: the regulariser cancels between
         neighbours.
         """
-        B = self.row_norm
-        if self.loss == "squared":
-            return math.inf if self.radius is None else B * (self.radius * B + self.label_bound)
-        if self.loss == "multinomial":
-            return math.sqrt(2.0) * B
-        return B
+        return self.loss_function.lipschitz(self.row_norm, self.radius)
 
     @property
     def gradient_bound(self):
@@ -347,11 +356,7 @@ class Problem:
         is the variance of v's entries under the softmax s, at most
         ``(max_k v_k - min_k v_k)^2 / 4 <= 1/2`` (Popoviciu), and a direction V of theta moves
         the logits by ``V^T x``, of norm at most ``B ||V||_F``."""
-        B2 = self.row_norm ** 2
-        if self.loss == "huber_hinge":
-            return B2 / (2.0 * self.huber_width)
-        return {"logistic": B2 / 4.0, "squared": B2, "hinge": math.inf,
-                "multinomial": B2 / 2.0}[self.loss]
+        return self.loss_function.smoothness(self.row_norm)
 
     @property
     def strong_convexity(self):
@@ -379,14 +384,10 @@ class Problem:
         return self.X @ self._theta(theta)
 
     def _loss_values(self, z):
-        if self.loss == "multinomial":
-            return _losses.multinomial_values(z, self.y)
-        return _losses.loss_values(self._kind, z, self.y, self._h)
+        return self.loss_function.values(z, self.y)
 
     def _loss_derivatives(self, z):
-        if self.loss == "multinomial":
-            return _losses.multinomial_derivatives(z, self.y)
-        return _losses.loss_derivatives(self._kind, z, self.y, self._h)
+        return self.loss_function.derivatives(z, self.y)
 
     def objective(self, theta):
         """Mean-form objective ``F(theta) = (1/n) sum_i loss + (reg/2) ||theta||^2``.
@@ -415,13 +416,7 @@ class Problem:
         """``loss''(<theta, x_i>; y_i)`` for every record (0 for hinge; for huber_hinge
         ``1/(2h)`` on the quadratic piece, including its end points, and 0 elsewhere).
         Not defined for multinomial, whose second derivative is a K x K matrix per record."""
-        if self.loss == "multinomial":
-            raise ValueError(
-                "loss_second_derivatives is for the margin losses: the multinomial loss's "
-                "second derivative is the K x K matrix diag(s) - s s^T per record "
-                "(s = softmax(theta^T x_i)), not one number"
-            )
-        return _losses.loss_second_derivatives(self._kind, self.margins(theta), self.y, self._h)
+        return self.loss_function.second_derivatives(self.margins(theta), self.y)
 
     def _with_data(self, X, y):
         """The same problem (loss, constraint, regulariser, public bounds, label mapping) on

@@ -13,6 +13,7 @@ import dpsolve
 from dpsolve import bounds, joint
 from dpsolve._kernels import losses as _losses
 from dpsolve.privacy import PrivacyWarning, epsilon_of, group_privacy
+from dpsolve.privacy.calibration import DEFAULT_STEPS_SLACK
 from dpsolve.privacy.mechanisms import gaussian_epsilon, gaussian_sigma_analytic
 
 
@@ -80,7 +81,7 @@ def _literal(problem, owners, fit, rng_seed):
                 z[c] += a[cols[q]] * x[j][q * K + c]
         if K == 1:
             d = [float(dpsolve._kernels.losses.loss_derivatives(
-                problem._kind, np.array([z[0]]), np.array([label]), problem._h)[0])]
+                problem.loss_function.kernel_id, np.array([z[0]]), np.array([label]), problem.loss_function.kernel_param)[0])]
         else:
             d = _softmax_derivative(z, int(label))
         for q in range(p * K):
@@ -362,7 +363,7 @@ def _derivative(problem, z, label):
     """d = loss'(z; y) as the kernels compute it (z of shape (K,))."""
     if problem.loss == "multinomial":
         return _losses.multinomial_derivatives(z[None, :], np.array([label], dtype=np.intp))[0]
-    return _losses.loss_derivatives(problem._kind, z, np.array([float(label)]), problem._h)
+    return _losses.loss_derivatives(problem.loss_function.kernel_id, z, np.array([float(label)]), problem.loss_function.kernel_param)
 
 
 def _gradients(problem, cols, u, x, a, label):
@@ -658,7 +659,7 @@ def test_paper_calibration_default_steps_and_step_size_use_the_joint_bound():
     grid = n * np.arange(1, joint.MAX_EPOCHS + 1)
     values = R * np.sqrt((G * G + dim * (L_u * np.sqrt(grid * math.log(1 / delta)) / (eps * n))
                           ** 2) / grid)
-    assert fit.steps == int(grid[np.argmax(values <= joint.DEFAULT_STEPS_SLACK * values.min())])
+    assert fit.steps == int(grid[np.argmax(values <= DEFAULT_STEPS_SLACK * values.min())])
     assert fit.steps == 1520                                   # 1680 with L = 2
     assert fit.sigma == joint.nsgd_paper_sigma(L_u, fit.steps, eps, delta, n)
     assert fit.settings["step_size"] == pytest.approx(

@@ -8,7 +8,7 @@ import pytest
 
 import dpsolve
 from dpsolve import Problem, noisy_sgd, reference_minimizer
-from dpsolve._noisy_sgd import sgd1_paper_sigma
+from dpsolve.solvers.noisy_sgd import sgd1_paper_sigma
 from dpsolve.privacy import PrivacyWarning, epsilon_of
 
 
@@ -73,7 +73,7 @@ def test_explicit_sigma_reports_certified_epsilon():
 
 
 def test_warns_when_accountant_certifies_less_than_claimed(monkeypatch):
-    import dpsolve._noisy_sgd as module
+    import dpsolve.solvers.noisy_sgd as module
     monkeypatch.setattr(module, "sgd1_paper_sigma", lambda n, L, eps, delta: 1.0)
     with pytest.warns(PrivacyWarning, match="certifies epsilon"):
         noisy_sgd(problem(n=50), 0.5, 1e-6, steps=100, rng=0)
@@ -120,7 +120,7 @@ def test_noise_free_sgd_converges_to_theta_star(loss):
 def test_huber_hinge_runs_with_its_width(monkeypatch):
     """A private fit on huber_hinge: the kernel gets the Problem's width, the calibration uses
     L = B (docs/conventions.md), and the same seed gives the same fit."""
-    import dpsolve._noisy_sgd as module
+    import dpsolve.solvers.noisy_sgd as module
     seen = []
     real = module._sgd.noisy_sgd_steps
 
@@ -144,7 +144,7 @@ def test_huber_hinge_runs_with_its_width(monkeypatch):
 
 
 def test_lipschitz_step_size_uses_equation_4(monkeypatch):
-    import dpsolve._noisy_sgd as module
+    import dpsolve.solvers.noisy_sgd as module
     seen = {}
     real = module._sgd.noisy_sgd_steps
 

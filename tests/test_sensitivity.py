@@ -684,7 +684,7 @@ def test_clipped_gd_sensitivity(case, clip_factor):
                                                  C, grad, np.empty((64, case.dim)),
                                                  np.empty((64, 2 * case.K)))
         else:
-            _gd.clipped_gradient_sum(Xi, yi, pair._kind, pair._h, theta, norms, C, grad,
+            _gd.clipped_gradient_sum(Xi, yi, pair.loss_function.kernel_id, pair.loss_function.kernel_param, theta, norms, C, grad,
                                      np.empty((64, case.p)))
         out.append(grad.reshape(-1))
     assert abs(np.linalg.norm(out[0] - out[1]) - value) <= _pair_allowance(case, value)
@@ -718,7 +718,7 @@ def test_objective_perturbation_constants(case, epsilon):
     else:
         c = (st["extra_reg"] + reg) * n * math.expm1(st["epsilon_objective"] / 4.0) / B ** 2
     assert c == pytest.approx(_CURVATURE[case.loss](problem), rel=1e-12)
-    kind, h = problem._kind, problem._h
+    kind, h = problem.loss_function.kernel_id, problem.loss_function.kernel_param
 
     def second(z, yy):
         return np.abs(_losses.loss_second_derivatives(kind, np.ascontiguousarray(z),

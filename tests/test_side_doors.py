@@ -127,7 +127,7 @@ def test_iterative_solvers_run_the_same_steps_on_any_data(name, monkeypatch):
     compared (each step advances them)."""
     import types
 
-    import dpsolve._noisy_sgd as sgd_module
+    import dpsolve.solvers.noisy_sgd as sgd_module
     real_stream, streams = sgd_module.Stream, []
 
     def recording(generator):
@@ -209,7 +209,7 @@ def test_noisy_sgd_runs_every_step_before_checking_the_release(monkeypatch):
     iterate): every chunk of steps runs, then the released theta is checked."""
     import types
 
-    import dpsolve._noisy_sgd as sgd_module
+    import dpsolve.solvers.noisy_sgd as sgd_module
     real = sgd_module._sgd
     chunks = []
 

@@ -1,22 +1,19 @@
 """Per-sample noisy projected SGD: Algorithm SGD1 of the multi-party SGD notes (after
-Bassily-Smith-Thakurta 2014)."""
+Bassily-Smith-Thakurta 2014), alone or run by parties that each hold some rows."""
 import math
-import time
-import warnings
 
 import numpy as np
 
-from ._calibration import check_finite_lipschitz, gaussian_sigma
-from ._kernels import sgd as _sgd
-from ._kernels.stream import Stream
-from ._secure import check_secure, generator as secure_generator, release
-from ._validation import check_choice, check_int, check_real
-from .fit import Fit
-from ._multiparty import sgd1_observer_epsilons, sgd1_protocol
-from .parties import check_parties
-from .privacy.accounting import (ACCOUNTANTS, PrivacyWarning, UniformSampling, certify,
-                                 gaussian_event)
-from .problem import Problem, reject_multinomial
+from .. import bounds
+from .._kernels import sgd as _sgd
+from .._kernels.stream import Stream
+from .._multiparty import sgd1_observer_epsilons, sgd1_protocol
+from .._validation import Boolean, Integer, Options, Passthrough, check_int, check_real
+from ..parties import check_parties
+from ..privacy.accounting import ACCOUNTANTS, UniformSampling, gaussian_event
+from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma, sgd1_paper_sigma
+from . import register
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP write-up 2'), "
           "Algorithm SGD1, noise (3), step sizes (4)")
@@ -27,22 +24,18 @@ STEP_SIZES = ("lipschitz", "strongly_convex")
 # between calls. Chunking does not change the random streams.
 _CHUNK = 1 << 20
 
-
-def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
-    """Noise standard deviation of Algorithm SGD1 in the multi-party SGD notes, eq. (3):
-    ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
-
-    The notes state it for ``0 < epsilon < 1`` and ``delta < 1/n^3``. Its privacy proof applies
-    the Gaussian mechanism (Lemma 2) to steps of sensitivity ``2 n L``, which would need
-    ``sigma >= 4 n L sqrt(2 ln(1.25 n^2/delta) ln(1/delta)) / epsilon``, somewhat more than (3);
-    and its composition (Lemma 1 with ``delta' = delta^(1/3)``) gives a total delta near
-    ``delta + delta^(1/3)``, not delta (docs/noisy_sgd.md, "Privacy", (a) and (b)). The noise
-    is nonetheless (epsilon, delta)-DP with much room to spare, as the RDP accountant certifies
-    (``Fit.certified_epsilon``); it is kept as the notes state it so results can be compared.
-    """
-    return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
+PARAMETERS = {
+    "steps": Integer(1, optional=True),
+    "calibration": Passthrough(),            # checked with epsilon (gaussian_sigma)
+    "sigma": Passthrough(),
+    "step_size": Options(STEP_SIZES),
+    "parties": Passthrough(),                # checked against the problem in plan
+    "record_transcript": Boolean(),
+    "transcript_limit": Integer(0),
+}
 
 
+@document
 def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="paper", sigma=None,
               step_size="lipschitz", parties=None, record_transcript=False,
               transcript_limit=2 ** 28, secure=False, rng=None):
@@ -66,7 +59,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
 
     Parameters
     ----------
-    problem : Problem
+    {{problem}}
     epsilon : float, optional
         Target epsilon. Leave None when passing ``sigma``.
     delta : float
@@ -106,11 +99,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         ziggurat, inlined in C, about three times cheaper per normal than numpy's Generator).
         ``rng`` itself advances by six 64-bit words. The same seed gives bit-identical results,
         whether the noise is drawn inline or a block ahead on a second core.
-    secure : bool, default False
-        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
-        must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
-        against. The default is a reproducible research run.
+    {{secure}}
 
     Returns
     -------
@@ -145,26 +134,28 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     built on Bassily-Smith-Thakurta 2014; docs/sources.md), Algorithm SGD1, eqs. (3) and (4),
     Theorem 2.
     """
-    secure = check_secure(secure, rng, record_transcript)
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    reject_multinomial(problem, "noisy_sgd")
+    return fit(SPEC, problem, None, epsilon, delta, steps=steps, calibration=calibration,
+               sigma=sigma, step_size=step_size, parties=parties,
+               record_transcript=record_transcript, transcript_limit=transcript_limit,
+               secure=secure, rng=rng)
+
+
+def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibration="paper",
+         sigma=None, step_size="lipschitz", parties=None, record_transcript=False,
+         transcript_limit=2 ** 28):
+    """Noise, steps and step sizes from public constants (SGD1's eqs. (3) and (4))."""
     n, p = problem.n, problem.p
     if parties is not None:
         check_parties(problem, parties)
-    if not isinstance(record_transcript, (bool, np.bool_)):
-        raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")
     if record_transcript and parties is None:
         raise ValueError("record_transcript=True needs parties: the transcript is the "
                          "messages between them")
-    transcript_limit = check_int(transcript_limit, "transcript_limit", low=0)
     L = check_finite_lipschitz("noisy_sgd", problem)
-    steps = n * n if steps is None else check_int(steps, "steps", low=1)
+    steps = n * n if steps is None else steps
     if record_transcript and steps * (p + 2) * 8 > transcript_limit:
         raise ValueError(f"the transcript of {steps} steps would take {steps * (p + 2) * 8:,} "
                          f"bytes, above transcript_limit={transcript_limit:,}: raise the limit "
                          "or run fewer steps")
-    step_size = check_choice(step_size, "step_size", STEP_SIZES)
     if step_size == "lipschitz" and problem.radius is None:
         raise ValueError('step_size="lipschitz" needs a bounded C: give the Problem a radius, '
                          'or use step_size="strongly_convex" with reg > 0')
@@ -186,51 +177,67 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         "noisy_sgd", n=n, epsilon=epsilon, delta=delta, sigma=sigma, calibration=calibration,
         calibrations=CALIBRATIONS, paper=paper, sensitivity=sensitivity, steps=steps,
         sampling=sampling)
-    rng = secure_generator(rng, secure)
-    indices, noise = Stream.from_generator(rng), Stream.from_generator(rng)
-
     if step_size == "lipschitz":
         schedule = _sgd.SCHEDULES["inv_sqrt"]
         eta0 = problem.diameter / math.sqrt(n * n * problem.gradient_bound ** 2 + p * sigma ** 2)
     else:
         schedule = _sgd.SCHEDULES["inv"]
         eta0 = 1.0 / (problem.reg * n)
-    event = gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling)
-    report = certify(event, epsilon, delta, calibration)
+    return Plan(epsilon=epsilon, delta=delta, method=calibration,
+                event=gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling),
+                sigma=sigma, steps=steps,
+                state={"schedule": schedule, "eta0": eta0, "step_size": step_size,
+                       "parties": parties, "record_transcript": record_transcript,
+                       "sensitivity": sensitivity})
 
-    theta = np.zeros(p)
+
+def run(problem, partition, plan, rng):
+    """T steps in C (or, with a transcript, the protocol message by message in Python)."""
+    state, steps, sigma = plan.state, plan.steps, plan.sigma
+    parties = state["parties"]
+    indices, noise = Stream.from_generator(rng), Stream.from_generator(rng)
+    theta = np.zeros(problem.p)
     radius = math.inf if problem.radius is None else problem.radius
-    counts = None if parties is None else np.zeros(n, dtype=np.intp)
+    counts = None if parties is None else np.zeros(problem.n, dtype=np.intp)
     transcript = None
-    start = time.perf_counter()
-    if record_transcript:
+    if state["record_transcript"]:
         t = np.arange(1, steps + 1, dtype=float)
-        step_sizes = eta0 / (np.sqrt(t) if step_size == "lipschitz" else t)
+        step_sizes = state["eta0"] / (np.sqrt(t) if state["step_size"] == "lipschitz" else t)
         theta, transcript = sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius,
                                           indices, noise)
-        counts = np.bincount(transcript.index, minlength=n)
+        counts = np.bincount(transcript.index, minlength=problem.n)
     else:
+        loss = problem.loss_function
         # every step runs, whatever the iterates (no early exit on an iterate)
         for t0 in range(1, steps + 1, _CHUNK):
-            _sgd.noisy_sgd_steps(problem.X, problem.y, problem._kind, problem._h, theta, t0,
-                                 min(t0 + _CHUNK, steps + 1), sigma, schedule, eta0, problem.reg,
-                                 radius, indices, noise, counts)
-    # checked on the released theta only: a function of what is released, it reveals nothing more
-    if not np.all(np.isfinite(theta)):
-        raise FloatingPointError("noisy_sgd produced non-finite parameters; reduce the "
-                                 "step size or give the Problem a radius")
-    wall_time = time.perf_counter() - start
+            _sgd.noisy_sgd_steps(problem.X, problem.y, loss.kernel_id, loss.kernel_param, theta,
+                                 t0, min(t0 + _CHUNK, steps + 1), sigma, state["schedule"],
+                                 state["eta0"], problem.reg, radius, indices, noise, counts)
     observers = {}
     if parties is not None:
-        observers = {"outsider": report.certified_epsilon,
-                     **sgd1_observer_epsilons(parties, counts, sigma, sensitivity, delta)}
-        for who, eps in observers.items():
-            if eps > report.epsilon * (1.0 + 1e-9):
-                warnings.warn(f"against {who} the certified epsilon is {eps:.4g} at delta="
-                              f"{delta:.3g}, above the claimed {report.epsilon:.4g}, which holds "
-                              "for an outsider who does not know the index sequence",
-                              PrivacyWarning, stacklevel=2)
-    fit = Fit(theta=theta, sigma=sigma, steps=steps, solver="noisy_sgd", source=SOURCE,
-              wall_time=wall_time, dp_event=event, privacy=report, observers=observers,
-              transcript=transcript)
-    return release(fit, secure)
+        observers = {"outsider": plan.report.certified_epsilon,
+                     **sgd1_observer_epsilons(parties, counts, sigma, state["sensitivity"],
+                                              plan.delta)}
+    return Released(theta=theta, transcript=transcript, observers=observers)
+
+
+def bound(problem, partition, fit, options):
+    """Theorem 2 of the multi-party SGD notes (O-constant 1), for the step-size rule used."""
+    if not math.isfinite(fit.epsilon):
+        return None
+    if options.get("step_size", "lipschitz") == "strongly_convex":
+        return Bound(bounds.sgd1_strongly_convex_bound(problem, fit.epsilon, fit.delta),
+                     "Theorem 2 of the multi-party SGD notes (strongly convex, O-constant 1)")
+    return Bound(bounds.sgd1_lipschitz_bound(problem, fit.epsilon, fit.delta),
+                 "Theorem 2 of the multi-party SGD notes (Lipschitz, O-constant 1)")
+
+
+SPEC = register(SolverSpec(
+    name="noisy_sgd", function=noisy_sgd,
+    works=("Bassily, Smith & Thakurta 2014", "the multi-party SGD notes (Algorithm SGD1)"),
+    source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
+    neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
+    bound=bound, page="noisy_sgd.md",
+    nonfinite_hint="reduce the step size or give the Problem a radius",
+    observer_note=", which holds for an outsider who does not know the index sequence",
+    example={"epsilon": 0.5, "delta": 1e-6, "steps": 2000, "calibration": "rdp"}))

@@ -1,0 +1,275 @@
+r"""Noise calibration: the sources' formulas, exact Gaussian calibration, and the default-T search.
+
+Every solver and every bound of dpsolve takes its noise from here, so a solver and its bound
+always agree on the noise. Three kinds of calibration:
+
+* **The sources' formulas** (``calibration="paper"``), each reproduced as its work states it,
+  with the discrepancies recorded in docs/source_mistakes.md: :func:`sgd1_paper_sigma`
+  (the multi-party SGD notes' SGD1, after Bassily-Smith-Thakurta 2014), :func:`dpgd_paper_sigma`
+  (the DP-GD lecture notes), :func:`sgd2_paper_sigma` (SGD2), :func:`jayaraman_paper_sigma`
+  (Jayaraman et al. 2018), :func:`nsgd_paper_sigma` (Huang et al. 2023), the classic Gaussian
+  mechanism (Dwork-Roth) for output perturbation, and :func:`objective_perturbation_constants`
+  (Chaudhuri-Monteleoni-Sarwate 2011 with Kifer-Smith-Thakurta 2012's constants).
+* **Accountants** (``calibration="pld"``, ``"rdp"``, ...): the least noise the accountant
+  certifies (:func:`dpsolve.privacy.calibrate`); T Gaussians of one sensitivity compose exactly
+  to one Gaussian, in closed form: :func:`exact_gaussian_sigma`.
+* **Explicit noise** from the user: the fit claims what the tightest accountant certifies.
+
+The default number of steps of the iterative solvers is :func:`fewest_steps_near_best` over the
+solver's bound at the calibrated noise: public constants only, never the data.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from .._validation import check_choice, check_real
+from .accounting import PrivacyWarning, calibrate
+from .mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
+
+#: Default numbers of steps are searched in [1, MAX_DEFAULT_STEPS] ...
+MAX_DEFAULT_STEPS = 10_000
+#: ... for the fewest whose bound is within this factor of the least.
+DEFAULT_STEPS_SLACK = 1.1
+#: Output noise of output and objective perturbation.
+OUTPUT_NOISES = ("gamma_norm", "gaussian")
+
+
+# -- checks shared by the solvers ----------------------------------------------------------------
+def warn_large_delta(delta, n, stacklevel):
+    """PrivacyWarning for ``delta >= 1/n``, a guarantee that publishing a random record meets."""
+    if delta >= 1.0 / n:
+        warnings.warn(f"delta={delta:.3g} >= 1/n: a mechanism that publishes a random record "
+                      "meets such a guarantee", PrivacyWarning, stacklevel=stacklevel + 1)
+
+
+def check_finite_lipschitz(solver, problem):
+    """The Lipschitz constant every sensitivity here rests on; raise when there is none."""
+    L = problem.lipschitz
+    if not math.isfinite(L):
+        raise ValueError(
+            f"{solver} needs a finite Lipschitz constant; the {problem.loss} loss has one only "
+            "on a bounded set: give the Problem a radius"
+        )
+    return L
+
+
+def gaussian_sigma(solver, *, n, epsilon, delta, sigma, calibration, calibrations, paper,
+                   sensitivity, steps=1, sampling=None):
+    """Resolve a Gaussian solver's noise. Returns ``(sigma, epsilon, delta, method)``.
+
+    Parameters
+    ----------
+    solver : str
+        Name used in error messages.
+    n : int
+        Number of records (a PrivacyWarning is raised for ``delta >= 1/n``).
+    epsilon, delta, sigma, calibration
+        The user's arguments. ``epsilon`` is None exactly when ``sigma`` is given; then
+        ``epsilon`` comes back None (the fit claims what the accountant certifies) and the
+        method is ``"explicit"``.
+    calibrations : tuple of str
+        The accepted values of ``calibration`` (``"paper"`` and accountant names).
+    paper : callable(epsilon, delta) -> float
+        The source's formula; it validates the ranges it is stated for.
+    sensitivity, steps, sampling
+        What the accountants calibrate: ``steps`` releases of L2 ``sensitivity`` (replace-one).
+    """
+    if sigma is None:
+        calibration = check_choice(calibration, "calibration", calibrations)
+        if epsilon is None or delta is None:
+            raise TypeError(f"{solver} needs epsilon and delta (or an explicit sigma and delta)")
+        if calibration == "paper":
+            sigma = paper(epsilon, delta)
+            epsilon, delta = float(epsilon), float(delta)
+        else:
+            epsilon = check_real(epsilon, "epsilon", low=0.0)
+            delta = check_real(delta, "delta", low=0.0, high=1.0)
+            sigma = calibrate(epsilon, delta, sensitivity=sensitivity, steps=steps,
+                              sampling=sampling, accountant=calibration)
+    else:
+        if epsilon is not None:
+            raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
+        if delta is None:
+            raise TypeError(f"{solver} with an explicit sigma needs delta, the delta at which "
+                            "the certified epsilon is reported")
+        sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=True)
+        delta = check_real(delta, "delta", low=0.0, high=1.0)
+        calibration = "explicit"
+    warn_large_delta(delta, n, stacklevel=3)
+    return sigma, epsilon, delta, calibration
+
+
+# -- exact Gaussian calibration ------------------------------------------------------------------
+def exact_gaussian_sigma(sensitivity, steps, epsilon, delta):
+    """The least sigma for which ``steps`` Gaussians of L2 ``sensitivity`` are (epsilon, delta)-DP:
+    they compose exactly to one with ``mu = sqrt(T) Delta / sigma`` (Dong, Roth & Su 2019), so
+    ``sigma = sqrt(T) Delta sigma_1`` with ``sigma_1`` the analytic Gaussian mechanism's
+    (Balle & Wang 2018) at sensitivity 1. ``steps`` may be an array."""
+    return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * gaussian_sigma_analytic(
+        1.0, epsilon, delta)
+
+
+def fewest_steps_near_best(grid, values, slack=DEFAULT_STEPS_SLACK):
+    """The first entry of ``grid`` whose bound ``values`` is within ``slack`` of the least
+    finite one: the default number of steps of the iterative solvers (fewer steps cost less
+    time for nearly the same bound). Raises ValueError when no value is finite."""
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    if not finite.any():
+        raise ValueError(f"no number of steps in [{grid[0]}, {grid[-1]}] admits this "
+                         "calibration; pass steps")
+    best = values[finite].min()
+    return int(grid[np.argmax(finite & (values <= slack * best))])
+
+
+# -- the sources' formulas -----------------------------------------------------------------------
+def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
+    """Noise standard deviation of Algorithm SGD1 in the multi-party SGD notes, eq. (3):
+    ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
+
+    The notes state it for ``0 < epsilon < 1`` and ``delta < 1/n^3``. Its privacy proof applies
+    the Gaussian mechanism (Lemma 2) to steps of sensitivity ``2 n L``, which would need
+    ``sigma >= 4 n L sqrt(2 ln(1.25 n^2/delta) ln(1/delta)) / epsilon``, somewhat more than (3);
+    and its composition (Lemma 1 with ``delta' = delta^(1/3)``) gives a total delta near
+    ``delta + delta^(1/3)``, not delta (docs/noisy_sgd.md, "Privacy", (a) and (b)). The noise
+    is nonetheless (epsilon, delta)-DP with much room to spare, as the RDP accountant certifies
+    (``Fit.certified_epsilon``); it is kept as the notes state it so results can be compared.
+    """
+    return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
+
+
+def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
+    """The DP-GD lecture notes' noise: ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)``.
+
+    The lecture makes each step ``(epsilon/T, delta/T)``-DP with its Gaussian claim
+    (``sigma >= 2 Delta sqrt(ln(2/delta)) / epsilon`` for ``epsilon, delta in (0, 1)``) at the
+    sensitivity ``Delta = 2C/n`` of the clipped mean gradient, and adds up by basic composition.
+    (Its final line writes ``sqrt(log^2(1/delta))``; the expression above is what its own claims
+    give.) Valid as stated for ``epsilon, delta in (0, 1)``. Works on arrays of ``steps``.
+    """
+    steps = np.asarray(steps, dtype=float)
+    return 4.0 * clip_norm * steps * np.sqrt(np.log(2.0 * steps / delta)) / (epsilon * n)
+
+
+def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
+    """DP-GD's noise standard deviation s on the clipped mean gradient for T = ``steps`` (an int,
+    or an array for ``"paper"`` and ``"pld"``) under ``calibration``."""
+    if calibration == "paper":
+        return dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta)
+    sensitivity = 2.0 * clip_norm / n
+    if calibration == "pld":
+        # T Gaussians compose exactly to one with mu = sqrt(T) Delta / s
+        sigma_1 = gaussian_sigma_analytic(1.0, epsilon, delta)
+        return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * sigma_1
+    return calibrate(epsilon, delta, sensitivity=sensitivity, steps=int(steps),
+                     accountant=calibration)
+
+
+def sgd2_paper_sigma(lipschitz, steps, epsilon, delta):
+    """The SGD2 noise of the multi-party SGD notes (Theorem 3's proof): each iteration is
+    ``(epsilon / sqrt(T ln(1/delta)), delta / T)``-DP by Lemma 2 (the classic Gaussian mechanism)
+    for a message of sensitivity ``2L``, then strong composition (Lemma 1):
+    ``sigma = 2L sqrt(2 ln(1.25 T / delta)) sqrt(T ln(1/delta)) / epsilon``.
+
+    Lemma 2 needs the per-iteration epsilon below 1 (a ValueError otherwise). As
+    docs/source_mistakes.md records, the composition does not give (epsilon, delta) as written
+    (with ``delta' = delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total
+    delta ``2 delta``); the noise is nonetheless very conservative, as exact accounting of T
+    Gaussians shows (``Fit.privacy``)."""
+    eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
+    if eps_iteration >= 1.0:
+        raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
+                         f"epsilon / sqrt(T ln(1/delta)) = {eps_iteration:.3g} below 1 (Lemma 2); "
+                         'use more steps, a smaller epsilon, or calibration="pld"')
+    return gaussian_sigma_classic(2.0 * lipschitz, eps_iteration, delta / steps)
+
+
+def jayaraman_paper_sigma(sensitivity, steps, epsilon, delta):
+    """Jayaraman et al. 2018's noise (as in Chen's 2019 slides):
+    ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``, which for ``Delta = 2L/(m n_(1))`` is the
+    slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2 epsilon^2)``. Through zCDP
+    (``rho = T Delta^2 / (2 sigma^2)``) it gives ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``,
+    slightly more than claimed (docs/source_mistakes.md)."""
+    return sensitivity * math.sqrt(2.0 * steps * math.log(1.0 / delta)) / epsilon
+
+
+def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
+    """The least sigma for which T Gaussians of sensitivity Delta are (epsilon, delta)-DP through
+    zCDP (``rho = T Delta^2/(2 sigma^2)``, ``epsilon = rho + 2 sqrt(rho ln(1/delta))``), in closed
+    form: ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``, so
+    ``sigma = sqrt(2T) Delta / (2 sqrt(rho))`` (docs/multiparty.md)."""
+    log_inv = math.log(1.0 / delta)
+    root_rho = math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)
+    return math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho)
+
+
+def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
+    """Huang et al. 2023's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set
+    to 1):
+    ``sigma = L sqrt(T ln(1/delta)) / (epsilon m N)`` with ``m N = n`` records. Its privacy
+    argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
+    (docs/joint_dp.md): kept as a labelled reproduction. L is the Lipschitz
+    constant of the joint loss in u: :func:`dpsolve.joint_sgd` passes ``L_u`` of
+    :func:`dpsolve.joint.joint_gradient_bound`, not ``Problem.lipschitz``."""
+    return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
+
+
+# -- output and objective perturbation -----------------------------------------------------------
+def resolve_output_noise(noise, epsilon, delta, calibration, n, output_share=1.0,
+                         calibrations=None):
+    """Validate the output-noise choice of output and objective perturbation: returns
+    ``(noise, epsilon, delta, calibration)``. ``output_share`` of epsilon goes to the output
+    noise (the classic Gaussian mechanism needs that share below 1)."""
+    from .accounting import ACCOUNTANTS
+    calibrations = ("paper",) + ACCOUNTANTS if calibrations is None else calibrations
+    epsilon = check_real(epsilon, "epsilon", low=0.0)
+    if noise is None:
+        noise = "gamma_norm" if delta is None else "gaussian"
+    noise = check_choice(noise, "noise", OUTPUT_NOISES)
+    if noise == "gamma_norm":
+        if delta not in (None, 0, 0.0):
+            raise ValueError('noise="gamma_norm" is epsilon-DP (delta = 0); pass delta=None, '
+                             'or noise="gaussian" for (epsilon, delta)')
+        delta = 0.0
+    else:
+        if delta is None:
+            raise TypeError('noise="gaussian" needs delta')
+        delta = check_real(delta, "delta", low=0.0, high=1.0)
+        calibration = check_choice(calibration, "calibration", calibrations)
+        if calibration == "paper" and output_share * epsilon >= 1.0:
+            raise ValueError('calibration="paper" (the classic Gaussian mechanism) needs '
+                             f"epsilon < 1 for the output noise, got {output_share * epsilon:g}; "
+                             'use calibration="pld"')
+        warn_large_delta(delta, n, stacklevel=3)
+    return noise, epsilon, delta, calibration
+
+
+def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
+    """Scale of one release of L2 ``sensitivity``: the gamma-norm scale ``Delta / epsilon``
+    (epsilon-DP), or the Gaussian sigma of the classic mechanism (``"paper"``, Dwork-Roth, as in
+    Chen's 2019 slides, for epsilon, delta in (0, 1)) or of an accountant."""
+    if noise == "gamma_norm":
+        return sensitivity / epsilon
+    if calibration == "paper":
+        return gaussian_sigma_classic(sensitivity, epsilon, delta)
+    return calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
+
+
+def objective_perturbation_constants(problem, epsilon):
+    """Kifer et al. (2012) / CMS (2011) Alg. 2 constants for an objective-perturbation budget
+    ``epsilon``: returns ``(epsilon_prime, extra_reg)``.
+
+    With ``c`` the bound on ``loss''`` (1/4 logistic, 1/(2h) huber_hinge; the loss's
+    ``curvature``) and B the row bound,
+    ``epsilon' = epsilon - ln(1 + 2cB^2/(n lambda) + c^2 B^4/(n^2 lambda^2))``. If it is
+    positive, no extra regularisation; else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda``
+    and ``epsilon' = epsilon / 2``. (diffprivlib uses ``cB`` for ``cB^2``, which is not
+    conservative for B > 1.)
+    """
+    c = problem.loss_function.curvature
+    n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
+    eps_prime = epsilon - math.log1p(2.0 * c * B2 / (n * lam) + (c * B2 / (n * lam)) ** 2)
+    if eps_prime > 0.0:
+        return eps_prime, 0.0
+    return epsilon / 2.0, c * B2 / (n * math.expm1(epsilon / 4.0)) - lam

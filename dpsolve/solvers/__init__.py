@@ -1,0 +1,42 @@
+"""The solver registry: one module per algorithm, each declaring a :class:`SolverSpec`.
+
+``registry()`` returns the specs in a fixed order; the CLI, sweeps, the tests' common checks and
+the benchmarks iterate over it. A solver module holds its public function, its ``plan`` (defaults
+and calibration from public constants), its ``run`` (the kernel call) and its ``bound``, and
+registers its spec; the public functions stay at the top level (``dpsolve.noisy_sgd``, ...).
+Adding a solver: docs/adding_a_solver.md.
+"""
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+
+_REGISTRY = {}
+
+
+def register(spec):
+    """Add ``spec`` to the registry (at import of its module); names are unique."""
+    if not isinstance(spec, SolverSpec):
+        raise TypeError(f"spec must be a SolverSpec, got {type(spec).__name__}")
+    if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
+        raise ValueError(f"a solver named {spec.name!r} is already registered")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def registry():
+    """The registered solvers' specs, in registration order (a tuple)."""
+    return tuple(_REGISTRY.values())
+
+
+def get(name):
+    """The spec of the solver called ``name``; ValueError naming the solvers otherwise."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown solver {name!r}; the solvers are "
+                         f"{', '.join(_REGISTRY)}") from None
+
+
+# The built-in solvers, in the order the docs list them.
+from . import noisy_sgd  # noqa: E402
+
+__all__ = ["Bound", "Plan", "Released", "SolverSpec", "document", "fit", "get", "register",
+           "registry"]

@@ -1,0 +1,243 @@
+r"""What every solver shares: its spec, and one fit lifecycle.
+
+A solver module declares a :class:`SolverSpec` and three functions (after scikit-learn's
+``_parameter_constraints`` / ``_fit_context`` and lightning's one module per algorithm):
+
+* ``plan(problem, partition, epsilon, delta, *, secure, rng, **options) -> Plan``: defaults and
+  noise calibration from public constants only (n, p, the Problem's bounds, the options), and
+  every check that depends on more than one argument. It must not read the data.
+* ``run(problem, partition, plan, rng) -> Released``: the computation (the kernel call).
+* ``bound(problem, partition, fit, options) -> Bound or None``: the excess-risk bound of the
+  theorem behind the solver at this fit's settings, or None where no theorem applies (stated
+  as a condition, not caught as an exception).
+
+:func:`fit` runs the lifecycle every public solver function goes through, in this order:
+``secure`` against ``rng``; the Problem and its loss; the partition of the rows; the declared
+parameter constraints; the random generator; ``plan``; the privacy report (and its
+PrivacyWarning); ``run``, timed; the non-finite check on the released values only; the
+observers' warnings; the :class:`~dpsolve.Fit`; and ``release`` (``secure=True``: the grid,
+no timing). Every check that raises does so before the data are touched.
+"""
+import dataclasses
+import math
+import time
+import types
+import warnings
+from typing import Callable, Mapping, Optional
+
+import numpy as np
+
+from .._secure import check_secure, generator, release
+from .._validation import check_parameters
+from ..fit import Fit
+from ..parties import check_parties
+from ..privacy.accounting import PrivacyWarning, certify
+from ..problem import Problem
+
+#: Parameter documentation shared by every solver; a docstring line holding only ``{{name}}``
+#: is replaced by the entry (see :func:`document`).
+PARAMETER_DOCS = {
+    "problem": """\
+problem : Problem
+    The data, loss, constraint and public bounds (:class:`dpsolve.Problem`).""",
+    "secure": """\
+secure : bool, default False
+    ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
+    must then be None), released parameters rounded to the ``2**-32`` grid, and ``wall_time``
+    NaN. See docs/secure_noise.md for what this does and does not protect against. The default
+    is a reproducible research run.""",
+    "rng": """\
+rng : None, int, SeedSequence or Generator
+    Source of the noise (``numpy.random.default_rng(rng)``; a Generator is used as it is and
+    advances). The same seed gives bit-identical results.""",
+}
+
+
+def document(function):
+    """Fill a solver docstring's ``{{name}}`` lines from :data:`PARAMETER_DOCS`, indented as the
+    marker is."""
+    lines = []
+    for line in (function.__doc__ or "").splitlines():
+        marker = line.strip()
+        if marker.startswith("{{") and marker.endswith("}}"):
+            indent = line[:len(line) - len(line.lstrip())]
+            lines.extend(indent + entry for entry in
+                         PARAMETER_DOCS[marker[2:-2]].splitlines())
+        else:
+            lines.append(line)
+    function.__doc__ = "\n".join(lines)
+    return function
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What ``plan`` resolved before any data is read.
+
+    Attributes
+    ----------
+    epsilon, delta : float or None
+        The claim (epsilon None when the user gave the noise explicitly).
+    method : str
+        How the noise was chosen: ``"paper"``, an accountant's name, or ``"explicit"``.
+    event : dp_accounting.DpEvent
+        What will be released.
+    sigma : float or None
+        The Gaussian noise standard deviation, if any.
+    steps : int
+        The number of iterations (public).
+    noise : mapping
+        Every noise scale by name (``Fit.noise``).
+    settings : mapping
+        The public, resolved settings (``Fit.settings``).
+    state : mapping
+        What ``run`` needs beyond the settings (kernel codes, arrays of step sizes, ...): public
+        values, not released.
+    report : PrivacyReport or None
+        Set by the lifecycle before ``run`` (observers' epsilons are reported next to it).
+    """
+
+    epsilon: Optional[float]
+    delta: float
+    method: str
+    event: object
+    sigma: Optional[float] = None
+    steps: int = 1
+    noise: Mapping = dataclasses.field(default_factory=dict)
+    settings: Mapping = dataclasses.field(default_factory=dict)
+    state: Mapping = dataclasses.field(default_factory=dict)
+    report: object = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Released:
+    """What ``run`` computed: the released parameters, and for multi-party and joint solvers
+    the structured model, the transcript and the epsilon certified against each observer."""
+
+    theta: np.ndarray
+    model: object = None
+    transcript: object = None
+    observers: Mapping = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """An excess-risk bound (mean form) and the theorem it comes from."""
+
+    value: float
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SolverSpec:
+    """Everything dpsolve needs to know about a solver, in one place.
+
+    Attributes
+    ----------
+    name : str
+        The public function's name (``dpsolve.<name>``), ``Fit.solver``, the sweep key.
+    function : callable
+        The public function.
+    works : tuple of str
+        The published works it comes from, by authors and year.
+    source : str
+        ``Fit.source``: the work and the algorithm and equation numbers followed.
+    losses : tuple of str
+        The losses it takes (``Problem.loss``).
+    partition : str or None
+        The name of the argument that splits the rows across parties (``"parties"``,
+        ``"owners"``), given positionally after the problem; None for a single data holder.
+    neighbours : str
+        The neighbour relation of the guarantee, in words.
+    guarantee : str
+        ``"dp"`` (differential privacy), or ``"joint_dp"`` (joint differential privacy, weaker:
+        no DP lower bound applies).
+    parameters : mapping of str to Constraint
+        The keyword options and their declarative checks (``epsilon``, ``delta``, ``secure``,
+        ``rng`` and the partition are handled by the lifecycle).
+    plan, run, bound : callable
+        See the module docstring.
+    page : str
+        The docs page describing it.
+    nonfinite_hint : str
+        Advice in the FloatingPointError raised when the released values are not finite.
+    observer_note : str
+        Appended to the PrivacyWarning raised when an observer's epsilon exceeds the claim.
+    example : mapping
+        Keyword arguments of a small, cheap run (``epsilon``, ``delta``, options), used by the
+        common checks and the benchmarks; multi-party solvers get ``parts`` equal parties.
+    parts : int
+        Parties in the example (multi-party solvers).
+    """
+
+    name: str
+    function: Callable
+    works: tuple
+    source: str
+    losses: tuple
+    partition: Optional[str]
+    neighbours: str
+    guarantee: str
+    parameters: Mapping
+    plan: Callable
+    run: Callable
+    bound: Optional[Callable]
+    page: str
+    nonfinite_hint: str
+    observer_note: str = ""
+    example: Mapping = dataclasses.field(default_factory=dict)
+    parts: int = 2
+
+    def __post_init__(self):
+        object.__setattr__(self, "parameters", types.MappingProxyType(dict(self.parameters)))
+        object.__setattr__(self, "example", types.MappingProxyType(dict(self.example)))
+
+
+def check_problem(spec, problem):
+    """The Problem's type and loss, before anything else."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if problem.loss not in spec.losses:
+        if problem.loss == "multinomial":
+            from . import registry
+            takers = [s.name for s in registry() if "multinomial" in s.losses]
+            raise ValueError(
+                f"{spec.name} does not support loss='multinomial' (a (p, K) parameter); the "
+                f"solvers that do are {', '.join(takers)}")
+        raise ValueError(f"{spec.name} does not take loss={problem.loss!r}; it takes "
+                         f"{', '.join(spec.losses)}")
+
+
+def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **options):
+    """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the
+    released :class:`~dpsolve.Fit`."""
+    secure = check_secure(secure, rng, options.get("record_transcript", False))
+    check_problem(spec, problem)
+    if spec.partition is not None:
+        check_parties(problem, partition, spec.partition)
+    options = check_parameters(spec.parameters, options)
+    rng = generator(rng, secure)
+    plan = spec.plan(problem, partition, epsilon, delta, secure=secure, rng=rng, **options)
+    report = certify(plan.event, plan.epsilon, plan.delta, plan.method, stacklevel=4)
+    plan = dataclasses.replace(plan, report=report)
+
+    start = time.perf_counter()
+    # no overflow warnings mid-run either: the only signal is the check on the release below
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = spec.run(problem, partition, plan, rng)
+    # checked on the released parameters only: a function of what is released, it reveals
+    # nothing more
+    if not np.all(np.isfinite(out.theta)):
+        raise FloatingPointError(f"{spec.name} produced non-finite parameters; "
+                                 f"{spec.nonfinite_hint}")
+    wall_time = time.perf_counter() - start
+
+    for who, eps in out.observers.items():
+        if eps > report.epsilon * (1.0 + 1e-9):
+            warnings.warn(f"against {who} the certified epsilon is {eps:.4g} at delta="
+                          f"{plan.delta:.3g}, above the claimed {report.epsilon:.4g}"
+                          f"{spec.observer_note}", PrivacyWarning, stacklevel=3)
+    result = Fit(theta=out.theta, sigma=plan.sigma, steps=plan.steps, solver=spec.name,
+                 source=spec.source, wall_time=wall_time, dp_event=plan.event, privacy=report,
+                 noise=plan.noise, settings=plan.settings, observers=out.observers,
+                 transcript=out.transcript, model=out.model)
+    return release(result, secure)
