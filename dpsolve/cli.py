@@ -56,9 +56,10 @@ def main(argv=None):
                             "the data")
     solve.add_argument("--n-classes", type=int, default=None, metavar="K",
                        help="multinomial: K classes labelled 0..K-1 (instead of --classes)")
+    from .solvers import registry
+    single = [spec.name for spec in registry() if spec.partition is None]
     solve.add_argument("--solver", default="clipped_gd",
-                       help="noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation or "
-                            "objective_perturbation (default clipped_gd)")
+                       help=f"{', '.join(single[:-1])} or {single[-1]} (default clipped_gd)")
     solve.add_argument("--epsilon", type=float, required=True)
     solve.add_argument("--delta", type=float, default=None,
                        help="delta (omit for the pure-DP solvers)")
@@ -147,10 +148,10 @@ def _solve(parser, args):
     import warnings
 
     from .experiments.runs import load_file
-    from .experiments.sweep import PARTITIONED, _solvers
     from .problem import Problem, public_classes
+    from .solvers import registry
 
-    solvers = {k: v for k, v in _solvers().items() if k not in PARTITIONED}
+    solvers = {spec.name: spec.function for spec in registry() if spec.partition is None}
     if args.secure and args.seed is not None:
         parser.error("--seed cannot be combined with --secure: secure noise comes from the "
                      "operating system's entropy, never from a seed")

@@ -13,7 +13,8 @@ from ..parties import Parties
 from ..privacy import PrivacyWarning
 from ..problem import Problem
 from ..reference import excess_risk, reference_minimizer
-from .sweep import PARTITIONED, _solvers, data_seed, run_seed
+from ..solvers import get as solver_spec
+from .sweep import data_seed, run_seed
 
 
 def load_data(data, root):
@@ -82,60 +83,18 @@ def _joint_options(options):
             "personal_radius": options.get("personal_radius")}
 
 
-def _bounds(problem, name, options, fit, parties=None):
-    """The theorem's bound and the lower bound that apply to this fit (mean form); None where
+def _bounds(problem, solver, options, fit, parties=None):
+    """The theorem's bound for this fit (its solver's ``bound``, mean form) and the minimax lower
+    bound that applies (Bassily-Smith-Thakurta 2014, for DP solvers on a bounded C); None where
     none applies."""
-    eps, delta = options["epsilon"], options.get("delta")
-    upper = lower = None
-    upper_name = None
-    try:
-        if name == "multiparty_gd":
-            if fit.settings["noise"] == "per_party":
-                if fit.settings["step_size"] == "strongly_convex" and \
-                        fit.settings["output"] != "last":
-                    upper = bounds.sgd2_bound(problem, parties, fit.sigma, fit.steps)
-                    upper_name = "Theorem 4 of the multi-party SGD notes (SGD2, explicit constants)"
-            elif fit.settings["step_size"] == "smooth":
-                upper = bounds.gradient_perturbation_bound(problem, fit.steps, fit.sigma)
-                upper_name = "gradient perturbation at step 1/beta (Jayaraman et al. 2018)"
-        elif name == "joint_sgd":
-            layout = _joint_options(options)
-            upper = bounds.joint_sgd_bound(problem, parties, eps, delta,
-                                           personal_columns=layout["personal_columns"],
-                                           shared_radius=layout["shared_radius"],
-                                           personal_radius=layout["personal_radius"])
-            upper_name = "Huang et al. 2023 Theorem 3.1 (record level, constant 1)"
-            return upper, upper_name, None  # joint DP is weaker than DP: no DP lower bound
-        strongly = problem.reg > 0.0
-        if name == "noisy_sgd":
-            if options.get("step_size", "lipschitz") == "strongly_convex":
-                upper = bounds.sgd1_strongly_convex_bound(problem, eps, delta)
-                upper_name = ("Theorem 2 of the multi-party SGD notes (strongly convex, "
-                              "O-constant 1)")
-            else:
-                upper = bounds.sgd1_lipschitz_bound(problem, eps, delta)
-                upper_name = "Theorem 2 of the multi-party SGD notes (Lipschitz, O-constant 1)"
-        elif name == "clipped_gd":
-            upper = bounds.clipped_gd_bound(problem, eps, delta, steps=fit.steps,
-                                            clip_norm=fit.settings["clip_norm"],
-                                            calibration=fit.calibration
-                                            if fit.calibration != "explicit" else "pld")
-            upper_name = "DP-GD optimisation bound (lecture notes' DP-GD)"
-        elif name == "minibatch_sgd" and fit.settings["schedule"] == "inv":
-            upper = bounds.minibatch_sgd_bound(problem, eps,
-                                               batch_size=fit.settings["batch_size"])
-            upper_name = "Song-Chaudhuri-Sarwate 2013 SGD bound (schedule inv)"
-        elif name == "output_perturbation":
-            upper = bounds.output_perturbation_bound(problem, eps, delta)
-            upper_name = "output perturbation (CMS 2011)"
-        elif name == "objective_perturbation":
-            upper = bounds.objective_perturbation_bound(problem, eps, delta)
-            upper_name = "objective perturbation (CMS 2011 / AMP)"
-        if math.isfinite(problem.diameter):
-            lower = (bounds.lower_bound_strongly_convex(problem, eps) if strongly
-                     else bounds.lower_bound_lipschitz(problem, eps))
-    except (ValueError, TypeError):
-        pass                                            # the bound does not apply here
+    bound = None if solver.bound is None else solver.bound(problem, parties, fit, options)
+    upper, upper_name = (None, None) if bound is None else (bound.value, bound.name)
+    lower = None
+    # joint DP is weaker than DP: no DP lower bound applies to it
+    if solver.guarantee == "dp" and math.isfinite(problem.diameter):
+        epsilon = options["epsilon"]
+        lower = (bounds.lower_bound_strongly_convex(problem, epsilon) if problem.reg > 0.0
+                 else bounds.lower_bound_lipschitz(problem, epsilon))
     return upper, upper_name, lower
 
 
@@ -168,10 +127,10 @@ def execute(spec, root):
     problem = build_problem(spec, root)
     options = dict(spec["solver"])
     name = options.pop("name")
-    solver = _solvers()[name]
+    solver = solver_spec(name)
     parties = None
-    if name in PARTITIONED:
-        parties = equal_parties(problem, options.pop(PARTITIONED[name]))
+    if solver.partition is not None:
+        parties = equal_parties(problem, options.pop(solver.partition))
     if name == "joint_sgd":
         layout = _joint_options(options)
         options.update(layout)
@@ -181,8 +140,8 @@ def execute(spec, root):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        fit = solver(problem, *([parties] if parties else []), rng=run_seed(spec, root),
-                     **options)
+        fit = solver.function(problem, *([parties] if parties else []),
+                              rng=run_seed(spec, root), **options)
     wall = time.perf_counter() - start
     if name == "joint_sgd":
         risk = joint.joint_excess_risk(problem, parties, fit.model, reference)
@@ -192,7 +151,7 @@ def execute(spec, root):
         risk = excess_risk(problem, fit.theta, reference)
         objective = problem.objective(fit.theta)
         released = np.ascontiguousarray(fit.theta).tobytes()
-    upper, upper_name, lower = _bounds(problem, name, {**spec["solver"]}, fit, parties)
+    upper, upper_name, lower = _bounds(problem, solver, {**spec["solver"]}, fit, parties)
     return {
         "excess_risk": float(risk), "reference_gap": float(reference.gap),
         "objective": float(objective), "optimum": float(reference.value),

@@ -68,19 +68,9 @@ class SweepError(ValueError):
 
 
 def _solvers():
-    import dpsolve
-    return {"noisy_sgd": dpsolve.noisy_sgd, "clipped_gd": dpsolve.clipped_gd,
-            "minibatch_sgd": dpsolve.minibatch_sgd,
-            "output_perturbation": dpsolve.output_perturbation,
-            "objective_perturbation": dpsolve.objective_perturbation,
-            "multiparty_gd": dpsolve.multiparty_gd,
-            "aggregated_output_perturbation": dpsolve.aggregated_output_perturbation,
-            "joint_sgd": dpsolve.joint_sgd}
-
-
-# solvers whose second argument is a partition of the rows: the sweep key giving its size
-PARTITIONED = {"multiparty_gd": "parties", "aggregated_output_perturbation": "parties",
-               "joint_sgd": "owners"}
+    """The registered solvers' specs by name (:func:`dpsolve.solvers.registry`)."""
+    from ..solvers import registry
+    return {spec.name: spec for spec in registry()}
 
 
 def canonical(obj):
@@ -264,10 +254,11 @@ def load_sweep(source):
                              f"{table['name']!r}")
         if "epsilon" not in table:
             raise SweepError(f"{where}.epsilon: every solver run needs epsilon")
-        parameters = inspect.signature(known[table["name"]]).parameters
+        spec = known[table["name"]]
+        parameters = inspect.signature(spec.function).parameters
         allowed = set(parameters) - {"problem", "rng", "sigma", "parties", "owners",
                                      "record_transcript", "transcript_limit"}
-        split = PARTITIONED.get(table["name"])
+        split = spec.partition
         if split is not None:
             allowed.add(split)
             if split not in table:

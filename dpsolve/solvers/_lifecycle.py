@@ -165,6 +165,9 @@ class SolverSpec:
     example : mapping
         Keyword arguments of a small, cheap run (``epsilon``, ``delta``, options), used by the
         common checks and the benchmarks; multi-party solvers get ``parts`` equal parties.
+    example_problem : mapping
+        ``Problem`` options (``radius``, ``reg``, ...) of the example, for a loss the solver
+        takes.
     parts : int
         Parties in the example (multi-party solvers).
     """
@@ -185,11 +188,12 @@ class SolverSpec:
     nonfinite_hint: str
     observer_note: str = ""
     example: Mapping = dataclasses.field(default_factory=dict)
+    example_problem: Mapping = dataclasses.field(default_factory=dict)
     parts: int = 2
 
     def __post_init__(self):
-        object.__setattr__(self, "parameters", types.MappingProxyType(dict(self.parameters)))
-        object.__setattr__(self, "example", types.MappingProxyType(dict(self.example)))
+        for name in ("parameters", "example", "example_problem"):
+            object.__setattr__(self, name, types.MappingProxyType(dict(getattr(self, name))))
 
 
 def check_problem(spec, problem):

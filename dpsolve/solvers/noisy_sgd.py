@@ -240,4 +240,5 @@ SPEC = register(SolverSpec(
     bound=bound, page="noisy_sgd.md",
     nonfinite_hint="reduce the step size or give the Problem a radius",
     observer_note=", which holds for an outsider who does not know the index sequence",
-    example={"epsilon": 0.5, "delta": 1e-6, "steps": 2000, "calibration": "rdp"}))
+    example={"epsilon": 0.5, "delta": 1e-6, "steps": 2000, "calibration": "rdp"},
+    example_problem={"radius": 1.0, "reg": 0.1}))
