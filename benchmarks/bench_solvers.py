@@ -1,6 +1,7 @@
-"""Every solver end to end (validation, calibration, the loop, the privacy report), at fixed
-settings on the same synthetic logistic problem (n = 10^4, p = 50, unit rows): time and peak
-memory. The NumPy comparisons of the multi-party solvers and of mini-batch SGD are in
+"""Every registered solver (:func:`dpsolve.solvers.registry`) end to end (validation,
+calibration, the loop, the privacy report), at fixed settings on the same synthetic logistic
+problem (n = 10^4, p = 50, unit rows): time and peak memory. A solver without settings here runs
+its spec's example on that problem. The NumPy comparisons of the multi-party solvers and of mini-batch SGD are in
 ``bench_multiparty.py`` and ``bench_minibatch_sgd.py``.
 
 Run directly (``python -m benchmarks.bench_solvers``) to print the times.
@@ -8,6 +9,7 @@ Run directly (``python -m benchmarks.bench_solvers``) to print the times.
 import warnings
 
 import dpsolve
+from dpsolve.solvers import registry
 
 from .common import best_time, synthetic_problem
 
@@ -15,10 +17,10 @@ N, P = 10_000, 50
 
 
 def _fits():
-    """name -> (problem settings, call(problem, parties))."""
+    """name -> (problem settings, call(problem, parties)), for every registered solver."""
     ball = dict(radius=1.0, reg=0.0)
     ridge = dict(radius=None, reg=1e-3)
-    return {
+    fits = {
         # paper calibration: the RDP calibration's search (about 2 s) is not the solver's speed
         "noisy_sgd": (ball, lambda P, parties: dpsolve.noisy_sgd(
             P, 0.5, 1e-13, steps=1_000_000, rng=0)),
@@ -36,7 +38,13 @@ def _fits():
                                                P, parties, 1.0, 1e-6, rng=0)),
         "joint_sgd": (ball, lambda P, parties: dpsolve.joint_sgd(
             P, parties, 1.0, 1e-6, steps=100_000, rng=0)),
+        "dp_sgd": (ball, lambda P, parties: dpsolve.dp_sgd(P, 1.0, 1e-6, rng=0)),
     }
+    for spec in registry():
+        fits.setdefault(spec.name, (dict(spec.example_problem), lambda P, parties, spec=spec:
+                                    spec.function(P, *([parties] if spec.partition else []),
+                                                  rng=0, **spec.example)))
+    return {spec.name: fits[spec.name] for spec in registry()}
 
 
 FITS = _fits()

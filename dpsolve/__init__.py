@@ -26,11 +26,12 @@ from ._multiparty_gd import multiparty_gd
 from ._perturbation import objective_perturbation, output_perturbation
 from .privacy import PrivacyWarning
 from .problem import Problem
+from .solvers.dp_sgd import dp_sgd
 from .solvers.noisy_sgd import noisy_sgd
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
 __all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
-           "aggregated_output_perturbation", "audit", "bounds", "clipped_gd", "datasets",
+           "aggregated_output_perturbation", "audit", "bounds", "clipped_gd", "datasets", "dp_sgd",
            "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
            "objective_perturbation", "output_perturbation", "privacy", "reference_minimizer"]
 __version__ = "0.2.0"

@@ -37,6 +37,7 @@ def get(name):
 
 # The built-in solvers, in the order the docs list them.
 from . import noisy_sgd  # noqa: E402
+from . import dp_sgd  # noqa: E402
 
 __all__ = ["Bound", "Plan", "Released", "SolverSpec", "document", "fit", "get", "register",
            "registry"]
