@@ -68,6 +68,12 @@ def clopper_pearson(successes, trials, alpha, side):
     side : {"lower", "upper"}
         ``"lower"``: ``Beta(alpha; k, n - k + 1)`` quantile (0 when ``k = 0``); ``"upper"``:
         ``Beta(1 - alpha; k + 1, n - k)`` quantile (1 when ``k = n``).
+
+    Returns
+    -------
+    float or ndarray
+        The bound, in [0, 1]: a float for scalar inputs, else an array of the broadcast shape of
+        ``successes`` and ``trials``.
     """
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0)
     check_choice(side, "side", ("lower", "upper"))
@@ -103,14 +109,20 @@ class AuditResult:
     runs : int
         Runs per dataset; ``selection_runs`` of them chose the test, the rest evaluated it.
     selection_runs : int
+        Runs per dataset that chose the test (the smaller of the two datasets' counts).
     test : str
         The event and direction used for ``epsilon``, e.g. ``"S > 0.731: D over D'"`` (the
         event's frequency on D is the true-positive rate, on D' the false-positive rate).
     threshold : float
-    tpr_lower, fpr_upper : float
-        The confidence bounds behind ``epsilon``.
-    tpr, fpr : float
-        The corresponding frequencies on the evaluation runs.
+        The threshold t of that event.
+    tpr_lower : float
+        Clopper-Pearson lower confidence bound on the true-positive rate, behind ``epsilon``.
+    fpr_upper : float
+        Clopper-Pearson upper confidence bound on the false-positive rate, behind ``epsilon``.
+    tpr : float
+        The true-positive frequency of the test on the evaluation runs.
+    fpr : float
+        The false-positive frequency of the test on the evaluation runs.
     claimed_epsilon : float or None
         With ``claim=``: the epsilon the claim states at ``delta`` (see :func:`audit_scores`);
         ``epsilon > claimed_epsilon`` refutes the claim with the stated confidence. None without
@@ -490,6 +502,11 @@ def gdp_mu(event):
     event : dp_accounting.DpEvent or Fit
         Gaussian, self-composed and composed events, and no-ops. Sampled events are not
         GDP with a closed-form mu: ValueError.
+
+    Returns
+    -------
+    float
+        ``mu = sqrt(sum_i 1 / m_i^2)`` over the event's Gaussian releases (0 for no-ops only).
     """
     import dp_accounting
     event = getattr(event, "dp_event", event)

@@ -52,6 +52,23 @@ def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
 
     in sum form (divided by n for ``form="mean"``), with the O-constant set to 1.
     Infinite without a constraint. Not for multinomial problems (SGD1 does not take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives n, p, ``G = problem.gradient_bound`` and ``||C||_2 = problem.diameter``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound (constant 1), ``inf`` without a constraint.
     """
     _check(problem, epsilon, delta, form)
     reject_multinomial(problem, "sgd1_lipschitz_bound (noisy_sgd's Theorem 2)")
@@ -71,6 +88,23 @@ def sgd1_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
     in sum form (divided by n for ``form="mean"``), with the O-constant set to 1. Needs
     ``reg > 0``; infinite when the gradient bound is (no constraint and ``reg > 0``). Not for
     multinomial problems (SGD1 does not take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` (Delta); gives n, p and ``G = problem.gradient_bound``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound (constant 1).
     """
     _check(problem, epsilon, delta, form)
     reject_multinomial(problem, "sgd1_strongly_convex_bound (noisy_sgd's Theorem 2)")
@@ -91,6 +125,21 @@ def lower_bound_lipschitz(problem, epsilon, *, form="mean"):
     in mean form (times n for ``form="sum"``). A minimax rate (for delta = o(1/n)): some
     dataset is this hard; a particular dataset may do better. ``p`` is the number of
     parameters (``p K`` for multinomial).
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives n, p, ``G = problem.gradient_bound`` and ``||C||_2 = problem.diameter``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The lower bound (constant 1).
     """
     _check(problem, epsilon, None, form)
     value = problem.gradient_bound * problem.diameter * min(
@@ -106,6 +155,22 @@ def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
 
     in mean form (times n for ``form="sum"``). Needs ``reg > 0``. ``p`` is the number of
     parameters (``p K`` for multinomial).
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` (lambda); gives n, p, ``G = problem.gradient_bound`` and
+        ``||C||_2 = problem.diameter``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The lower bound (constant 1).
     """
     _check(problem, epsilon, None, form)
     if problem.reg <= 0.0:
@@ -124,6 +189,16 @@ def minimizer_norm_bound(problem):
     ``lambda ||theta*||^2 / 2 <= F(theta*) <= F(0) <= max_y loss(0; y)``, so
     ``R = sqrt(2 max_y loss(0; y) / lambda)``: ``ln 2`` for logistic, 1 for hinge,
     ``B_y^2 / 2`` for squared, ``ln K`` for multinomial (Frobenius norm).
+
+    Parameters
+    ----------
+    problem : Problem
+        With a radius, or ``reg > 0``.
+
+    Returns
+    -------
+    float
+        R: ``problem.radius``, or ``sqrt(2 max_y loss(0; y) / lambda)``.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
@@ -160,6 +235,22 @@ def dpgd_optimisation_error(problem, clip_norm, steps, noise_std):
     of variance ``p s^2``). Valid when the clipping norm C is at least the Lipschitz constant L
     (then clipping never changes a gradient); with ``C < L`` the clipped gradient is biased and
     no such bound holds. For multinomial, p is the number of noisy coordinates ``p K``.
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives p, ``beta`` (``problem.smoothness``), lambda (``problem.reg``) and R.
+    clip_norm : float
+        Clipping norm C, at least ``problem.lipschitz`` for the bound to hold (not checked here).
+    steps : int or array_like of int
+        Number of steps T.
+    noise_std : float or array_like of float
+        Standard deviation s of the gradient noise per coordinate.
+
+    Returns
+    -------
+    float or ndarray
+        The bound (mean form), broadcast over ``steps`` and ``noise_std``.
     """
     R = minimizer_norm_bound(problem)
     steps = np.asarray(steps, dtype=float)
@@ -188,6 +279,29 @@ def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibrat
 
     Mean form (times n for ``form="sum"``), explicit constants, valid for ``C >= L``
     (``clip_norm`` defaults to L).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem :func:`dpsolve.clipped_gd` is run on.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    steps : int
+        Number of steps T.
+    clip_norm : float, optional
+        Clipping norm C, ``>= problem.lipschitz`` (ValueError otherwise); default L.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
+        How the noise is calibrated, as in :func:`dpsolve.clipped_gd`.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
     """
     _check(problem, epsilon, delta, form)
     clip = problem.lipschitz if clip_norm is None else check_real(clip_norm, "clip_norm", low=0.0)
@@ -219,6 +333,23 @@ def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
     ``beta_F = beta + lambda``. Mean form (times n for ``form="sum"``), explicit constants. The
     last batch may be smaller than b; the bound then uses it for every step (conservative).
     Not for multinomial problems (minibatch_sgd does not take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        A smooth loss with ``reg > 0`` (ValueError otherwise).
+    epsilon : float
+        Epsilon of the gamma-norm noise, ``> 0`` (pure epsilon-DP).
+    batch_size : int
+        Batch size b, in [1, n].
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
     """
     _check(problem, epsilon, None, form)
     reject_multinomial(problem, "minibatch_sgd_bound")
@@ -264,6 +395,31 @@ def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, toler
     multinomial). Chaudhuri et al. (2011) bound the generalisation error rather than this; these
     follow from Lipschitz continuity or smoothness of F at a g-optimal point. Mean form (times n
     for ``form="sum"``).
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` (ValueError otherwise).
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float, optional
+        None (or 0) for gamma-norm noise; in (0, 1) for Gaussian noise.
+    noise : {"gamma_norm", "gaussian"}, optional
+        The output noise; default ``"gamma_norm"`` without ``delta`` (epsilon-DP), else
+        ``"gaussian"``.
+    tolerance : float, default 1e-10
+        The optimisation tolerance g of the non-private minimiser, in (0, 1e-2].
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
+        Calibration of Gaussian noise (ignored for gamma-norm), as in
+        :func:`dpsolve.output_perturbation`.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
     """
     _check(problem, epsilon, None, form)
     if problem.reg <= 0.0:
@@ -298,6 +454,34 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     b (``||b|| ~ Gamma(p, 2B/epsilon')``). This is ``O(p^2 / (n^2 epsilon^2 lambda))``, the rate
     of Chaudhuri et al. (2011). Mean form (times n for ``form="sum"``). Not for multinomial
     problems (objective_perturbation does not take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` and ``radius=None`` (ValueError otherwise).
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float, optional
+        None (or 0) for gamma-norm output noise; in (0, 1) for Gaussian output noise.
+    output_fraction : float, default 0.1
+        In (0, 1): the share of epsilon spent on the output noise ``b_2``; the rest goes to the
+        objective noise b.
+    noise : {"gamma_norm", "gaussian"}, optional
+        The output noise ``b_2``; default ``"gamma_norm"`` without ``delta`` (epsilon-DP), else
+        ``"gaussian"``.
+    tolerance : float, default 1e-12
+        The optimisation tolerance g of the inner solver, in (0, 1e-2].
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
+        Calibration of Gaussian output noise (ignored for gamma-norm), as in
+        :func:`dpsolve.objective_perturbation`.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
     """
     _check(problem, epsilon, None, form)
     reject_multinomial(problem, "objective_perturbation_bound")
@@ -344,6 +528,25 @@ def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
     & Bach (2012) give ``2 Gt^2 / (n lambda (T + 1))``, and ``m p (sigma^2 + n^2 G^2) >= Gt^2``.
     ``parties`` is the number of parties m (or a Parties); numpy arrays broadcast over ``sigma``
     and ``steps``.
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` (lambda); not multinomial.
+    parties : int or Parties
+        The number of parties m (``>= 1``), or a Parties (its ``m``).
+    sigma : float or array_like of float
+        Standard deviation of each party's noise per coordinate.
+    steps : int or array_like of int
+        Number of iterations T.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float or ndarray
+        The bound (explicit constants), broadcast over ``sigma`` and ``steps``.
     """
     _check(problem, 1.0, None, form)
     reject_multinomial(problem, "sgd2_bound (multiparty_gd's Theorem 4)")
@@ -374,6 +577,20 @@ def gradient_perturbation_bound(problem, steps, sigma):
     :func:`minimizer_norm_bound`'s). With a radius the minimiser may lie on the sphere and the
     value is used only to choose T. The same holds for Jayaraman et al.'s party-weighted objective
     (its weights sum to 1, so beta and lambda are the same). Numpy arrays broadcast.
+
+    Parameters
+    ----------
+    problem : Problem
+        A smooth loss with ``reg > 0`` (ValueError otherwise); not multinomial.
+    steps : int or array_like of int
+        Number of steps T.
+    sigma : float or array_like of float
+        Standard deviation of the gradient noise per coordinate.
+
+    Returns
+    -------
+    float or ndarray
+        The bound (mean form), broadcast over ``steps`` and ``sigma``.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
@@ -407,6 +624,27 @@ def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
     A population-loss rate under the paper's record-level accounting, which dpsolve does not
     certify (see :func:`dpsolve.joint_sgd`): the scaling to compare with, not a guaranteed
     number.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem of all owners (n records, ``theta_shape`` gives ell).
+    owners : int or Parties
+        The number of data owners N (``>= 1``), or a Parties (its ``m``).
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    personal_columns : "all" or array of int, default "all"
+        Columns of the personalised block, as in :func:`dpsolve.joint_sgd`.
+    shared_radius, personal_radius : float, optional
+        Radii ``R_U`` and ``R_X`` of the shared and personalised balls; default
+        ``problem.radius``. Both are needed (ValueError otherwise).
+
+    Returns
+    -------
+    float
+        The rate (constant 1), in mean form.
     """
     from .joint import joint_gradient_bound
     _check(problem, epsilon, delta, "mean")

@@ -9,7 +9,18 @@ from ._validation import check_choice, check_int, check_real, check_rng
 
 
 def unit_rows(X):
-    """Scale every row to unit L2 norm (rows of zeros stay zero); a per-record transform."""
+    """Scale every row to unit L2 norm (rows of zeros stay zero); a per-record transform.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, p)
+        The rows; not modified.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, p)
+        A copy with every nonzero row divided by its L2 norm.
+    """
     X = np.array(X, dtype=np.float64, copy=True)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     np.divide(X, norms, out=X, where=norms > 0)
@@ -21,6 +32,27 @@ def make_synthetic(n=1000, p=10, *, task="classification", noise=0.1, rng=None):
 
     ``task="classification"``: ``y = sign(<w, x> + noise * N(0,1))`` with ``||w|| = 1``, labels in
     {-1, +1}. ``task="regression"``: ``y = clip(<w, x> + noise * N(0,1), -1, 1)`` so ``|y| <= 1``.
+
+    Parameters
+    ----------
+    n : int, default 1000
+        Number of records, ``>= 1``.
+    p : int, default 10
+        Number of features, ``>= 1``.
+    task : {"classification", "regression"}, default "classification"
+        Labels in {-1, +1}, or real targets in [-1, 1].
+    noise : float, default 0.1
+        Standard deviation of the Gaussian noise added to ``<w, x>`` before the labels are
+        taken.
+    rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``; a Generator advances).
+
+    Returns
+    -------
+    X : ndarray, shape (n, p)
+        Rows of unit norm.
+    y : ndarray, shape (n,)
+        Labels (float64).
     """
     n = check_int(n, "n", low=1)
     p = check_int(p, "p", low=1)
@@ -41,6 +73,25 @@ def make_separable(n=10_000, p=5, *, margin=0.001, rng=None):
     A unit vector w is drawn uniformly; points are drawn uniformly on the sphere, those with
     ``|<w, x>| < margin`` are rejected, and ``y = sign(<w, x>)``. This is the synthetic data of
     Song, Chaudhuri & Sarwate (2013): n = 10,000, p = 5, margin 0.001.
+
+    Parameters
+    ----------
+    n : int, default 10000
+        Number of records, ``>= 1``.
+    p : int, default 5
+        Number of features, ``>= 1``.
+    margin : float, default 0.001
+        In [0, 1): points with ``|<w, x>| < margin`` are rejected (ValueError if the margin
+        rejects almost every point).
+    rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``; a Generator advances).
+
+    Returns
+    -------
+    X : ndarray, shape (n, p)
+        Rows of unit norm.
+    y : ndarray, shape (n,)
+        Labels ``sign(<w, x>)`` in {-1, +1} (float64).
     """
     n = check_int(n, "n", low=1)
     p = check_int(p, "p", low=1)
@@ -68,6 +119,13 @@ def load_breast_cancer():
     non-negative) and rows scaled to unit norm; labels 0 (malignant) / 1 (benign).
 
     Needs scikit-learn (``pip install "dpsolve[datasets]"``); raises ImportError otherwise.
+
+    Returns
+    -------
+    X : ndarray, shape (569, 30)
+        Rows of unit norm.
+    y : ndarray, shape (569,)
+        Labels 0 or 1 (float64).
     """
     from sklearn.datasets import load_breast_cancer as _load
 
@@ -83,6 +141,13 @@ def load_digits():
     takes ``n_classes=10``: the label set is public, never read off the data).
 
     Needs scikit-learn (``pip install "dpsolve[datasets]"``); raises ImportError otherwise.
+
+    Returns
+    -------
+    X : ndarray, shape (1797, 65)
+        Rows of unit norm, the last column the constant ``1/sqrt(2)``.
+    y : ndarray of intp, shape (1797,)
+        The digits 0..9.
     """
     from sklearn.datasets import load_digits as _load
 
@@ -95,7 +160,25 @@ def owner_classes(labels, n_owners, *, max_classes=8, rng=None):
     """For each of ``n_owners`` owners, a random subset of ``max_classes`` of ``labels`` (all of
     them if there are fewer), redrawn until every label has an owner: the non-IID split of Huang et
     al. 2023's experiments (each owner holds at most 8 of the 10 classes). Deal training and test
-    records with the same subsets (:func:`deal_records`) to split both alike."""
+    records with the same subsets (:func:`deal_records`) to split both alike.
+
+    Parameters
+    ----------
+    labels : array_like
+        The distinct class labels.
+    n_owners : int
+        Number of owners, ``>= 1``.
+    max_classes : int, default 8
+        Classes per owner, ``>= 1``.
+    rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``; a Generator advances).
+
+    Returns
+    -------
+    list of ndarray
+        One array of ``min(max_classes, len(labels))`` distinct labels per owner; together they
+        cover every label (ValueError if 1000 draws never do).
+    """
     n_owners = check_int(n_owners, "n_owners", low=1)
     max_classes = check_int(max_classes, "max_classes", low=1)
     rng = check_rng(rng)
@@ -111,7 +194,24 @@ def owner_classes(labels, n_owners, *, max_classes=8, rng=None):
 
 def deal_records(y, classes, *, rng=None):
     """Deal the records of each class evenly, in random order, among the owners whose
-    ``classes[j]`` contain it. Returns one sorted index array per owner."""
+    ``classes[j]`` contain it. Returns one sorted index array per owner.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The records' labels.
+    classes : sequence of array_like
+        ``classes[j]``: the labels owner j holds (e.g. from :func:`owner_classes`); every label
+        of ``y`` must have an owner (ValueError otherwise).
+    rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``; a Generator advances).
+
+    Returns
+    -------
+    list of ndarray of int
+        For each owner, the sorted indices into ``y`` of its records (possibly empty). The
+        records of a class are split into parts whose sizes differ by at most one.
+    """
     rng = check_rng(rng)
     y = np.asarray(y)
     owned = [[] for _ in classes]

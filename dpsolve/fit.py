@@ -22,9 +22,11 @@ class Fit:
         adds no Gaussian noise (see ``noise``).
     steps : int
         Number of iterations (data-independent; solvers never stop early on private data).
-    solver, source : str
-        The algorithm and where it comes from (the published work, and its algorithm and equation
-        numbers; see docs/sources.md).
+    solver : str
+        The algorithm: the name of the solver function (``"noisy_sgd"``, ...).
+    source : str
+        Where the algorithm comes from: the published work, and its algorithm and equation
+        numbers (see docs/sources.md).
     wall_time : float
         Seconds spent in the solver.
     dp_event : dp_accounting.DpEvent
@@ -100,5 +102,19 @@ class Fit:
 
     def certified_epsilon(self, delta=None, accountant=None):
         """Epsilon at ``delta`` (default: the fit's) that ``accountant`` (default: the tightest
-        that supports the release) certifies for ``dp_event``."""
+        that supports the release) certifies for ``dp_event``.
+
+        Parameters
+        ----------
+        delta : float, optional
+            In [0, 1); default the fit's ``delta``.
+        accountant : {"pld", "rdp", "zcdp", "strong", "basic"}, optional
+            Default: the tightest that supports the release
+            (:func:`dpsolve.privacy.epsilon_of`).
+
+        Returns
+        -------
+        float
+            The certified epsilon, under the fit's neighbour relation.
+        """
         return epsilon_of(self, self.delta if delta is None else delta, accountant)

@@ -264,7 +264,29 @@ def check_huber_width(width, name="huber_width"):
 
 
 def make_loss(loss, *, huber_width=0.5, label_bound=1.0, n_classes=None):
-    """A loss object from a name (with its parameter from the keyword) or a loss object."""
+    """A loss object from a name (with its parameter from the keyword) or a loss object.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"} or Loss
+        A name of :data:`LOSSES`, or a loss object (returned as it is).
+    huber_width : float, default 0.5
+        Width h of :class:`HuberHinge` (used for ``"huber_hinge"`` only).
+    label_bound : float, default 1.0
+        Bound ``B_y`` of :class:`Squared` (used for ``"squared"`` only).
+    n_classes : int, optional
+        K of :class:`Multinomial` (used for ``"multinomial"`` only); default 2.
+
+    Returns
+    -------
+    Loss
+        The loss object.
+
+    Raises
+    ------
+    ValueError
+        For a name that is not a loss.
+    """
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str) and loss in LOSSES:

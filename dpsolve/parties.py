@@ -20,7 +20,24 @@ from .problem import Problem
 
 
 def check_parties(problem, parties, name="parties"):
-    """Raise unless ``parties`` is a :class:`Parties` built on this very ``problem``."""
+    """Raise unless ``parties`` is a :class:`Parties` built on this very ``problem``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem a solver was given.
+    parties : object
+        What it was given as the partition.
+    name : str, default "parties"
+        The argument's name in the messages (``"owners"`` for :func:`dpsolve.joint_sgd`).
+
+    Raises
+    ------
+    TypeError
+        If ``parties`` is not a Parties.
+    ValueError
+        If it partitions another Problem object (``parties.problem is not problem``).
+    """
     if not isinstance(parties, Parties):
         raise TypeError(f"{name} must be a dpsolve.Parties, got {type(parties).__name__}")
     if parties.problem is not problem:
@@ -30,6 +47,18 @@ def check_parties(problem, parties, name="parties"):
 
 class Party:
     """One data holder: its rows of the Problem, as read-only copies.
+
+    Built by :class:`Parties`; not meant to be constructed directly.
+
+    Parameters
+    ----------
+    index : int
+        Position among the parties (0 .. m-1).
+    rows : ndarray of int
+        The Problem's row indices this party holds, sorted, without repeats.
+    problem : Problem
+        The whole problem: the party copies its rows and keeps the problem's settings, with no
+        reference to the other rows.
 
     Attributes
     ----------
@@ -116,11 +145,20 @@ class Parties:
 
     Build it with :meth:`from_sizes`, :meth:`from_indices` or :meth:`from_data`.
 
+    Parameters
+    ----------
+    problem : Problem
+        The whole problem.
+    indices : list of array_like of int
+        ``indices[j]``: the rows party j holds, at least one each; at least two parties, which
+        together hold every row exactly once (TypeError or ValueError otherwise).
+
     Attributes
     ----------
     problem : Problem
         The whole problem (the union of the parties' rows); solvers use its constants.
     parties : tuple of Party
+        The parties, in the order of ``indices``.
     owner : ndarray of int, shape (n,)
         ``owner[i]`` is the index of the party holding row i (read-only).
     """

@@ -30,6 +30,18 @@ def reject_multinomial(problem, what):
     """Raise a ValueError naming ``what`` (a solver or bound) if ``problem`` is multinomial.
 
     Called by everything written for a parameter vector in R^p before it does any work.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem to check.
+    what : str
+        The caller, named in the message.
+
+    Raises
+    ------
+    ValueError
+        If ``problem.loss == "multinomial"``; the message lists the solvers that take it.
     """
     if problem.loss == "multinomial":
         raise ValueError(
@@ -60,6 +72,27 @@ def public_classes(loss, classes, n_classes):
 
     Binary losses: ``classes`` (two values) or the default ``(-1, 1)``. Multinomial:
     ``classes`` (K >= 2 values) or ``n_classes`` (``0 .. K-1``), one of them required.
+
+    Parameters
+    ----------
+    loss : str
+        The loss's name (one of :data:`LOSSES`).
+    classes : sequence or None
+        The public labels (numbers or strings, distinct, finite): two for a binary loss
+        (negative first), K >= 2 for multinomial; None for the default or with ``n_classes``.
+        Must be None for the squared loss.
+    n_classes : int or None
+        Multinomial only: K >= 2, for the labels ``0 .. K-1``; not together with ``classes``.
+
+    Returns
+    -------
+    tuple or None
+        The label set, in the order given; None for the squared loss.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a label set that does not fit the loss (see above).
     """
     if loss not in CLASSIFICATION_LOSSES and loss != "multinomial":
         if classes is not None or n_classes is not None:

@@ -40,3 +40,27 @@ def gradient_evaluations(monkeypatch):
 
     monkeypatch.setattr(dpsolve.Problem, "_loss_derivatives", counting)
     return calls
+
+
+def synthetic_problem(n=200, p=5, loss="logistic", *, seed=0, **options):
+    """The test suite's standard problem: ``dpsolve.datasets.make_synthetic(n, p, rng=seed)``
+    (unit rows, -1/+1 labels from a noisy linear model); for ``"squared"`` the targets
+    ``clip(mean of the features, -1, 1)``, for ``"multinomial"`` three classes from three random
+    directions. ``options`` go to :class:`dpsolve.Problem` (its defaults otherwise)."""
+    import numpy as np
+
+    import dpsolve
+
+    X, y = dpsolve.datasets.make_synthetic(n, p, rng=seed)
+    if loss == "squared":
+        y = np.clip(X @ np.ones(p) / p, -1, 1)
+    if loss == "multinomial":
+        y = np.argmax(X @ np.random.default_rng(seed).standard_normal((p, 3)), axis=1)
+        options.setdefault("n_classes", 3)
+    return dpsolve.Problem(X, y, loss, **options)
+
+
+@pytest.fixture
+def make_problem():
+    """:func:`synthetic_problem`, as a fixture (a factory: call it with the sizes and options)."""
+    return synthetic_problem

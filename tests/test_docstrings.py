@@ -48,7 +48,8 @@ OBJECTS = _public_objects()
 
 def _attributes(obj):
     from numpydoc.docscrape import ClassDoc
-    return {item.name.split(":")[0].strip() for item in ClassDoc(obj).get("Attributes", [])}
+    return {name.strip() for item in ClassDoc(obj).get("Attributes", [])
+            for name in item.name.split(":")[0].split(",")}
 
 
 @pytest.mark.parametrize("path", sorted(OBJECTS))

@@ -12,11 +12,11 @@ import pytest
 
 import dpsolve
 from dpsolve.privacy import PrivacyWarning, PureDpEvent, accounting, epsilon_of, pure_event
+from conftest import synthetic_problem
 
 
 def _problem(loss="logistic", n=40, p=3, reg=0.05, radius=1.0):
-    X, y = dpsolve.datasets.make_synthetic(n=n, p=p, rng=0)
-    return dpsolve.Problem(X, y, loss, radius=radius, reg=reg)
+    return synthetic_problem(n, p, loss, radius=radius, reg=reg)
 
 
 def _parties(problem, sizes=(15, 15, 10)):

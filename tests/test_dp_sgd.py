@@ -7,12 +7,12 @@ import pytest
 
 import dpsolve
 from dpsolve.solvers import dp_sgd as module
+from conftest import synthetic_problem
 
 
 def _problem(n=300, p=4, loss="logistic", seed=0, **kw):
-    X, y = dpsolve.datasets.make_synthetic(n, p, rng=seed)
     kw.setdefault("radius", 1.0)
-    return dpsolve.Problem(X, y, loss, **kw)
+    return synthetic_problem(n, p, loss, seed=seed, **kw)
 
 
 def _clip(v, C):

@@ -4,11 +4,11 @@ import pytest
 
 import dpsolve
 from dpsolve import Parties
+from conftest import synthetic_problem
 
 
 def _problem(n=30, p=3):
-    X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
-    return dpsolve.Problem(X, y, "logistic", radius=1.0)
+    return synthetic_problem(n, p, radius=1.0)
 
 
 def test_from_sizes_and_from_indices_agree():

@@ -199,15 +199,23 @@ def test_composition_rules():
     assert eps == pytest.approx(third) and delta == pytest.approx(1 - (1 - 1e-6) ** 100 * (1 - 1e-5))
     assert privacy.strong_composition(2.0, 0.0, 3, 1e-5)[0] == 6.0          # k eps is the min
     # the multi-party SGD notes' Lemma 1 is valid but looser than KOV (tanh(eps/2) <= eps)
-    lemma = privacy.seed000_lemma1_composition(0.1, 1e-6, 100, 1e-5)
+    lemma = privacy.simplified_strong_composition(0.1, 1e-6, 100, 1e-5)
     assert lemma[0] >= eps and lemma[1] == delta
     with pytest.raises(ValueError, match="stated for epsilon < 1"):
-        privacy.seed000_lemma1_composition(1.0, 0.0, 10, 1e-5)
+        privacy.simplified_strong_composition(1.0, 0.0, 10, 1e-5)
     drv = privacy.drv_composition(0.1, 1e-6, 100, 1e-5)
     assert drv[0] == pytest.approx(0.1 * math.sqrt(200 * math.log(1e5)) + 10 * math.expm1(0.1))
     assert privacy.gaussian_zcdp(2.0, 1.0) == 0.125
     assert privacy.zcdp_to_dp(0.125, 1e-6) == pytest.approx(0.125 + 2 * math.sqrt(0.125 * math.log(1e6)))
 
+
+
+def test_seed000_lemma1_composition_is_a_deprecated_alias():
+    """The old name still works, warns with the new one, and returns the same value."""
+    assert "seed000_lemma1_composition" not in privacy.__all__
+    expected = privacy.simplified_strong_composition(0.1, 1e-6, 100, 1e-5)
+    with pytest.warns(DeprecationWarning, match="simplified_strong_composition"):
+        assert privacy.seed000_lemma1_composition(0.1, 1e-6, 100, 1e-5) == expected
 
 def test_strong_accountant_is_kov_of_the_per_step_gaussian():
     """For k identical unsampled Gaussians, the strong accountant is at most KOV applied to the

@@ -30,7 +30,21 @@ CREATE TABLE IF NOT EXISTS sweeps (
 
 
 class ResultStore:
-    """A results database. ``with ResultStore(path) as store: ...``."""
+    """A results database. ``with ResultStore(path) as store: ...``.
+
+    Opening it creates the file and its tables if they do not exist, and switches the database
+    to WAL mode with ``synchronous=FULL``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file.
+
+    Attributes
+    ----------
+    path : Path
+        The SQLite file.
+    """
 
     def __init__(self, path):
         self.path = Path(path)
@@ -40,6 +54,7 @@ class ResultStore:
         self._db.executescript(SCHEMA)
 
     def close(self):
+        """Close the database connection."""
         self._db.close()
 
     def __enter__(self):
@@ -92,4 +107,5 @@ class ResultStore:
                 for r in self._db.execute(query + " ORDER BY finished_at", args)]
 
     def sweeps(self):
+        """The registered sweeps' normalised specs, by name."""
         return {r[0]: json.loads(r[1]) for r in self._db.execute("SELECT name, spec FROM sweeps")}

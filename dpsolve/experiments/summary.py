@@ -26,7 +26,23 @@ def _flat(spec):
 
 
 def mean_interval(values, level=0.95):
-    """Mean and the half-width of its two-sided t confidence interval (nan for one value)."""
+    """Mean and the half-width of its two-sided t confidence interval (nan for one value).
+
+    Parameters
+    ----------
+    values : array_like of float
+        The sample, at least one value.
+    level : float, default 0.95
+        Confidence level of the interval, in (0, 1).
+
+    Returns
+    -------
+    mean : float
+        The sample mean.
+    half_width : float
+        ``t_{(1 + level)/2, k-1} s / sqrt(k)`` for k values of sample standard deviation s; nan
+        when ``k < 2``.
+    """
     values = np.asarray(values, dtype=float)
     mean = float(values.mean())
     if values.size < 2:
@@ -89,7 +105,23 @@ def _order(value):
 
 def fit_slope(x, y, level=0.95):
     """Least-squares slope of ``log y`` on ``log x`` with its two-sided t confidence interval:
-    ``(slope, low, high)`` (interval nan with fewer than 3 points)."""
+    ``(slope, low, high)`` (interval nan with fewer than 3 points).
+
+    Parameters
+    ----------
+    x, y : array_like of float
+        Positive values, at least two points (ValueError otherwise).
+    level : float, default 0.95
+        Confidence level of the interval, in (0, 1).
+
+    Returns
+    -------
+    slope : float
+        The fitted exponent.
+    low, high : float
+        The ends of its t-interval (``k - 2`` degrees of freedom for k points); nan with
+        fewer than three points.
+    """
     lx, ly = np.log(np.asarray(x, dtype=float)), np.log(np.asarray(y, dtype=float))
     if lx.size < 2:
         raise ValueError("a slope needs at least two points")
@@ -155,7 +187,16 @@ def slopes(source, axis, level=0.95):
 
 
 def to_csv(cells, path):
-    """Write summary cells (or any list of flat dicts) to a CSV file."""
+    """Write summary cells (or any list of flat dicts) to a CSV file.
+
+    Parameters
+    ----------
+    cells : list of dict
+        The rows, e.g. from :func:`summarize` or :func:`slopes`; the columns are the union of
+        their keys, sorted (missing values are left empty).
+    path : str or Path
+        The file, overwritten.
+    """
     keys = sorted({k for c in cells for k in c})
     with open(path, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=keys)
@@ -164,6 +205,17 @@ def to_csv(cells, path):
 
 
 def to_dataframe(cells):
-    """The cells as a pandas DataFrame (needs pandas)."""
+    """The cells as a pandas DataFrame (needs pandas).
+
+    Parameters
+    ----------
+    cells : list of dict
+        The rows, e.g. from :func:`summarize` or :func:`slopes`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell, one column per key.
+    """
     import pandas as pd
     return pd.DataFrame(cells)

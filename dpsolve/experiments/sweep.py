@@ -85,12 +85,35 @@ def canonical(obj):
 
 
 def run_id(spec):
-    """Stable id of a run: the first 16 hex digits of the SHA-256 of its canonical JSON."""
+    """Stable id of a run: the first 16 hex digits of the SHA-256 of its canonical JSON.
+
+    Parameters
+    ----------
+    spec : dict
+        A run spec (:meth:`Sweep.runs`), or any JSON-serialisable dict.
+
+    Returns
+    -------
+    str
+        16 lowercase hex digits.
+    """
     return hashlib.sha256(canonical(spec).encode()).hexdigest()[:16]
 
 
 def cell_id(spec):
-    """Id of the run's grid cell: its spec without the replicate."""
+    """Id of the run's grid cell: its spec without the replicate.
+
+    Parameters
+    ----------
+    spec : dict
+        A run spec (:meth:`Sweep.runs`).
+
+    Returns
+    -------
+    str
+        :func:`run_id` of the spec without its ``"replicate"`` key: the same for every
+        replicate of a cell.
+    """
     return run_id({k: v for k, v in spec.items() if k != "replicate"})
 
 
@@ -101,7 +124,21 @@ def _seed(root, obj):
 
 
 def run_seed(spec, root):
-    """The solver's SeedSequence: the root seed spawned along the run's hash."""
+    """The solver's SeedSequence: the root seed spawned along the run's hash.
+
+    Parameters
+    ----------
+    spec : dict
+        A run spec (:meth:`Sweep.runs`).
+    root : int
+        The sweep's root seed (``Sweep.seed``).
+
+    Returns
+    -------
+    numpy.random.SeedSequence
+        ``SeedSequence(root, spawn_key=...)`` with the spawn key the first 16 bytes of the
+        SHA-256 of the spec's canonical JSON, as four 32-bit words.
+    """
     return _seed(root, spec)
 
 
@@ -112,7 +149,25 @@ def data_seed(spec, root):
 
 @dataclasses.dataclass(frozen=True)
 class Sweep:
-    """A validated sweep. ``runs()`` expands it; ``spec`` is the normalised dict."""
+    """A validated sweep. ``runs()`` expands it; ``spec`` is the normalised dict.
+
+    Build it with :func:`load_sweep`, which validates the file or dict.
+
+    Attributes
+    ----------
+    name : str
+        The sweep's name (every run's ``"sweep"``).
+    seed : int
+        The root seed of every run, ``>= 0``.
+    replicates : int
+        Runs per grid cell, ``>= 1``, differing only in the solver's randomness.
+    spec : dict
+        The normalised sweep: ``name``, ``seed``, ``replicates``, ``data`` (a list of tables),
+        ``problem`` and ``solver`` (a list of tables).
+    text : dict, optional
+        The optional ``title``, ``description`` and ``discussion`` strings for the report page
+        (not part of the runs).
+    """
 
     name: str
     seed: int

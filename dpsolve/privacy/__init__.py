@@ -8,8 +8,9 @@ neighbour relation (see :mod:`.accounting`).
 - mechanisms: ``gaussian_sigma_classic``, ``gaussian_sigma_analytic``, ``gaussian_epsilon``,
   ``laplace_scale``, ``gamma_norm_scale``;
 - composition: ``basic_composition``, ``strong_composition`` (KOV), ``drv_composition``,
-  ``seed000_lemma1_composition`` (Lemma 1 of the multi-party SGD notes, a labelled
-  reproduction), ``group_privacy``, ``gaussian_zcdp``, ``zcdp_to_dp``;
+  ``simplified_strong_composition`` (Lemma 1 of the multi-party SGD notes, a labelled
+  reproduction; ``seed000_lemma1_composition`` is its deprecated alias), ``group_privacy``,
+  ``gaussian_zcdp``, ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
@@ -19,7 +20,8 @@ from .accounting import (ACCOUNTANTS, NEIGHBOURS, PoissonSampling, PrivacyReport
                          PureDpEvent, UniformSampling, calibrate, certify, delta_of, epsilon_of,
                          gaussian_event, pure_event, tightest_accountant)
 from .composition import (basic_composition, drv_composition, gaussian_zcdp, group_privacy,
-                          seed000_lemma1_composition, strong_composition, zcdp_to_dp)
+                          seed000_lemma1_composition, simplified_strong_composition,
+                          strong_composition, zcdp_to_dp)
 from .mechanisms import (gaussian_epsilon, gaussian_log_delta, gaussian_sigma_analytic,
                          gaussian_sigma_classic, gamma_norm_scale, laplace_scale)
 from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
@@ -30,6 +32,7 @@ __all__ = [
     "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",
     "drv_composition", "epsilon_of", "gamma_norm_noise", "gamma_norm_scale", "gaussian_noise", "gaussian_epsilon", "gaussian_event",
     "gaussian_log_delta", "group_privacy", "pure_event", "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp",
-    "laplace_noise", "laplace_scale", "seed000_lemma1_composition", "strong_composition", "tightest_accountant",
+    "laplace_noise", "laplace_scale", "simplified_strong_composition", "strong_composition",
+    "tightest_accountant",
     "zcdp_to_dp",
 ]

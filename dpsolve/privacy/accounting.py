@@ -43,7 +43,16 @@ class PrivacyWarning(UserWarning):
 
 @dataclasses.dataclass(frozen=True)
 class PoissonSampling:
-    """Each record joins each step's sample independently with probability ``rate``."""
+    """Each record joins each step's sample independently with probability ``rate``.
+
+    dp_accounting's PLD accountant supports it under both neighbour relations, its RDP
+    accountant under add/remove only.
+
+    Attributes
+    ----------
+    rate : float
+        The sampling probability q, in (0, 1]; ``rate = 1`` means every record every step.
+    """
 
     rate: float
 
@@ -55,7 +64,15 @@ class PoissonSampling:
 class UniformSampling:
     """Each step uses a uniformly random subset of ``sample_size`` of the ``dataset_size``
     records. For ``sample_size = 1`` this is one index drawn uniformly with replacement
-    (SGD1 of the multi-party SGD notes, Huang et al. 2023's NSGD)."""
+    (SGD1 of the multi-party SGD notes, Huang et al. 2023's NSGD).
+
+    Attributes
+    ----------
+    dataset_size : int
+        Number of records n to sample from, ``>= 1``.
+    sample_size : int, default 1
+        Records per step, in [1, ``dataset_size``]; the rate is ``sample_size / dataset_size``.
+    """
 
     dataset_size: int
     sample_size: int = 1
@@ -92,7 +109,20 @@ class PureDpEvent(dp_accounting.DpEvent):
 
 
 def pure_event(epsilon, *, steps=1):
-    """DpEvent of ``steps`` adaptively composed ``epsilon``-DP releases (:class:`PureDpEvent`)."""
+    """DpEvent of ``steps`` adaptively composed ``epsilon``-DP releases (:class:`PureDpEvent`).
+
+    Parameters
+    ----------
+    epsilon : float
+        Epsilon of each release, ``>= 0`` (delta = 0).
+    steps : int, default 1
+        Number of releases, ``>= 1``.
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+        ``PureDpEvent(epsilon)``, wrapped in a ``SelfComposedDpEvent`` when ``steps > 1``.
+    """
     check_int(steps, "steps", low=1)
     event = PureDpEvent(float(epsilon))
     return event if steps == 1 else dp_accounting.SelfComposedDpEvent(event, steps)
@@ -112,6 +142,14 @@ def gaussian_event(sigma, sensitivity, *, steps=1, sampling=None):
         Number of releases (adaptively composed).
     sampling : None, PoissonSampling or UniformSampling
         How each release's records are chosen; None: every release uses every record.
+
+    Returns
+    -------
+    dp_accounting.DpEvent
+        ``GaussianDpEvent`` with noise multiplier ``sigma / sensitivity``, wrapped in a
+        ``PoissonSampledDpEvent`` (rate < 1) or ``SampledWithoutReplacementDpEvent`` (sample
+        smaller than the dataset), then in a ``SelfComposedDpEvent`` when ``steps > 1``; a
+        ``NonPrivateDpEvent`` when ``sigma = 0``.
     """
     check_real(sigma, "sigma", low=0.0, low_inclusive=True)
     check_real(sensitivity, "sensitivity", low=0.0)
@@ -323,7 +361,23 @@ def _event_of(event_or_fit, neighbours):
 
 
 def tightest_accountant(event_or_fit, neighbours=None):
-    """``"pld"`` where it supports the event, else ``"rdp"`` (pure-DP releases: ``"pld"``)."""
+    """``"pld"`` where it supports the event, else ``"rdp"`` (pure-DP releases: ``"pld"``).
+
+    dp_accounting's PLD has no event for sampling without replacement, so an event with
+    :class:`UniformSampling` goes to RDP.
+
+    Parameters
+    ----------
+    event_or_fit : dp_accounting.DpEvent or Fit
+        The release (a Fit's ``dp_event``), built with dpsolve's convention.
+    neighbours : {"replace_one", "add_remove"} or None
+        None: the Fit's relation, or replace-one for an event.
+
+    Returns
+    -------
+    str
+        ``"pld"`` or ``"rdp"``.
+    """
     event, neighbours = _event_of(event_or_fit, neighbours)
     components = _components(event)
     if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
@@ -366,7 +420,32 @@ def epsilon_of(event_or_fit, delta, accountant=None, neighbours=None):
 
 
 def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
-    """Delta at ``epsilon`` of a DpEvent (or a Fit) under ``"pld"`` or ``"rdp"``."""
+    """Delta at ``epsilon`` of a DpEvent (or a Fit) under ``"pld"`` or ``"rdp"``.
+
+    For unsampled Gaussian compositions ``"pld"`` is exact and in closed form
+    (:func:`~dpsolve.privacy.gaussian_log_delta` at ``mu = sqrt(sum count / m^2)``); otherwise
+    dp_accounting's accountant computes it (PLD with the multipliers rescaled as in
+    :func:`epsilon_of`).
+
+    Parameters
+    ----------
+    event_or_fit : dp_accounting.DpEvent or Fit
+        Built with dpsolve's convention (:func:`gaussian_event`): Gaussian multipliers are
+        ``sigma / Delta`` under ``neighbours``.
+    epsilon : float
+        ``>= 0``.
+    accountant : {"pld", "rdp"}, default "pld"
+        ``"pld"`` does not support sampling without replacement; ``"rdp"`` supports Poisson
+        sampling only under add/remove and sampling without replacement only under replace-one
+        (ValueError otherwise).
+    neighbours : {"replace_one", "add_remove"} or None
+        None: the Fit's relation, or replace-one for an event.
+
+    Returns
+    -------
+    float
+        Delta in [0, 1]; 1 for a non-private event.
+    """
     event, neighbours = _event_of(event_or_fit, neighbours)
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=True)
     accountant = check_choice(accountant, "accountant", ("pld", "rdp"))
@@ -436,14 +515,22 @@ def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant
         Target; ``epsilon > 0``, ``0 < delta < 1``.
     sensitivity : float
         L2 sensitivity of each release under ``neighbours``.
-    steps : int
-        Number of releases.
+    steps : int, default 1
+        Number of releases, ``>= 1``.
     sampling : None, PoissonSampling or UniformSampling
-    accountant : {"pld", "rdp", "zcdp", "strong", "basic"}
-    neighbours : {"replace_one", "add_remove"}
-    rtol : float
-        Relative precision of the search: sigma is at most about ``1 + rtol`` times the least
-        noise the accountant certifies.
+        How each release's records are chosen (:func:`gaussian_event`); None: all of them.
+    accountant : {"pld", "rdp", "zcdp", "strong", "basic"}, default "rdp"
+        The accountant that must certify the result (see :func:`epsilon_of`).
+    neighbours : {"replace_one", "add_remove"}, default "replace_one"
+        The neighbour relation ``sensitivity`` is stated for.
+    rtol : float, default 1e-3
+        In (0, 0.1]: relative precision of the search; sigma is at most about ``1 + rtol``
+        times the least noise the accountant certifies.
+
+    Returns
+    -------
+    float
+        The noise standard deviation sigma per coordinate and release.
     """
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     delta = check_real(delta, "delta", low=0.0, high=1.0)
@@ -464,8 +551,11 @@ class PrivacyReport:
 
     Attributes
     ----------
-    epsilon, delta : float
-        The claim: (epsilon, delta)-DP under ``neighbours`` for everything the solver released.
+    epsilon : float
+        The claimed epsilon: (epsilon, delta)-DP under ``neighbours`` for everything the solver
+        released.
+    delta : float
+        The claimed delta.
     method : str
         How the noise was chosen: ``"paper"`` (the source's own formula), an accountant name
         (calibrated by it), or ``"explicit"`` (noise given by the user; epsilon is then the
@@ -473,8 +563,10 @@ class PrivacyReport:
     certified_epsilon : float
         Epsilon at ``delta`` that ``certified_by`` certifies for the noise actually used.
     certified_by : str
-        The tightest accountant that supports the release (``"pld"`` or ``"rdp"``).
-    neighbours : str
+        The tightest accountant that supports the release (``"pld"`` or ``"rdp"``), or
+        ``"basic"`` for a pure-DP claim (``delta = 0``), where basic composition is exact.
+    neighbours : str, default "replace_one"
+        The neighbour relation of the claim: ``"replace_one"`` or ``"add_remove"``.
     """
 
     epsilon: float
@@ -500,6 +592,32 @@ def certify(event, epsilon, delta, method, neighbours=NEIGHBOURS, *, stacklevel=
 
     ``epsilon=None`` (explicit noise) claims what the accountant certifies. A pure-DP claim
     (``delta = 0``) is certified by basic composition, which is exact there.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+        What the fit released (dpsolve's convention, :func:`gaussian_event`).
+    epsilon : float or None
+        The claimed epsilon; None when the noise was given explicitly.
+    delta : float
+        The claimed delta, in [0, 1).
+    method : str
+        How the noise was chosen (``PrivacyReport.method``): ``"paper"``, an accountant's name,
+        or ``"explicit"``.
+    neighbours : {"replace_one", "add_remove"}, default "replace_one"
+        The neighbour relation of the claim.
+    stacklevel : int, default 3
+        Passed to :func:`warnings.warn`, so that the PrivacyWarning points at the user's call.
+
+    Returns
+    -------
+    PrivacyReport
+        The claim and the epsilon the accountant certifies for ``event`` at ``delta``.
+
+    Warns
+    -----
+    PrivacyWarning
+        If the certified epsilon exceeds the claimed one (by more than 1e-9 relative).
     """
     accountant = "basic" if delta == 0.0 else tightest_accountant(event, neighbours)
     certified = epsilon_of(event, delta, accountant, neighbours)

@@ -37,14 +37,48 @@ OUTPUT_NOISES = ("gamma_norm", "gaussian")
 
 # -- checks shared by the solvers ----------------------------------------------------------------
 def warn_large_delta(delta, n, stacklevel):
-    """PrivacyWarning for ``delta >= 1/n``, a guarantee that publishing a random record meets."""
+    """PrivacyWarning for ``delta >= 1/n``, a guarantee that publishing a random record meets.
+
+    Parameters
+    ----------
+    delta : float
+        The claimed delta.
+    n : int
+        Number of records.
+    stacklevel : int
+        Where the warning points, counted from the caller of this function as
+        :func:`warnings.warn` counts it (1: the caller itself).
+
+    Warns
+    -----
+    PrivacyWarning
+        If ``delta >= 1/n``.
+    """
     if delta >= 1.0 / n:
         warnings.warn(f"delta={delta:.3g} >= 1/n: a mechanism that publishes a random record "
                       "meets such a guarantee", PrivacyWarning, stacklevel=stacklevel + 1)
 
 
 def check_finite_lipschitz(solver, problem):
-    """The Lipschitz constant every sensitivity here rests on; raise when there is none."""
+    """The Lipschitz constant every sensitivity here rests on; raise when there is none.
+
+    Parameters
+    ----------
+    solver : str
+        Name used in the error message.
+    problem : Problem
+        The problem whose ``lipschitz`` constant is read.
+
+    Returns
+    -------
+    float
+        ``problem.lipschitz``, finite.
+
+    Raises
+    ------
+    ValueError
+        If it is infinite (the squared loss without a radius).
+    """
     L = problem.lipschitz
     if not math.isfinite(L):
         raise ValueError(
@@ -74,6 +108,18 @@ def gaussian_sigma(solver, *, n, epsilon, delta, sigma, calibration, calibration
         The source's formula; it validates the ranges it is stated for.
     sensitivity, steps, sampling
         What the accountants calibrate: ``steps`` releases of L2 ``sensitivity`` (replace-one).
+
+    Returns
+    -------
+    sigma : float
+        The noise standard deviation: the paper's formula, the accountant's least noise
+        (:func:`dpsolve.privacy.calibrate`), or the user's ``sigma``.
+    epsilon : float or None
+        The claimed epsilon (None for an explicit ``sigma``).
+    delta : float
+        The claimed delta.
+    method : str
+        ``calibration``, or ``"explicit"`` for an explicit ``sigma``.
     """
     if sigma is None:
         calibration = check_choice(calibration, "calibration", calibrations)
@@ -105,7 +151,24 @@ def exact_gaussian_sigma(sensitivity, steps, epsilon, delta):
     """The least sigma for which ``steps`` Gaussians of L2 ``sensitivity`` are (epsilon, delta)-DP:
     they compose exactly to one with ``mu = sqrt(T) Delta / sigma`` (Dong, Roth & Su 2019), so
     ``sigma = sqrt(T) Delta sigma_1`` with ``sigma_1`` the analytic Gaussian mechanism's
-    (Balle & Wang 2018) at sensitivity 1. ``steps`` may be an array."""
+    (Balle & Wang 2018) at sensitivity 1. ``steps`` may be an array.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity Delta of each release.
+    steps : int or array_like of int
+        Number of releases T.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        ``sqrt(T) Delta sigma_1``, of the shape of ``steps``.
+    """
     return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * gaussian_sigma_analytic(
         1.0, epsilon, delta)
 
@@ -113,7 +176,23 @@ def exact_gaussian_sigma(sensitivity, steps, epsilon, delta):
 def fewest_steps_near_best(grid, values, slack=DEFAULT_STEPS_SLACK):
     """The first entry of ``grid`` whose bound ``values`` is within ``slack`` of the least
     finite one: the default number of steps of the iterative solvers (fewer steps cost less
-    time for nearly the same bound). Raises ValueError when no value is finite."""
+    time for nearly the same bound). Raises ValueError when no value is finite.
+
+    Parameters
+    ----------
+    grid : sequence of int
+        Candidate numbers of steps, in increasing order.
+    values : array_like of float
+        The bound at each entry of ``grid`` (``inf`` where the calibration admits no noise).
+    slack : float, default DEFAULT_STEPS_SLACK (1.1)
+        Factor ``>= 1`` by which the chosen entry's bound may exceed the least.
+
+    Returns
+    -------
+    int
+        The first ``grid[i]`` whose ``values[i]`` is at most ``slack`` times the least finite
+        value.
+    """
     values = np.asarray(values, dtype=float)
     finite = np.isfinite(values)
     if not finite.any():
@@ -135,6 +214,22 @@ def sgd1_paper_sigma(n, lipschitz, epsilon, delta):
     ``delta + delta^(1/3)``, not delta (docs/noisy_sgd.md, "Privacy", (a) and (b)). The noise
     is nonetheless (epsilon, delta)-DP with much room to spare, as the RDP accountant certifies
     (``Fit.certified_epsilon``); it is kept as the notes state it so results can be compared.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    lipschitz : float
+        Lipschitz constant L of the per-sample loss.
+    epsilon : float
+        Target epsilon (the notes: in (0, 1)).
+    delta : float
+        Target delta (the notes: below ``1/n^3``).
+
+    Returns
+    -------
+    float
+        ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
     """
     return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
 
@@ -147,6 +242,24 @@ def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
     sensitivity ``Delta = 2C/n`` of the clipped mean gradient, and adds up by basic composition.
     (Its final line writes ``sqrt(log^2(1/delta))``; the expression above is what its own claims
     give.) Valid as stated for ``epsilon, delta in (0, 1)``. Works on arrays of ``steps``.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    clip_norm : float
+        Clipping norm C of the per-sample gradients.
+    steps : int or array_like of int
+        Number of steps T.
+    epsilon : float
+        Target epsilon, in (0, 1).
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        The noise standard deviation s on the clipped mean gradient, of the shape of ``steps``.
     """
     steps = np.asarray(steps, dtype=float)
     return 4.0 * clip_norm * steps * np.sqrt(np.log(2.0 * steps / delta)) / (epsilon * n)
@@ -154,7 +267,32 @@ def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
 
 def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
     """DP-GD's noise standard deviation s on the clipped mean gradient for T = ``steps`` (an int,
-    or an array for ``"paper"`` and ``"pld"``) under ``calibration``."""
+    or an array for ``"paper"`` and ``"pld"``) under ``calibration``.
+
+    The clipped mean gradient has L2 sensitivity ``2C/n`` (replace-one).
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    clip_norm : float
+        Clipping norm C.
+    steps : int or array_like of int
+        Number of steps T; an array only for ``"paper"`` and ``"pld"``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    calibration : str
+        ``"paper"`` (:func:`dpgd_paper_sigma`), ``"pld"`` (exact, in closed form:
+        ``(2C/n) sqrt(T) sigma_1``, :func:`exact_gaussian_sigma`), or another accountant's name
+        (:func:`dpsolve.privacy.calibrate` for T releases).
+
+    Returns
+    -------
+    float or ndarray
+        The noise standard deviation s, of the shape of ``steps``.
+    """
     if calibration == "paper":
         return dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta)
     sensitivity = 2.0 * clip_norm / n
@@ -176,7 +314,24 @@ def sgd2_paper_sigma(lipschitz, steps, epsilon, delta):
     docs/source_mistakes.md records, the composition does not give (epsilon, delta) as written
     (with ``delta' = delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total
     delta ``2 delta``); the noise is nonetheless very conservative, as exact accounting of T
-    Gaussians shows (``Fit.privacy``)."""
+    Gaussians shows (``Fit.privacy``).
+
+    Parameters
+    ----------
+    lipschitz : float
+        Lipschitz constant L of the per-sample loss.
+    steps : int
+        Number of iterations T.
+    epsilon : float
+        Target epsilon.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation of each party's message per iteration.
+    """
     eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
     if eps_iteration >= 1.0:
         raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
@@ -190,7 +345,24 @@ def jayaraman_paper_sigma(sensitivity, steps, epsilon, delta):
     ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``, which for ``Delta = 2L/(m n_(1))`` is the
     slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2 epsilon^2)``. Through zCDP
     (``rho = T Delta^2 / (2 sigma^2)``) it gives ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``,
-    slightly more than claimed (docs/source_mistakes.md)."""
+    slightly more than claimed (docs/source_mistakes.md).
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity Delta of each release.
+    steps : int
+        Number of releases T.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``sigma = Delta sqrt(2 T ln(1/delta)) / epsilon``.
+    """
     return sensitivity * math.sqrt(2.0 * steps * math.log(1.0 / delta)) / epsilon
 
 
@@ -198,7 +370,27 @@ def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
     """The least sigma for which T Gaussians of sensitivity Delta are (epsilon, delta)-DP through
     zCDP (``rho = T Delta^2/(2 sigma^2)``, ``epsilon = rho + 2 sqrt(rho ln(1/delta))``), in closed
     form: ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``, so
-    ``sigma = sqrt(2T) Delta / (2 sqrt(rho))`` (docs/multiparty.md)."""
+    ``sigma = sqrt(2T) Delta / (2 sqrt(rho))`` (docs/multiparty.md).
+
+    Bun & Steinke (2016)'s rules, as in Chen's 2019 slides
+    (:func:`~dpsolve.privacy.gaussian_zcdp`, :func:`~dpsolve.privacy.zcdp_to_dp`).
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity Delta of each release.
+    steps : int
+        Number of releases T.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        The least sigma that zCDP certifies.
+    """
     log_inv = math.log(1.0 / delta)
     root_rho = math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)
     return math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho)
@@ -211,7 +403,26 @@ def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
     argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
     (docs/joint_dp.md): kept as a labelled reproduction. L is the Lipschitz
     constant of the joint loss in u: :func:`dpsolve.joint_sgd` passes ``L_u`` of
-    :func:`dpsolve.joint.joint_gradient_bound`, not ``Problem.lipschitz``."""
+    :func:`dpsolve.joint.joint_gradient_bound`, not ``Problem.lipschitz``.
+
+    Parameters
+    ----------
+    lipschitz : float
+        Lipschitz constant L of the joint loss in the shared parameters u.
+    steps : int
+        Number of iterations T.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    n : int
+        Number of records ``m N``.
+
+    Returns
+    -------
+    float
+        ``sigma = L sqrt(T ln(1/delta)) / (epsilon n)``.
+    """
     return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
 
 
@@ -220,7 +431,37 @@ def resolve_output_noise(noise, epsilon, delta, calibration, n, output_share=1.0
                          calibrations=None):
     """Validate the output-noise choice of output and objective perturbation: returns
     ``(noise, epsilon, delta, calibration)``. ``output_share`` of epsilon goes to the output
-    noise (the classic Gaussian mechanism needs that share below 1)."""
+    noise (the classic Gaussian mechanism needs that share below 1).
+
+    Parameters
+    ----------
+    noise : {"gamma_norm", "gaussian"} or None
+        The output noise; None: ``"gamma_norm"`` when ``delta`` is None, else ``"gaussian"``.
+    epsilon : float
+        The solver's epsilon, ``> 0``.
+    delta : float or None
+        None or 0 for ``"gamma_norm"`` (epsilon-DP); in (0, 1) for ``"gaussian"``.
+    calibration : str
+        ``"paper"`` (the classic Gaussian mechanism) or an accountant's name; checked for
+        ``"gaussian"`` only.
+    n : int
+        Number of records (a PrivacyWarning is raised for ``delta >= 1/n``).
+    output_share : float, default 1.0
+        The share of epsilon spent on the output noise.
+    calibrations : tuple of str, optional
+        The accepted values of ``calibration``; default ``"paper"`` and every accountant.
+
+    Returns
+    -------
+    noise : str
+        ``"gamma_norm"`` or ``"gaussian"``.
+    epsilon : float
+        ``epsilon``, checked.
+    delta : float
+        0 for ``"gamma_norm"``, else ``delta``, checked.
+    calibration : str
+        ``calibration`` (checked for ``"gaussian"``, passed through for ``"gamma_norm"``).
+    """
     from .accounting import ACCOUNTANTS
     calibrations = ("paper",) + ACCOUNTANTS if calibrations is None else calibrations
     epsilon = check_real(epsilon, "epsilon", low=0.0)
@@ -248,7 +489,27 @@ def resolve_output_noise(noise, epsilon, delta, calibration, n, output_share=1.0
 def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
     """Scale of one release of L2 ``sensitivity``: the gamma-norm scale ``Delta / epsilon``
     (epsilon-DP), or the Gaussian sigma of the classic mechanism (``"paper"``, Dwork-Roth, as in
-    Chen's 2019 slides, for epsilon, delta in (0, 1)) or of an accountant."""
+    Chen's 2019 slides, for epsilon, delta in (0, 1)) or of an accountant.
+
+    Parameters
+    ----------
+    noise : {"gamma_norm", "gaussian"}
+        The output noise (as :func:`resolve_output_noise` returns it).
+    epsilon : float
+        The epsilon of this release, ``> 0``.
+    delta : float
+        Its delta (ignored for ``"gamma_norm"``).
+    sensitivity : float
+        L2 sensitivity Delta of the release.
+    calibration : str
+        For ``"gaussian"``: ``"paper"`` or an accountant's name
+        (:func:`dpsolve.privacy.calibrate`, one release).
+
+    Returns
+    -------
+    float
+        The gamma-norm scale ``s`` or the Gaussian standard deviation sigma.
+    """
     if noise == "gamma_norm":
         return sensitivity / epsilon
     if calibration == "paper":
@@ -266,6 +527,20 @@ def objective_perturbation_constants(problem, epsilon):
     positive, no extra regularisation; else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda``
     and ``epsilon' = epsilon / 2``. (diffprivlib uses ``cB`` for ``cB^2``, which is not
     conservative for B > 1.)
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives n, lambda (``reg``, ``> 0``), B (``row_norm``) and c (the loss's ``curvature``).
+    epsilon : float
+        The objective-perturbation budget, ``> 0``.
+
+    Returns
+    -------
+    epsilon_prime : float
+        The epsilon left for the noise in the objective.
+    extra_reg : float
+        The extra regularisation Delta (0 when ``epsilon'`` is positive at first).
     """
     c = problem.loss_function.curvature
     n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2

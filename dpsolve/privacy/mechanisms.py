@@ -25,6 +25,20 @@ def gaussian_sigma_classic(sensitivity, epsilon, delta):
     Thm A.1; as in Chen's 2019 slides, and Lemma 2 of the multi-party SGD notes). Raises
     ValueError for epsilon >= 1: use :func:`gaussian_sigma_analytic`, which is exact for every
     epsilon.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity Delta of the query, ``> 0``.
+    epsilon : float
+        Target epsilon, in (0, 1).
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation per coordinate, ``Delta sqrt(2 ln(1.25/delta)) / epsilon``.
     """
     _checks(sensitivity, epsilon, delta)
     if epsilon >= 1.0:
@@ -42,6 +56,19 @@ def gaussian_log_delta(mu, epsilon):
     (Balle & Wang 2018, Thm 8; equivalently mu-GDP, Dong, Roth & Su 2022). A composition of
     Gaussian mechanisms with ``mu_i`` is exactly Gaussian with ``mu = sqrt(sum mu_i^2)``.
     Computed in log space so that tiny deltas (1e-12 and below) keep full relative precision.
+
+    Parameters
+    ----------
+    mu : float
+        ``Delta / sigma``, ``>= 0`` (``inf`` for a release without noise).
+    epsilon : float
+        The epsilon at which delta is evaluated, ``>= 0``.
+
+    Returns
+    -------
+    float
+        ``ln delta(epsilon)``: ``-inf`` for ``mu <= 0`` (and wherever delta underflows to 0),
+        ``0`` for ``mu = inf``.
     """
     if mu <= 0.0:
         return -math.inf
@@ -54,7 +81,25 @@ def gaussian_log_delta(mu, epsilon):
 
 def gaussian_epsilon(mu, delta):
     """Smallest epsilon with ``delta(epsilon) <= delta`` for the Gaussian mechanism with
-    ``mu = Delta / sigma`` (exact; conservative side of the root guaranteed)."""
+    ``mu = Delta / sigma`` (exact; conservative side of the root guaranteed).
+
+    The inverse of :func:`gaussian_log_delta` in epsilon (Balle & Wang 2018): a root search whose
+    result is stepped up until ``delta(epsilon) <= delta`` holds exactly.
+
+    Parameters
+    ----------
+    mu : float
+        ``Delta / sigma``, ``>= 0`` (``inf`` for a release without noise); for a composition of
+        Gaussian releases, ``sqrt(sum mu_i^2)``.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        The epsilon, ``>= 0``: 0 when ``mu = 0`` or ``delta(0) <= delta`` already, ``inf`` when
+        ``mu = inf``.
+    """
     check_real(delta, "delta", low=0.0, high=1.0)
     if mu == 0.0:
         return 0.0
@@ -77,7 +122,23 @@ def gaussian_epsilon(mu, delta):
 def gaussian_sigma_analytic(sensitivity, epsilon, delta):
     """Smallest sigma for which the Gaussian mechanism is (epsilon, delta)-DP, exactly
     (Balle & Wang 2018), for every epsilon > 0. dp_accounting's root finder can land a hair on
-    the non-conservative side; the result is re-checked with the exact delta and stepped up."""
+    the non-conservative side; the result is re-checked with the exact delta and stepped up.
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity Delta of the query, ``> 0``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation sigma per coordinate: ``Delta / mu`` with mu the largest
+        ratio for which :func:`gaussian_log_delta` at ``epsilon`` is at most ``ln delta``.
+    """
     _checks(sensitivity, epsilon, delta)
     log_delta = math.log(delta)
     lo, hi = 1e-3, 1.0      # bracket mu = Delta / sigma
@@ -94,7 +155,23 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta):
 
 def laplace_scale(l1_sensitivity, epsilon):
     """Per-coordinate Laplace scale ``b = Delta_1 / epsilon`` for L1 sensitivity Delta_1
-    (epsilon-DP). With only an L2 bound, ``Delta_1 <= sqrt(p) Delta_2``."""
+    (epsilon-DP). With only an L2 bound, ``Delta_1 <= sqrt(p) Delta_2``.
+
+    The Laplace mechanism of Dwork, McSherry, Nissim & Smith (2006) (Dwork & Roth 2014,
+    Thm 3.6).
+
+    Parameters
+    ----------
+    l1_sensitivity : float
+        L1 sensitivity ``Delta_1`` of the query, ``> 0``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+
+    Returns
+    -------
+    float
+        The scale ``b = Delta_1 / epsilon`` of each coordinate's Laplace noise.
+    """
     _checks(l1_sensitivity, epsilon)
     return l1_sensitivity / epsilon
 
@@ -103,6 +180,20 @@ def gamma_norm_scale(l2_sensitivity, epsilon):
     """Scale ``s = Delta_2 / epsilon`` of the gamma-norm (l2-Laplace) mechanism, density
     proportional to ``exp(-||z|| / s)``: epsilon-DP for L2 sensitivity Delta_2.
     Song-Chaudhuri-Sarwate 2013's ``exp(-(alpha/2) ||z||)`` is ``Delta_2 = 2``,
-    ``epsilon = alpha``."""
+    ``epsilon = alpha``.
+
+    Parameters
+    ----------
+    l2_sensitivity : float
+        L2 sensitivity ``Delta_2`` of the query, ``> 0``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+
+    Returns
+    -------
+    float
+        The scale ``s = Delta_2 / epsilon``; the noise norm is ``Gamma(p, s)``-distributed
+        (:func:`~dpsolve.privacy.gamma_norm_noise` draws it).
+    """
     _checks(l2_sensitivity, epsilon)
     return l2_sensitivity / epsilon

@@ -12,7 +12,19 @@ _REGISTRY = {}
 
 
 def register(spec):
-    """Add ``spec`` to the registry (at import of its module); names are unique."""
+    """Add ``spec`` to the registry (at import of its module); names are unique.
+
+    Parameters
+    ----------
+    spec : SolverSpec
+        The solver's spec. Registering the same object again is a no-op; another spec under a
+        registered name raises ValueError.
+
+    Returns
+    -------
+    SolverSpec
+        ``spec`` itself.
+    """
     if not isinstance(spec, SolverSpec):
         raise TypeError(f"spec must be a SolverSpec, got {type(spec).__name__}")
     if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
@@ -22,12 +34,29 @@ def register(spec):
 
 
 def registry():
-    """The registered solvers' specs, in registration order (a tuple)."""
+    """The registered solvers' specs, in registration order (a tuple).
+
+    Returns
+    -------
+    tuple of SolverSpec
+        One spec per registered solver.
+    """
     return tuple(_REGISTRY.values())
 
 
 def get(name):
-    """The spec of the solver called ``name``; ValueError naming the solvers otherwise."""
+    """The spec of the solver called ``name``; ValueError naming the solvers otherwise.
+
+    Parameters
+    ----------
+    name : str
+        The solver's name (``SolverSpec.name``, e.g. ``"noisy_sgd"``).
+
+    Returns
+    -------
+    SolverSpec
+        Its spec.
+    """
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):

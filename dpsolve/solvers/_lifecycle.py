@@ -55,7 +55,18 @@ rng : None, int, SeedSequence or Generator
 
 def document(function):
     """Fill a solver docstring's ``{{name}}`` lines from :data:`PARAMETER_DOCS`, indented as the
-    marker is."""
+    marker is.
+
+    Parameters
+    ----------
+    function : callable
+        The public solver function; its ``__doc__`` is rewritten in place.
+
+    Returns
+    -------
+    callable
+        ``function`` itself, so this works as a decorator.
+    """
     lines = []
     for line in (function.__doc__ or "").splitlines():
         marker = line.strip()
@@ -75,24 +86,26 @@ class Plan:
 
     Attributes
     ----------
-    epsilon, delta : float or None
-        The claim (epsilon None when the user gave the noise explicitly).
+    epsilon : float or None
+        The claimed epsilon (None when the user gave the noise explicitly).
+    delta : float
+        The claimed delta.
     method : str
         How the noise was chosen: ``"paper"``, an accountant's name, or ``"explicit"``.
     event : dp_accounting.DpEvent
         What will be released.
-    sigma : float or None
+    sigma : float or None, default None
         The Gaussian noise standard deviation, if any.
-    steps : int
+    steps : int, default 1
         The number of iterations (public).
-    noise : mapping
+    noise : mapping, optional
         Every noise scale by name (``Fit.noise``).
-    settings : mapping
+    settings : mapping, optional
         The public, resolved settings (``Fit.settings``).
-    state : mapping
+    state : mapping, optional
         What ``run`` needs beyond the settings (kernel codes, arrays of step sizes, ...): public
         values, not released.
-    report : PrivacyReport or None
+    report : PrivacyReport or None, default None
         Set by the lifecycle before ``run`` (observers' epsilons are reported next to it).
     """
 
@@ -111,7 +124,20 @@ class Plan:
 @dataclasses.dataclass(frozen=True)
 class Released:
     """What ``run`` computed: the released parameters, and for multi-party and joint solvers
-    the structured model, the transcript and the epsilon certified against each observer."""
+    the structured model, the transcript and the epsilon certified against each observer.
+
+    Attributes
+    ----------
+    theta : ndarray
+        The released parameters (``Fit.theta``), checked for finiteness by the lifecycle.
+    model : object or None, default None
+        The structured model (``Fit.model``), for solvers whose output is more than one array.
+    transcript : object or None, default None
+        What the coordinator or the other owners saw (``Fit.transcript``), when recorded.
+    observers : mapping of str to float, optional
+        The epsilon certified against each observer (``Fit.observers``); the lifecycle warns
+        when one exceeds the claim.
+    """
 
     theta: np.ndarray
     model: object = None
@@ -121,7 +147,15 @@ class Released:
 
 @dataclasses.dataclass(frozen=True)
 class Bound:
-    """An excess-risk bound (mean form) and the theorem it comes from."""
+    """An excess-risk bound (mean form) and the theorem it comes from.
+
+    Attributes
+    ----------
+    value : float
+        The bound on ``F(theta) - F(theta*)`` at the fit's settings.
+    name : str
+        The theorem (or analysis) it comes from.
+    """
 
     value: float
     name: str
@@ -154,21 +188,26 @@ class SolverSpec:
     parameters : mapping of str to Constraint
         The keyword options and their declarative checks (``epsilon``, ``delta``, ``secure``,
         ``rng`` and the partition are handled by the lifecycle).
-    plan, run, bound : callable
-        See the module docstring.
+    plan : callable
+        Defaults and noise calibration from public constants: returns a :class:`Plan` (see the
+        module docstring).
+    run : callable
+        The computation: returns a :class:`Released`.
+    bound : callable or None
+        The excess-risk bound at a fit's settings: returns a :class:`Bound` or None.
     page : str
         The docs page describing it.
     nonfinite_hint : str
         Advice in the FloatingPointError raised when the released values are not finite.
-    observer_note : str
+    observer_note : str, default ""
         Appended to the PrivacyWarning raised when an observer's epsilon exceeds the claim.
-    example : mapping
+    example : mapping, optional
         Keyword arguments of a small, cheap run (``epsilon``, ``delta``, options), used by the
         common checks and the benchmarks; multi-party solvers get ``parts`` equal parties.
-    example_problem : mapping
+    example_problem : mapping, optional
         ``Problem`` options (``radius``, ``reg``, ...) of the example, for a loss the solver
         takes.
-    parts : int
+    parts : int, default 2
         Parties in the example (multi-party solvers).
     """
 
@@ -213,7 +252,45 @@ def check_problem(spec, problem):
 
 def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **options):
     """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the
-    released :class:`~dpsolve.Fit`."""
+    released :class:`~dpsolve.Fit`.
+
+    Parameters
+    ----------
+    spec : SolverSpec
+        The solver.
+    problem : Problem
+        The data; its loss must be one of ``spec.losses``.
+    partition : Parties or None
+        The rows' partition among parties or owners, built on ``problem``, when
+        ``spec.partition`` names one; else None.
+    epsilon : float or None
+        The target epsilon, passed to ``spec.plan`` (None with explicit noise).
+    delta : float or None
+        The target delta, passed to ``spec.plan``.
+    secure : bool, default False
+        Fresh operating-system entropy for the noise (``rng`` must be None) and the released
+        parameters rounded to the ``2**-32`` grid (docs/secure_noise.md).
+    rng : None, int, SeedSequence or Generator
+        Source of the noise when not ``secure``.
+    **options
+        The solver's keyword options, checked against ``spec.parameters`` (TypeError for an
+        unknown one).
+
+    Returns
+    -------
+    Fit
+        The released fit, with its privacy report.
+
+    Raises
+    ------
+    FloatingPointError
+        If the released parameters are not finite.
+
+    Warns
+    -----
+    PrivacyWarning
+        If the certified epsilon, overall or against an observer, exceeds the claim.
+    """
     secure = check_secure(secure, rng, options.get("record_transcript", False))
     check_problem(spec, problem)
     if spec.partition is not None:
