@@ -19,15 +19,16 @@ from . import audit, bounds, datasets, joint, privacy
 from .fit import Fit
 from .joint import joint_sgd
 from .parties import Parties
-from ._aggregation import aggregated_output_perturbation
-from ._clipped_gd import clipped_gd
-from ._minibatch_sgd import minibatch_sgd
 from ._multiparty_gd import multiparty_gd
-from ._perturbation import objective_perturbation, output_perturbation
 from .privacy import PrivacyWarning
 from .problem import Problem
-from .solvers.dp_sgd import dp_sgd
 from .solvers.noisy_sgd import noisy_sgd
+from .solvers.clipped_gd import clipped_gd
+from .solvers.minibatch_sgd import minibatch_sgd
+from .solvers.output_perturbation import output_perturbation
+from .solvers.objective_perturbation import objective_perturbation
+from .solvers.aggregated_output_perturbation import aggregated_output_perturbation
+from .solvers.dp_sgd import dp_sgd
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
 __all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",

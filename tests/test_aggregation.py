@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 import dpsolve
-from dpsolve._perturbation import _certified_minimizer
+from dpsolve.solvers._inner import _certified_minimizer
 from dpsolve.privacy import PrivacyWarning
 from dpsolve.privacy.mechanisms import gaussian_sigma_analytic
 
@@ -154,14 +154,14 @@ def test_secure_aggregation_runs_one_public_number_of_steps_in_every_party(monke
     """secure=True: every party runs the fixed-iteration solver for the same K (a function of
     public constants, in the settings), whatever its size and data; no certificate is used."""
     from dpsolve import _fixed_iteration as fixed
-    from dpsolve import _perturbation as perturbation
+    from dpsolve.solvers import _inner as inner
     calls = gradient_evaluations
 
     def forbidden(*args, **kwargs):
         raise AssertionError("secure mode ran a certified solver")
 
-    monkeypatch.setattr(perturbation, "_newton_perturbed", forbidden)
-    monkeypatch.setattr(perturbation, "reference_minimizer", forbidden)
+    monkeypatch.setattr(inner, "_newton_perturbed", forbidden)
+    monkeypatch.setattr(inner, "reference_minimizer", forbidden)
     for radius, loss in ((None, "logistic"), (1.0, "huber_hinge")):
         problem, parties = _setting(radius=radius, loss=loss)
         calls.clear()

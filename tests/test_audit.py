@@ -326,7 +326,7 @@ def _clipped_gd_last(problem, rng):
 
 def _halve_noise(monkeypatch, module):
     """Mutant: the solver draws half the noise it accounts for (a sigma/variance slip)."""
-    real = module.secure_generator
+    real = module.SPEC.run
 
     class HalfNoise:
         def __init__(self, generator):
@@ -335,8 +335,10 @@ def _halve_noise(monkeypatch, module):
         def standard_normal(self, *args, **kwargs):
             return 0.5 * self.generator.standard_normal(*args, **kwargs)
 
-    monkeypatch.setattr(module, "secure_generator",
-                        lambda rng, secure: HalfNoise(real(rng, secure)))
+    # the public function looks SPEC up at each call; the registry keeps the honest spec
+    monkeypatch.setattr(module, "SPEC", dataclasses.replace(
+        module.SPEC, run=lambda problem, partition, plan, rng: real(problem, partition, plan,
+                                                                   HalfNoise(rng))))
 
 
 def _no_clipping(monkeypatch, module):
@@ -368,7 +370,7 @@ def test_clipped_gd_audit(mutant, monkeypatch):
     of the last iterate is Gaussian with the same variance on both datasets, so the release is
     exactly mu-GDP with the mu of its DpEvent. The honest solver's mu and epsilon are not
     contradicted; each mutant's mu lower bound exceeds the claimed mu."""
-    import dpsolve._clipped_gd as module
+    import dpsolve.solvers.clipped_gd as module
     from dpsolve.audit import gdp_mu
     P = _tiny_problem(radius=10.0)
     D, D2, statistic = canary_neighbours(P)
@@ -416,7 +418,7 @@ def test_output_perturbation_audit(mutant, monkeypatch):
     the release meets its sensitivity bound, up to the inner solver's tolerance term, and is
     mu-GDP with the mu of its event. Mutants: half the noise, and the add/remove sensitivity
     for replace-one neighbours."""
-    import dpsolve._perturbation as module
+    import dpsolve.solvers._inner as module
     from dpsolve.audit import gdp_mu
     P = _tiny_problem("huber_hinge", radius=None, reg=0.05)
     D, D2, statistic = canary_neighbours(P)

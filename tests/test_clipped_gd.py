@@ -7,7 +7,7 @@ import pytest
 
 import dpsolve
 from dpsolve import bounds
-from dpsolve._clipped_gd import dpgd_paper_sigma
+from dpsolve.privacy.calibration import dpgd_paper_sigma
 from dpsolve.privacy import gaussian_epsilon, gaussian_sigma_analytic
 from test_kernels import WIDTH, _clipped_sum_reference
 from test_multinomial import _clipped_multinomial_reference

@@ -9,7 +9,7 @@ from scipy import optimize
 
 import dpsolve
 from dpsolve import bounds
-from dpsolve._perturbation import objective_perturbation_constants
+from dpsolve.privacy.calibration import objective_perturbation_constants
 from dpsolve.privacy import gamma_norm_noise, gaussian_noise, gaussian_sigma_analytic
 
 
@@ -207,7 +207,7 @@ def test_requirements():
 
 # -- the fixed-iteration inner solver (secure mode; research mode's fallback) --------------------
 from dpsolve import _fixed_iteration as fixed          # noqa: E402
-from dpsolve import _perturbation as perturbation      # noqa: E402
+from dpsolve.solvers import _inner as inner            # noqa: E402
 
 
 def _smooth_problem(loss, radius, reg, n=300, p=4, seed=0):
@@ -272,7 +272,7 @@ def test_fixed_iteration_solver_on_the_perturbed_objective(loss):
             return problem.objective(t) + linear @ t + 0.5 * extra * (t @ t)
 
         theta = fixed.minimize(problem, plan, linear=linear, start=-linear / mu)
-        exact = perturbation._newton_perturbed(problem, linear, extra, 1e-9)
+        exact = inner._newton_perturbed(problem, linear, extra, 1e-9)
         grad = problem.gradient(exact) + linear + extra * exact
         lower = value(exact) - (grad @ grad) / (2 * mu)
         slack = 8 * np.finfo(float).eps * (abs(value(exact)) + 1)      # evaluating F_b twice
@@ -304,7 +304,7 @@ def _certificate_fails_on_row(monkeypatch, X, i):
     certifies."""
     import dataclasses
     row = X[i].copy()
-    real_newton, real_reference = perturbation._newton_perturbed, perturbation.reference_minimizer
+    real_newton, real_reference = inner._newton_perturbed, inner.reference_minimizer
 
     def holds(problem):
         return bool(np.any(np.all(np.abs(problem.X - row) < 1e-12, axis=1)))
@@ -316,8 +316,8 @@ def _certificate_fails_on_row(monkeypatch, X, i):
         solution = real_reference(problem, *args, **kwargs)
         return dataclasses.replace(solution, gap=1.0) if holds(problem) else solution
 
-    monkeypatch.setattr(perturbation, "_newton_perturbed", newton)
-    monkeypatch.setattr(perturbation, "reference_minimizer", reference)
+    monkeypatch.setattr(inner, "_newton_perturbed", newton)
+    monkeypatch.setattr(inner, "reference_minimizer", reference)
     X2 = X.copy()
     X2[i] = -X[i]
     return X2
@@ -347,9 +347,9 @@ def test_research_mode_falls_back_instead_of_raising(solver, monkeypatch):
         b = gamma_norm_noise(fit.noise["objective_gamma_norm"], 4, rng=rng)
         b2 = gamma_norm_noise(fit.noise["gamma_norm"], 4, rng=rng)
         linear = b / problem.n
-        inner = fixed.minimize(problem, plan, linear=linear,
-                               start=-linear / (problem.reg + extra))
-        np.testing.assert_array_equal(fit.theta, inner + b2)
+        minimiser = fixed.minimize(problem, plan, linear=linear,
+                                   start=-linear / (problem.reg + extra))
+        np.testing.assert_array_equal(fit.theta, minimiser + b2)
         other = dpsolve.objective_perturbation(neighbour, 1.0, rng=4)
     assert dict(fit.settings) == dict(other.settings)
     assert dict(fit.noise) == dict(other.noise) and fit.sigma == other.sigma
@@ -375,12 +375,14 @@ def test_research_mode_falls_back_on_a_tolerance_cvxpy_cannot_certify():
 
 
 def _forbid_work(monkeypatch):
-    """Any inner solve or noise stream raises AssertionError: a refusal must come first."""
+    """Any inner solve or noise draw raises AssertionError: a refusal must come first. (The
+    Generator itself is made before the solver's plan, from ``rng`` alone: not data work.)"""
     def forbidden(*args, **kwargs):
         raise AssertionError("work started before the refusal")
 
-    for name in ("_newton_perturbed", "reference_minimizer", "secure_generator"):
-        monkeypatch.setattr(perturbation, name, forbidden)
+    for name in ("_newton_perturbed", "reference_minimizer", "gamma_norm_noise",
+                 "gaussian_noise"):
+        monkeypatch.setattr(inner, name, forbidden)
     monkeypatch.setattr(fixed, "minimize", forbidden)
     monkeypatch.setattr(dpsolve.Problem, "_loss_derivatives", forbidden)
 
@@ -409,8 +411,8 @@ def test_secure_mode_never_runs_a_certificate_and_never_raises_on_the_data(solve
     def forbidden(*args, **kwargs):
         raise AssertionError("secure mode ran a certified solver")
 
-    monkeypatch.setattr(perturbation, "_newton_perturbed", forbidden)
-    monkeypatch.setattr(perturbation, "reference_minimizer", forbidden)
+    monkeypatch.setattr(inner, "_newton_perturbed", forbidden)
+    monkeypatch.setattr(inner, "reference_minimizer", forbidden)
     secure = [fit(X, True), fit(X2, True)]
     for a in secure:
         assert a.settings["inner_solver"] == "fixed" and a.settings["secure"] is True

@@ -44,7 +44,6 @@ import dpsolve
 from dpsolve import Parties, Problem
 from dpsolve._kernels import gd as _gd
 from dpsolve._kernels import losses as _losses
-from dpsolve._perturbation import _CURVATURE
 
 SEED = 20240611
 EPS = np.finfo(float).eps
@@ -717,7 +716,7 @@ def test_objective_perturbation_constants(case, epsilon):
         c = math.expm1((st["epsilon_objective"] - st["epsilon_prime"]) / 2.0) * n * reg / B ** 2
     else:
         c = (st["extra_reg"] + reg) * n * math.expm1(st["epsilon_objective"] / 4.0) / B ** 2
-    assert c == pytest.approx(_CURVATURE[case.loss](problem), rel=1e-12)
+    assert c == pytest.approx(problem.loss_function.curvature, rel=1e-12)
     kind, h = problem.loss_function.kernel_id, problem.loss_function.kernel_param
 
     def second(z, yy):

@@ -232,7 +232,7 @@ def test_minibatch_sgd_checks_the_released_theta(monkeypatch):
     reports success but leaves a non-finite theta is caught."""
     import types
 
-    import dpsolve._minibatch_sgd as module
+    import dpsolve.solvers.minibatch_sgd as module
     real = module._minibatch
 
     def one_pass(X, y, kind, h, theta, *args):

@@ -79,7 +79,7 @@ def clipped_gd_rows(runs=1500, epsilon=2.0, steps=50, clip_norm=0.5):
 
 
 def output_perturbation_rows(runs=1500, epsilon=2.0):
-    import dpsolve._perturbation as module
+    import dpsolve.solvers._inner as module
     D, D2, statistic = tiny_canaries("huber_hinge", radius=None, reg=0.05)
     mu = f"{gdp_mu(dpsolve.output_perturbation(D, epsilon, DELTA, rng=0)):.3f}"
 

@@ -14,6 +14,7 @@ import math
 
 from . import composition, mechanisms
 from .accounting import UniformSampling, calibrate, epsilon_of, gaussian_event
+from .calibration import dpgd_paper_sigma
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +77,6 @@ def dpgd_rows(ns=(1000, 10000), steps_grid=(10, 100), epsilon=1.0, delta=1e-6, c
     """DP-GD of the lecture notes "DP Gradient Descent":
     ``s = 4 C T sqrt(ln(2T/delta)) / (eps n)`` (basic composition of the lecture's Gaussian
     claim), T Gaussians of sensitivity 2C/n."""
-    from .._clipped_gd import dpgd_paper_sigma
     rows = []
     for n in ns:
         for steps in steps_grid:

@@ -209,6 +209,10 @@ class SolverSpec:
         takes.
     parts : int, default 2
         Parties in the example (multi-party solvers).
+    loss_message : str or None
+        The ValueError's message for a loss not in ``losses`` (multinomial has its own), a format
+        string with fields ``name``, ``loss`` (the Problem's) and ``losses`` (the accepted ones,
+        a sorted list); None: the generic message.
     """
 
     name: str
@@ -229,6 +233,7 @@ class SolverSpec:
     example: Mapping = dataclasses.field(default_factory=dict)
     example_problem: Mapping = dataclasses.field(default_factory=dict)
     parts: int = 2
+    loss_message: Optional[str] = None
 
     def __post_init__(self):
         for name in ("parameters", "example", "example_problem"):
@@ -246,6 +251,9 @@ def check_problem(spec, problem):
             raise ValueError(
                 f"{spec.name} does not support loss='multinomial' (a (p, K) parameter); the "
                 f"solvers that do are {', '.join(takers)}")
+        if spec.loss_message is not None:
+            raise ValueError(spec.loss_message.format(name=spec.name, loss=problem.loss,
+                                                      losses=sorted(spec.losses)))
         raise ValueError(f"{spec.name} does not take loss={problem.loss!r}; it takes "
                          f"{', '.join(spec.losses)}")
 
@@ -313,7 +321,8 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **o
     wall_time = time.perf_counter() - start
 
     for who, eps in out.observers.items():
-        if eps > report.epsilon * (1.0 + 1e-9):
+        # an observer who learns no more than an outsider: certify has already warned
+        if eps > report.epsilon * (1.0 + 1e-9) and eps > report.certified_epsilon:
             warnings.warn(f"against {who} the certified epsilon is {eps:.4g} at delta="
                           f"{plan.delta:.3g}, above the claimed {report.epsilon:.4g}"
                           f"{spec.observer_note}", PrivacyWarning, stacklevel=3)

@@ -1,31 +1,57 @@
 """Full-batch gradient descent with per-sample clipping and Gaussian noise: DP-GD as in the
 lecture notes "DP Gradient Descent" (per-sample clipping as in Abadi et al. 2016)."""
 import math
-import time
 
 import numpy as np
 
-from . import bounds
-from .privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,
-                                  fewest_steps_near_best, gaussian_sigma)
-from ._kernels import gd as _gd
-from ._secure import check_secure, generator as secure_generator, release
-from ._validation import check_choice, check_int, check_real
-from .fit import Fit
-from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
-from .problem import Problem
+from .. import bounds
+from .._kernels import gd as _gd
+from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
+from ..privacy.accounting import ACCOUNTANTS, gaussian_event
+from ..privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,
+                                   fewest_steps_near_best, gaussian_sigma)
+from . import register
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("lecture notes 'DP Gradient Descent', Alg. DP-GD and its basic-composition privacy "
           "analysis")
 CALIBRATIONS = ("paper",) + ACCOUNTANTS
 OUTPUTS = ("average", "last")
 
+PARAMETERS = {
+    "clip_norm": Real(0.0, optional=True),   # default L, which needs the Problem: in plan
+    "steps": Integer(1, optional=True),
+    "step_size": Real(0.0, optional=True),
+    "calibration": Passthrough(),            # ignored with an explicit sigma
+    "sigma": Passthrough(),                  # checked with epsilon (gaussian_sigma)
+    "project": Boolean(),
+    "output": Options(OUTPUTS),
+}
+
 
 def default_steps(problem, clip_norm, epsilon, delta, calibration):
-    """The fewest steps T in [1, 10^4] whose bound (:func:`dpsolve.bounds.dpgd_optimisation_error`
+    """The default number of steps of :func:`clipped_gd`.
+
+    The fewest steps T in [1, 10^4] whose bound (:func:`dpsolve.bounds.dpgd_optimisation_error`
     at the noise of ``"paper"``, or of exact Gaussian accounting for any accountant) is within
-    10% of the least. Depends only on public quantities (n, p, the Problem's constants, C,
-    epsilon, delta), never on the data."""
+    10% of the least (:func:`dpsolve.privacy.calibration.fewest_steps_near_best`).
+
+    Parameters
+    ----------
+    problem : Problem
+    clip_norm : float
+        The clipping norm C.
+    epsilon, delta : float
+        The target privacy.
+    calibration : str
+        ``"paper"``, or an accountant's name.
+
+    Returns
+    -------
+    int
+        T. It depends only on public quantities (n, p, the Problem's constants, C, epsilon,
+        delta), never on the data.
+    """
     grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
     curve_calibration = "paper" if calibration == "paper" else "pld"
     noise = dpgd_noise(problem.n, clip_norm, grid, epsilon, delta, curve_calibration)
@@ -34,8 +60,25 @@ def default_steps(problem, clip_norm, epsilon, delta, calibration):
 
 
 def default_step_size(problem, clip_norm, steps, sigma):
-    """``1 / beta_F`` for a smooth loss; ``R / sqrt(T (G^2 + p s^2))`` otherwise (the step sizes
-    of :func:`dpsolve.bounds.dpgd_optimisation_error`; p counts the noisy coordinates)."""
+    """The default constant step size of :func:`clipped_gd`.
+
+    ``1 / beta_F`` for a smooth loss; ``R / sqrt(T (G^2 + p s^2))`` otherwise (the step sizes
+    of :func:`dpsolve.bounds.dpgd_optimisation_error`; p counts the noisy coordinates).
+
+    Parameters
+    ----------
+    problem : Problem
+    clip_norm : float
+        The clipping norm C (``G = C + lambda R``).
+    steps : int
+        T.
+    sigma : float
+        The noise standard deviation s on the mean gradient.
+
+    Returns
+    -------
+    float
+    """
     beta = problem.smoothness + problem.reg
     if math.isfinite(beta):
         return 1.0 / beta
@@ -44,6 +87,7 @@ def default_step_size(problem, clip_norm, steps, sigma):
     return R / math.sqrt(steps * (G * G + math.prod(problem.theta_shape) * sigma * sigma))
 
 
+@document
 def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None, step_size=None,
                calibration="pld", sigma=None, project=True, output="average", secure=False,
                rng=None):
@@ -73,7 +117,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
 
     Parameters
     ----------
-    problem : Problem
+    {{problem}}
     epsilon, delta : float
         Target privacy. ``calibration="paper"`` needs both in (0, 1); the accountants accept any
         ``epsilon > 0``, ``0 < delta < 1``. Leave epsilon None when passing ``sigma``.
@@ -88,11 +132,12 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     step_size : float, optional
         Constant eta > 0. Default: ``1 / (beta + lambda)`` for smooth losses, and
         ``R / sqrt(T (G^2 + p s^2))`` (``G = C + lambda R``) for the hinge loss, the step sizes of
-        :func:`dpsolve.bounds.dpgd_optimisation_error`.
+        :func:`dpsolve.bounds.dpgd_optimisation_error` (:func:`default_step_size`).
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
-        ``"paper"``: the lecture's basic composition, :func:`dpgd_paper_sigma`. An accountant
-        name: the least noise it certifies for T Gaussian releases of sensitivity ``2C/n``;
-        ``"pld"`` (default) is exact here (T Gaussians compose to one Gaussian).
+        ``"paper"``: the lecture's basic composition,
+        :func:`~dpsolve.privacy.calibration.dpgd_paper_sigma`. An accountant name: the least
+        noise it certifies for T Gaussian releases of sensitivity ``2C/n``; ``"pld"`` (default)
+        is exact here (T Gaussians compose to one Gaussian).
     sigma : float, optional
         Explicit noise standard deviation s >= 0 on the mean gradient instead of a calibration;
         the fit claims the epsilon the PLD accountant certifies at ``delta``.
@@ -106,11 +151,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
         The average of ``w_1 .. w_T`` (the bounds are for it) or ``w_T``.
     rng : None, int, SeedSequence or Generator
         Source of the noise, ``rng.standard_normal(problem.theta_shape)`` once per step.
-    secure : bool, default False
-        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
-        must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
-        against. The default is a reproducible research run.
+    {{secure}}
 
     Returns
     -------
@@ -133,12 +174,17 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     Source: the lecture notes "DP Gradient Descent" (docs/sources.md), Alg. DP-GD (steps 1-6)
     and "A First Privacy Analysis". Differences, all stated in docs/clipped_gd.md: the lecture's
     CLIP is garbled and is read as ``v min(1, C/||v||)``; its final noise line is worked through
-    from its own claims (:func:`dpgd_paper_sigma`); the projection and the regulariser are dpsolve's
-    additions for constrained, regularised problems.
+    from its own claims (:func:`~dpsolve.privacy.calibration.dpgd_paper_sigma`); the projection
+    and the regulariser are dpsolve's additions for constrained, regularised problems.
     """
-    secure = check_secure(secure, rng)
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    return fit(SPEC, problem, None, epsilon, delta, clip_norm=clip_norm, steps=steps,
+               step_size=step_size, calibration=calibration, sigma=sigma, project=project,
+               output=output, secure=secure, rng=rng)
+
+
+def plan(problem, partition, epsilon, delta, *, secure, rng, clip_norm=None, steps=None,
+         step_size=None, calibration="pld", sigma=None, project=True, output="average"):
+    """C, T, the noise and the step size from public constants (the lecture's DP-GD)."""
     n = problem.n
     if clip_norm is None:
         clip_norm = problem.lipschitz
@@ -146,22 +192,12 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
             raise ValueError(f"the {problem.loss} loss has no finite Lipschitz constant without "
                              "a radius, so clip_norm has no default: give the Problem a radius "
                              "or pass clip_norm")
-    else:
-        clip_norm = check_real(clip_norm, "clip_norm", low=0.0)
-    if steps is not None:
-        steps = check_int(steps, "steps", low=1)
-    if step_size is not None:
-        step_size = check_real(step_size, "step_size", low=0.0)
-    if not isinstance(project, (bool, np.bool_)):
-        raise TypeError(f"project must be a bool, got {type(project).__name__}")
-    output = check_choice(output, "output", OUTPUTS)
     if sigma is None:
         calibration = check_choice(calibration, "calibration", CALIBRATIONS)
-        if calibration == "paper" and epsilon is not None and delta is not None:
-            check_real(epsilon, "epsilon", low=0.0, high=1.0)
-            check_real(delta, "delta", low=0.0, high=1.0)
-        elif epsilon is not None and delta is not None:
-            check_real(epsilon, "epsilon", low=0.0)
+        if epsilon is not None and delta is not None:
+            # the default-T search below evaluates the noise at (epsilon, delta): the ranges
+            # first, with the calibration's own limits
+            check_real(epsilon, "epsilon", low=0.0, high=1.0 if calibration == "paper" else None)
             check_real(delta, "delta", low=0.0, high=1.0)
     if steps is None:
         if sigma is not None:
@@ -175,17 +211,20 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
         calibrations=CALIBRATIONS,
         paper=lambda e, d: float(dpgd_paper_sigma(n, clip_norm, steps, e, d)),
         sensitivity=sensitivity, steps=steps)
-    rng = secure_generator(rng, secure)
     if step_size is None:
         step_size = default_step_size(problem, clip_norm, steps, sigma)
-    radius = math.inf
-    if project:
-        radius = bounds.minimizer_norm_bound(problem)
+    radius = bounds.minimizer_norm_bound(problem) if project else math.inf
+    return Plan(epsilon=epsilon, delta=delta, method=calibration,
+                event=gaussian_event(sigma, sensitivity, steps=steps), sigma=sigma, steps=steps,
+                settings={"clip_norm": clip_norm, "step_size": step_size, "project": project,
+                          "output": output},
+                state={"radius": radius})
 
-    event = gaussian_event(sigma, sensitivity, steps=steps)
-    report = certify(event, epsilon, delta, calibration)
 
-    start = time.perf_counter()
+def run(problem, partition, plan, rng):
+    """T full-batch steps: the clipped gradient sum in C, the update and projection in numpy."""
+    clip_norm, step_size = plan.settings["clip_norm"], plan.settings["step_size"]
+    sigma, radius = plan.sigma, plan.state["radius"]
     X, y = problem.X, problem.y
     row_norms = np.linalg.norm(X, axis=1)
     shape = problem.theta_shape
@@ -200,31 +239,53 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
             _gd.clipped_gradient_sum_multinomial(X, y, w, row_norms, clip_norm, grad, scratch,
                                                  work)
     else:
+        loss = problem.loss_function
+
         def clipped_sum():
-            _gd.clipped_gradient_sum(X, y, problem.loss_function.kernel_id, problem.loss_function.kernel_param, w, row_norms, clip_norm,
-                                     grad, scratch)
+            _gd.clipped_gradient_sum(X, y, loss.kernel_id, loss.kernel_param, w, row_norms,
+                                     clip_norm, grad, scratch)
     flat = w.reshape(-1)                                 # a view: the Frobenius norm of w
-    lam = problem.reg
-    # (no overflow warnings mid-run either: the only signal is the check on the release below)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(steps):
-            clipped_sum()
-            noise = rng.standard_normal(shape)
-            # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
-            w -= step_size * (grad / n + lam * w + sigma * noise)
-            norm = math.sqrt(float(flat @ flat))
-            if norm > radius:
-                w *= radius / norm
-            total += w
-        theta = total / steps if output == "average" else w
-    # checked on the released theta only: a function of what is released, it reveals nothing
-    # more (the last iterate is not released when the average is)
-    if not np.all(np.isfinite(theta)):
-        raise FloatingPointError("clipped_gd produced non-finite parameters; reduce step_size "
-                                 "or keep project=True")
-    wall_time = time.perf_counter() - start
-    fit = Fit(theta=theta, sigma=sigma, steps=steps, solver="clipped_gd", source=SOURCE,
-              wall_time=wall_time, dp_event=event, privacy=report,
-              settings={"clip_norm": clip_norm, "step_size": step_size, "project": bool(project),
-                        "output": output})
-    return release(fit, secure)
+    n, lam = problem.n, problem.reg
+    for _ in range(plan.steps):
+        clipped_sum()
+        noise = rng.standard_normal(shape)
+        # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
+        w -= step_size * (grad / n + lam * w + sigma * noise)
+        norm = math.sqrt(float(flat @ flat))
+        if norm > radius:
+            w *= radius / norm
+        total += w
+    # the lifecycle checks only what is released: the last iterate is not, with the average
+    theta = total / plan.steps if plan.settings["output"] == "average" else w
+    return Released(theta=theta)
+
+
+def bound(problem, partition, fit, options):
+    """The lecture's DP-GD optimisation bound at this fit's T and C
+    (:func:`dpsolve.bounds.clipped_gd_bound`), at the target (epsilon, delta) of ``options``.
+
+    None without a target (an explicit ``sigma``: epsilon None, or no delta), or when C is below
+    the Lipschitz constant (the clipped gradient is biased and no such bound holds).
+    """
+    epsilon, delta = options["epsilon"], options.get("delta")
+    if epsilon is None or delta is None:
+        return None
+    clip_norm = fit.settings["clip_norm"]
+    if clip_norm < problem.lipschitz:
+        return None
+    # explicit noise is judged at the noise exact accounting would give the target
+    calibration = fit.calibration if fit.calibration != "explicit" else "pld"
+    return Bound(bounds.clipped_gd_bound(problem, epsilon, delta, steps=fit.steps,
+                                         clip_norm=clip_norm, calibration=calibration),
+                 "DP-GD optimisation bound (lecture notes' DP-GD)")
+
+
+SPEC = register(SolverSpec(
+    name="clipped_gd", function=clipped_gd,
+    works=("the lecture notes 'DP Gradient Descent' (Alg. DP-GD)", "Abadi et al. 2016"),
+    source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"),
+    partition=None, neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS,
+    plan=plan, run=run, bound=bound, page="clipped_gd.md",
+    nonfinite_hint="reduce step_size or keep project=True",
+    example={"epsilon": 1.0, "delta": 1e-6, "steps": 50},
+    example_problem={"radius": 1.0, "reg": 0.01}))

@@ -1,22 +1,29 @@
 """Mini-batch SGD with gamma-norm noise, epsilon-DP (Song, Chaudhuri & Sarwate 2013)."""
 import math
-import time
 
 import dp_accounting
 import numpy as np
 
-from ._kernels import minibatch as _minibatch
-from ._secure import check_secure, generator as secure_generator, release
-from ._validation import check_choice, check_int, check_real
-from .fit import Fit
-from .privacy.accounting import certify, pure_event
-from .problem import Problem, reject_multinomial
+from .. import bounds
+from .._kernels import minibatch as _minibatch
+from .._validation import Integer, Options, Real, check_real
+from ..privacy.accounting import pure_event
+from . import register
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Song, Chaudhuri & Sarwate 2013, 'Stochastic gradient descent with differentially "
           "private updates', mini-batch update with noise density exp(-(alpha/2)||z||)")
 SCHEDULES = ("inv_sqrt", "constant", "inv")
 
+PARAMETERS = {
+    "batch_size": Integer(1),                # <= n: checked against the Problem in plan
+    "schedule": Options(SCHEDULES),
+    "step_size": Real(0.0),
+    "noise_scale": Real(0.0, low_inclusive=True, optional=True),
+}
 
+
+@document
 def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", step_size=1.0,
                   noise_scale=None, secure=False, rng=None):
     r"""Epsilon-DP ERM by one pass of mini-batch SGD with gamma-norm gradient noise
@@ -38,8 +45,8 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
 
     Parameters
     ----------
-    problem : Problem
-        Needs ``reg > 0`` and a per-sample gradient bound ``L = problem.lipschitz <= 1`` (the
+    {{problem}}
+        It needs ``reg > 0`` and a per-sample gradient bound ``L = problem.lipschitz <= 1`` (the
         paper's ``||grad loss|| <= 1``; with rows bounded by ``row_norm <= 1`` the logistic and
         hinge losses qualify).
     epsilon : float
@@ -57,11 +64,7 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
         the fit claims ``epsilon = 2L / s`` (infinite for s = 0, no noise).
     rng : None, int, SeedSequence or Generator
         Source of the row order (``rng.permutation(n)``, drawn first) and of the noise.
-    secure : bool, default False
-        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
-        must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
-        against. The default is a reproducible research run.
+    {{secure}}
 
     Returns
     -------
@@ -83,15 +86,20 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     ``2L/epsilon`` with ``L = 1``; for ``L < 1`` the same argument allows the smaller scale used
     here (docs/minibatch_sgd.md).
 
+    Utility: :func:`dpsolve.bounds.minibatch_sgd_bound` (``schedule="inv"``, smooth losses).
+
     Source: Song, Chaudhuri & Sarwate, "Stochastic gradient descent with differentially private
     updates", GlobalSIP 2013: the mini-batch update and its noise density (eq. (1) of the blog
     notes summarising the paper, see docs/sources.md).
     """
-    secure = check_secure(secure, rng)
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    reject_multinomial(problem, "minibatch_sgd")
-    n, p = problem.n, problem.p
+    return fit(SPEC, problem, None, epsilon, None, batch_size=batch_size, schedule=schedule,
+               step_size=step_size, noise_scale=noise_scale, secure=secure, rng=rng)
+
+
+def plan(problem, partition, epsilon, delta, *, secure, rng, batch_size=10, schedule="inv_sqrt",
+         step_size=1.0, noise_scale=None):
+    """The noise scale, the projection radius and the step sizes from public constants."""
+    n = problem.n
     if problem.reg <= 0.0:
         raise ValueError("minibatch_sgd needs a regularised objective: give the Problem reg > 0")
     L = problem.lipschitz
@@ -99,11 +107,8 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
         raise ValueError(f"minibatch_sgd needs per-sample gradients of norm <= 1 (Song, "
                          f"Chaudhuri & Sarwate's assumption); this Problem's Lipschitz "
                          f"constant is {L:g}: scale the rows so that row_norm <= 1")
-    batch_size = check_int(batch_size, "batch_size", low=1)
     if batch_size > n:
         raise ValueError(f"batch_size must be <= n={n}, got {batch_size}")
-    schedule = check_choice(schedule, "schedule", SCHEDULES)
-    step_size = check_real(step_size, "step_size", low=0.0)
     sensitivity = 2.0 * L       # of a batch's gradient sum, replace-one
     if noise_scale is None:
         if epsilon is None:
@@ -115,36 +120,51 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
         if epsilon is not None:
             raise ValueError("pass either epsilon (to calibrate the noise) or noise_scale, "
                              "not both")
-        noise_scale = check_real(noise_scale, "noise_scale", low=0.0, low_inclusive=True)
         epsilon = sensitivity / noise_scale if noise_scale > 0.0 else math.inf
         method = "explicit"
-    rng = secure_generator(rng, secure)
-
     radius = 1.0 / problem.reg
     if problem.radius is not None:
         radius = min(radius, problem.radius)
-    eta0 = 1.0 / problem.reg if schedule == "inv" else step_size
-    if math.isinf(epsilon):
-        event = dp_accounting.NonPrivateDpEvent()
-    else:
-        event = pure_event(epsilon)
-    report = certify(event, epsilon, 0.0, method)
+    event = dp_accounting.NonPrivateDpEvent() if math.isinf(epsilon) else pure_event(epsilon)
+    return Plan(epsilon=epsilon, delta=0.0, method=method, event=event, sigma=None,
+                steps=-(-n // batch_size), noise={"gamma_norm": noise_scale},
+                settings={"batch_size": batch_size, "schedule": schedule,
+                          "step_size": 1.0 / problem.reg if schedule == "inv" else step_size,
+                          "radius": radius})
 
-    start = time.perf_counter()
-    order = rng.permutation(n).astype(np.intp)
-    theta = np.zeros(p)
-    _minibatch.minibatch_sgd_pass(problem.X, problem.y, problem.loss_function.kernel_id, problem.loss_function.kernel_param, theta, order,
-                                  batch_size, noise_scale, _minibatch.SCHEDULES[schedule], eta0,
-                                  problem.reg, radius, rng)
-    # checked on the released theta (the pass's last iterate) only: a function of what is
-    # released, it reveals nothing more
-    if not np.all(np.isfinite(theta)):
-        raise FloatingPointError("minibatch_sgd produced non-finite parameters; reduce the "
-                                 "step size")
-    wall_time = time.perf_counter() - start
-    fit = Fit(theta=theta, sigma=None, steps=-(-n // batch_size), solver="minibatch_sgd",
-              source=SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
-              noise={"gamma_norm": noise_scale},
-              settings={"batch_size": batch_size, "schedule": schedule, "step_size": eta0,
-                        "radius": radius})
-    return release(fit, secure)
+
+def run(problem, partition, plan, rng):
+    """One pass in C over a uniformly random order of the rows (drawn first from ``rng``)."""
+    settings, loss = plan.settings, problem.loss_function
+    order = rng.permutation(problem.n).astype(np.intp)
+    theta = np.zeros(problem.p)
+    _minibatch.minibatch_sgd_pass(problem.X, problem.y, loss.kernel_id, loss.kernel_param, theta,
+                                  order, settings["batch_size"], plan.noise["gamma_norm"],
+                                  _minibatch.SCHEDULES[settings["schedule"]],
+                                  settings["step_size"], problem.reg, settings["radius"], rng)
+    return Released(theta=theta)
+
+
+def bound(problem, partition, fit, options):
+    """The strongly convex SGD bound of :func:`dpsolve.bounds.minibatch_sgd_bound` at the target
+    epsilon of ``options``.
+
+    None unless the schedule is ``"inv"`` (the bound's step sizes) and the loss is smooth, and
+    without a target epsilon (an explicit ``noise_scale``). The fit itself already required
+    ``reg > 0``, a binary loss and ``batch_size <= n``.
+    """
+    epsilon = options["epsilon"]
+    if fit.settings["schedule"] != "inv" or epsilon is None or \
+            not problem.loss_function.smooth:
+        return None
+    return Bound(bounds.minibatch_sgd_bound(problem, epsilon,
+                                            batch_size=fit.settings["batch_size"]),
+                 "Song-Chaudhuri-Sarwate 2013 SGD bound (schedule inv)")
+
+
+SPEC = register(SolverSpec(
+    name="minibatch_sgd", function=minibatch_sgd, works=("Song, Chaudhuri & Sarwate 2013",),
+    source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
+    neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
+    bound=bound, page="minibatch_sgd.md", nonfinite_hint="reduce the step size",
+    example={"epsilon": 1.0, "batch_size": 10}, example_problem={"radius": 1.0, "reg": 0.1}))

@@ -1,23 +1,28 @@
 """Multi-party model aggregation with output perturbation (Jayaraman et al. 2018)."""
 import math
-import time
 
 import numpy as np
 
-from ._perturbation import (NOISES, _check_common, _inner_minimizer, _inner_plan,
-                            _inner_settings, _output_noise, _release, _resolve_noise)
-from ._secure import check_secure, generator as secure_generator, release
-from ._validation import check_choice, check_real
-from .fit import Fit
-from .parties import check_parties
-from .privacy.accounting import certify, pure_event
-from .privacy.samplers import laplace_noise
+from .._validation import Boolean, Options, Passthrough, Real, check_real
+from ..privacy.accounting import pure_event
+from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
+from ..privacy.samplers import laplace_noise
+from . import _inner, register
+from ._lifecycle import Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Jayaraman et al. 2018, 'Model aggregation with output perturbation', as presented in "
           "Chen's 2019 slides 'Differential Privacy and Distributed Learning'")
 SLIDES_NOISE = "laplace_slides"
 
+PARAMETERS = {
+    "tolerance": Real(0.0, 1e-2, high_inclusive=True),
+    "noise": Options(OUTPUT_NOISES + (SLIDES_NOISE,), optional=True),
+    "calibration": Passthrough(),            # checked for Gaussian noise only
+    "project": Boolean(),
+}
 
+
+@document
 def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noise=None,
                                    tolerance=1e-10, calibration="pld", project=True,
                                    secure=False, rng=None):
@@ -37,7 +42,7 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
 
     Parameters
     ----------
-    problem : Problem
+    {{problem}}
         ``reg > 0``, finite Lipschitz constant; any loss (hinge included).
     parties : Parties
         A partition of ``problem``'s rows.
@@ -64,14 +69,11 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
         Gaussian noise only, as in :func:`output_perturbation`.
     project : bool, default True
         Project the release onto C (post-processing).
-    rng : None, int, SeedSequence or Generator
-        Source of the one noise draw (the secure aggregator's).
-    secure : bool, default False
-        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
-        must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN; every local solve is the fixed-iteration solver (a smooth loss is
-        needed: hinge is refused, use huber_hinge). See docs/secure_noise.md for what this does
-        and does not protect against. The default is a reproducible research run.
+    {{rng}}
+        The secure aggregator's, for the one noise draw.
+    {{secure}}
+        With ``secure=True`` every local solve is the fixed-iteration solver (a smooth loss is
+        needed: hinge is refused, use huber_hinge).
 
     Returns
     -------
@@ -87,56 +89,79 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     ("Model Aggregation with Output Perturbation"; see docs/sources.md). The slides' L1/L2
     mistake and what dpsolve does about it: docs/multiparty.md and docs/source_mistakes.md.
     """
-    secure = check_secure(secure, rng)
-    L, tolerance = _check_common("aggregated_output_perturbation", problem, tolerance)
-    check_parties(problem, parties)
-    if noise is not None:
-        check_choice(noise, "noise", NOISES + (SLIDES_NOISE,))
+    return fit(SPEC, problem, parties, epsilon, delta, noise=noise, tolerance=tolerance,
+               calibration=calibration, project=project, secure=secure, rng=rng)
+
+
+def plan(problem, parties, epsilon, delta, *, secure, rng, noise=None, tolerance=1e-10,
+         calibration="pld", project=True):
+    """The sensitivity of the average, its noise and the local solves' plan, from public
+    constants (the parties' sizes included)."""
+    L = _inner._lipschitz("aggregated_output_perturbation", problem)
     if noise == SLIDES_NOISE:
         epsilon = check_real(epsilon, "epsilon", low=0.0)
         if delta not in (None, 0, 0.0):
             raise ValueError('noise="laplace_slides" is a pure-DP mechanism: pass delta=None')
         delta = 0.0
     else:
-        noise, epsilon, delta, calibration = _resolve_noise(noise, epsilon, delta, calibration,
-                                                            problem.n)
-    if not isinstance(project, (bool, np.bool_)):
-        raise TypeError(f"project must be a bool, got {type(project).__name__}")
+        noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta,
+                                                                  calibration, problem.n)
     # one plan for every party: it depends on public constants only (the floor on the whole n,
     # which bounds every party's size)
-    plan = _inner_plan(problem, tolerance, "aggregated_output_perturbation", secure)
-    rng = secure_generator(rng, secure)
+    inner = _inner._inner_plan(problem, tolerance, "aggregated_output_perturbation", secure)
     m, lam, n1 = parties.m, problem.reg, parties.smallest
-    dim = int(np.prod(problem.theta_shape))        # noisy coordinates (p, or p K)
     nominal = 2.0 * L / (m * n1 * lam)                  # the slides' sensitivity
     sensitivity = nominal + 2.0 * math.sqrt(2.0 * tolerance / lam) / m
-
-    start = time.perf_counter()
-    total = np.zeros(problem.theta_shape)
-    for party in parties:                               # inside secure aggregation
-        total += _inner_minimizer(party.local_problem(), tolerance, plan, secure)
-    average = total / m
-    del total
     if noise == SLIDES_NOISE:
         scale = nominal / epsilon
-        b = laplace_noise(scale, dim, rng=rng).reshape(average.shape)
         # per-coordinate Laplace of scale s is (Delta_1 / s)-DP, and Delta_1 <= sqrt(p) Delta_2
+        dim = math.prod(problem.theta_shape)
         event = pure_event(math.sqrt(dim) * sensitivity / scale)
         noise_scales, sigma, method = {"laplace": scale}, None, "paper"
     else:
-        b, event, noise_scales, sigma = _output_noise(noise, delta, epsilon, sensitivity,
-                                                      calibration, dim, problem.n, rng)
-        b = b.reshape(average.shape)
+        scale, event, noise_scales, sigma = _inner._output_noise(noise, delta, epsilon,
+                                                                 sensitivity, calibration)
         method = "paper" if noise == "gamma_norm" else calibration
-    theta = _release(problem, average, b, project)
-    del average
-    wall_time = time.perf_counter() - start
-    report = certify(event, epsilon, delta, method)
-    certified = report.certified_epsilon
-    fit = Fit(theta=theta, sigma=sigma, steps=1, solver="aggregated_output_perturbation",
-              source=SOURCE, wall_time=wall_time, dp_event=event, privacy=report,
-              noise=noise_scales,
-              settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
-                        "project": bool(project), **_inner_settings(plan, secure)},
-              observers={"outsider": certified, "coordinator": certified, "parties": certified})
-    return release(fit, secure)
+    return Plan(epsilon=epsilon, delta=delta, method=method, event=event, sigma=sigma,
+                noise=noise_scales,
+                settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
+                          "project": project, **_inner._inner_settings(inner, secure)},
+                state={"inner": inner, "secure": secure, "scale": scale})
+
+
+def run(problem, parties, plan, rng):
+    """Every party's local solve, their average (inside secure aggregation), one noise draw."""
+    settings, state = plan.settings, plan.state
+    total = np.zeros(problem.theta_shape)
+    for party in parties:                               # inside secure aggregation
+        total += _inner._inner_minimizer(party.local_problem(), settings["tolerance"],
+                                         state["inner"], state["secure"])
+    average = total / parties.m
+    dim = average.size                                  # noisy coordinates (p, or p K)
+    if settings["noise"] == SLIDES_NOISE:
+        b = laplace_noise(state["scale"], dim, rng=rng)
+    else:
+        b = _inner._draw(settings["noise"], state["scale"], dim, rng)
+    theta = _inner._release(problem, average, b.reshape(average.shape), settings["project"])
+    # B and the parties see only the released average, as an outsider does
+    certified = plan.report.certified_epsilon
+    return Released(theta=theta, observers={"outsider": certified, "coordinator": certified,
+                                            "parties": certified})
+
+
+def bound(problem, parties, fit, options):
+    """None: :mod:`dpsolve.bounds` has no excess-risk bound for model aggregation
+    (docs/multiparty.md)."""
+    return None
+
+
+SPEC = register(SolverSpec(
+    name="aggregated_output_perturbation", function=aggregated_output_perturbation,
+    works=("Jayaraman et al. 2018",), source=SOURCE,
+    losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"), partition="parties",
+    neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
+    bound=bound, page="multiparty.md",
+    nonfinite_hint="the noise scale overflowed: use a larger epsilon or reg",
+    observer_note=": B and the parties see only the released average, as an outsider does",
+    example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": 1.0, "reg": 0.1},
+    parts=2))

@@ -1,0 +1,173 @@
+"""Objective perturbation as Approximate Minima Perturbation: Chaudhuri, Monteleoni & Sarwate
+2011, Algorithm 2, with Kifer, Smith & Thakurta 2012's constants and Iyengar et al. 2019's
+treatment of an approximate minimiser."""
+import math
+
+import dp_accounting
+
+from .. import _fixed_iteration as fixed
+from .. import bounds
+from .._validation import Passthrough, Real
+from ..privacy.accounting import pure_event
+from ..privacy.calibration import objective_perturbation_constants, resolve_output_noise
+from . import _inner, register
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+
+SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
+          "2012's constants, as Approximate Minima Perturbation (Iyengar et al. 2019); "
+          "beyond dpsolve's source documents")
+# |loss'| <= 1 and a bound on loss'' (the loss's ``curvature``): what the privacy proof needs
+LOSSES = ("logistic", "huber_hinge")
+
+PARAMETERS = {
+    "tolerance": Real(0.0, 1e-2, high_inclusive=True),
+    "output_fraction": Real(0.0, 1.0),
+    "noise": Passthrough(),                  # checked with delta (resolve_output_noise)
+    "calibration": Passthrough(),            # checked for Gaussian noise only
+}
+
+
+@document
+def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
+                           noise=None, tolerance=1e-12, calibration="pld", secure=False, rng=None):
+    r"""Differentially private ERM by objective perturbation, run as Approximate Minima
+    Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
+
+    The budget is split: ``epsilon_obj = (1 - output_fraction) epsilon`` perturbs the objective,
+    ``epsilon_out = output_fraction * epsilon`` pays for the solver's inexactness.
+
+    1. ``(epsilon', Delta) = objective_perturbation_constants(problem, epsilon_obj)``; draw
+       ``b`` with density proportional to ``exp(-epsilon' ||b|| / (2B))``.
+    2. Minimise ``F_b(theta) = F(theta) + <b, theta>/n + (Delta/2)||theta||^2`` to
+       ``F_b(theta_hat) - min F_b <= g``, g = ``tolerance`` fixed in advance. Research mode:
+       Newton's method until ``||grad F_b|| <= sqrt(2 (lambda + Delta) g)``, which certifies
+       it (strong convexity), or, if that certificate is not reached, the fixed-iteration
+       solver. ``secure=True``: always the fixed-iteration solver, K V-FISTA steps from
+       ``-b / (n (lambda + Delta))``, with K from public constants only (not from ``||b||``).
+    3. Release ``theta_hat + b_2``, with ``b_2`` noise for L2 sensitivity
+       ``2 sqrt(2 g / (lambda + Delta))`` at ``epsilon_out`` (gamma-norm; or Gaussian at
+       ``(epsilon_out, delta)``).
+
+    Parameters
+    ----------
+    {{problem}}
+        ``reg > 0``, no constraint (``radius=None``), a loss with ``|loss'| <= 1`` and bounded
+        ``loss''``: ``"logistic"`` or ``"huber_hinge"`` (use it for hinge-type problems).
+    epsilon : float
+        Total epsilon > 0.
+    delta : float, optional
+        None: epsilon-DP (gamma-norm output noise). In (0, 1): Gaussian output noise, and the
+        claim is (epsilon, delta).
+    output_fraction : float, default 0.1
+        Share of epsilon for the output noise, in (0, 1).
+    noise : {"gamma_norm", "gaussian"}, optional
+        Output noise; default gamma-norm when delta is None, else Gaussian.
+    tolerance : float, default 1e-12
+        Gap g of the inner solve, in (0, 1e-2]. If Newton's method cannot certify it (it almost
+        always does within a few steps), research mode falls back to the fixed-iteration solver
+        (no exception). ``secure=True`` refuses a tolerance below the float64 floor of
+        :mod:`dpsolve._fixed_iteration` (ValueError, before any work).
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
+        For Gaussian output noise, as in :func:`output_perturbation`.
+    {{rng}}
+        ``b`` is drawn first, then ``b_2``.
+    {{secure}}
+        With ``secure=True`` the inner solve is the fixed-iteration solver only (no Newton, no
+        certificate, no data-dependent branch or exception).
+
+    Returns
+    -------
+    Fit
+        ``noise = {"objective_gamma_norm": 2B/epsilon', "gamma_norm" or "gaussian": ...}``,
+        ``settings`` with epsilon', Delta, the split, the tolerance, ``inner_solver``
+        (``"fixed"`` or ``"certified_else_fixed"``) and ``inner_steps`` (the public K);
+        ``dp_event`` the composition of a :class:`~dpsolve.privacy.PureDpEvent` (objective)
+        and the output event.
+
+    Notes
+    -----
+    Privacy. Objective perturbation's proof (CMS 2011 Thm 9; Kifer et al. 2012 Thm 4) is for the
+    exact minimiser of ``F_b``, which no solver delivers; AMP's argument (Iyengar et al. 2019,
+    Thm 1) covers a minimiser within a fixed distance ``r = sqrt(2g/(lambda+Delta))`` of it with
+    output noise for sensitivity ``2r``, composing to ``epsilon_obj + epsilon_out``. Needs
+    ``|loss'| <= 1`` and ``loss'' <= c`` (docs/perturbation.md). Never released: the
+    un-noised minimiser, the perturbed objective's gap. Utility:
+    :func:`dpsolve.bounds.objective_perturbation_bound`.
+    """
+    return fit(SPEC, problem, None, epsilon, delta, output_fraction=output_fraction, noise=noise,
+               tolerance=tolerance, calibration=calibration, secure=secure, rng=rng)
+
+
+def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction=0.1, noise=None,
+         tolerance=1e-12, calibration="pld"):
+    """The budget split, Kifer et al.'s constants, both noise scales and the inner solve's K,
+    from public constants."""
+    if problem.radius is not None:
+        raise ValueError("objective_perturbation's analysis is for an unconstrained problem: "
+                         "use a Problem with radius=None (and reg > 0)")
+    _inner._lipschitz("objective_perturbation", problem)
+    noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta, calibration,
+                                                              problem.n, output_fraction)
+    lam, B = problem.reg, problem.row_norm
+    eps_obj = (1.0 - output_fraction) * epsilon
+    eps_out = output_fraction * epsilon
+    eps_prime, extra_reg = objective_perturbation_constants(problem, eps_obj)
+    objective_scale = 2.0 * B / eps_prime
+    sensitivity = 2.0 * math.sqrt(2.0 * tolerance / (lam + extra_reg))
+    # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
+    inner = fixed.objective_plan(problem, tolerance, extra_reg, objective_scale)
+    if secure:
+        fixed.check_tolerance(inner, "objective_perturbation")
+    scale, out_event, out_noise, sigma = _inner._output_noise(noise, delta, eps_out, sensitivity,
+                                                              calibration)
+    return Plan(epsilon=epsilon, delta=delta,
+                method="paper" if noise == "gamma_norm" else calibration,
+                event=dp_accounting.ComposedDpEvent([pure_event(eps_obj), out_event]),
+                sigma=sigma, noise={"objective_gamma_norm": objective_scale, **out_noise},
+                settings={"epsilon_objective": eps_obj, "epsilon_output": eps_out,
+                          "epsilon_prime": eps_prime, "extra_reg": extra_reg,
+                          "tolerance": tolerance, "output_sensitivity": sensitivity,
+                          "noise": noise, **_inner._inner_settings(inner, secure)},
+                state={"inner": inner, "secure": secure, "scale": scale})
+
+
+def run(problem, partition, plan, rng):
+    """Draw b, minimise the perturbed objective, draw the output noise b_2."""
+    settings, state = plan.settings, plan.state
+    mu = problem.reg + settings["extra_reg"]
+    b = _inner._draw("gamma_norm", plan.noise["objective_gamma_norm"], problem.p, rng)
+    linear = b / problem.n
+    if state["secure"]:
+        theta_hat = fixed.minimize(problem, state["inner"], linear=linear, start=-linear / mu)
+    else:
+        theta_hat = _inner._newton_perturbed(problem, linear, settings["extra_reg"],
+                                             math.sqrt(2.0 * mu * settings["tolerance"]))
+        if theta_hat is None:
+            theta_hat = _inner._fallback(problem, state["inner"], linear=linear,
+                                         start=-linear / mu)
+    b2 = _inner._draw(settings["noise"], state["scale"], problem.p, rng)
+    return Released(theta=theta_hat + b2)
+
+
+def bound(problem, partition, fit, options):
+    """:func:`dpsolve.bounds.objective_perturbation_bound` at the sweep's epsilon and delta,
+    its other arguments at their defaults."""
+    epsilon, delta = options["epsilon"], options.get("delta")
+    if delta is not None and delta == 0:
+        # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
+        return None
+    return Bound(bounds.objective_perturbation_bound(problem, epsilon, delta),
+                 "objective perturbation (CMS 2011 / AMP)")
+
+
+SPEC = register(SolverSpec(
+    name="objective_perturbation", function=objective_perturbation,
+    works=("Chaudhuri, Monteleoni & Sarwate 2011", "Kifer, Smith & Thakurta 2012",
+           "Iyengar et al. 2019"),
+    source=SOURCE, losses=LOSSES, partition=None, neighbours="replace-one record",
+    guarantee="dp", parameters=PARAMETERS, plan=plan, run=run, bound=bound,
+    page="perturbation.md",
+    nonfinite_hint="a noise scale overflowed: use a larger epsilon or reg",
+    example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": None, "reg": 0.1},
+    loss_message=("{name} needs a twice-differentiable loss with |loss'| <= 1: one of {losses}, "
+                  "got {loss!r} (for hinge problems use huber_hinge)")))

@@ -1,0 +1,151 @@
+"""Output perturbation: Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1."""
+import math
+
+from .. import bounds
+from .._validation import Boolean, Passthrough, Real
+from ..privacy.calibration import resolve_output_noise
+from . import _inner, register
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+
+SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1 'ERM with output perturbation', "
+          "as presented in Chen's 2019 slides 'Differential Privacy and Distributed "
+          "Learning'")
+
+PARAMETERS = {
+    "tolerance": Real(0.0, 1e-2, high_inclusive=True),
+    "noise": Passthrough(),                  # checked with delta (resolve_output_noise)
+    "calibration": Passthrough(),            # checked for Gaussian noise only
+    "project": Boolean(),
+}
+
+
+@document
+def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
+                        calibration="pld", project=True, secure=False, rng=None):
+    r"""Differentially private ERM by output perturbation (Chaudhuri, Monteleoni & Sarwate
+    2011, Alg. 1).
+
+    Releases ``theta_hat + b``: ``theta_hat`` minimises the objective
+    ``F(theta) = (1/n) sum_i loss(<theta, x_i>; y_i) + (lambda/2) ||theta||^2`` over C to a
+    gap ``F(theta_hat) - min F <= g`` (the ``tolerance``, fixed before solving; certified, or
+    guaranteed by construction by the fixed-iteration solver), and ``b`` is noise for the L2
+    sensitivity
+
+    .. math:: \Delta_2 = \frac{2L}{n\lambda} + 2\sqrt{\frac{2g}{\lambda}}.
+
+    The first term bounds how far the exact minimiser moves when one record is replaced
+    (Chaudhuri-Monteleoni-Sarwate's claim, with L the Lipschitz constant; it holds for non-smooth
+    losses and with the ball constraint). The second covers the solver:
+    ``||theta_hat - theta*|| <= sqrt(2g/lambda)`` by lambda-strong convexity, on both datasets.
+
+    Parameters
+    ----------
+    {{problem}}
+        Needs ``reg > 0`` and a finite Lipschitz constant. Any loss, hinge and multinomial
+        included. For multinomial, theta has shape (p, K), the noise is drawn on all p K
+        coordinates (``L = sqrt(2) B`` and the norms are Frobenius), and the minimiser comes
+        from :func:`dpsolve.reference_minimizer`.
+    epsilon : float
+        > 0.
+    delta : float, optional
+        None (default) with ``noise="gamma_norm"``: epsilon-DP. In (0, 1) with
+        ``noise="gaussian"``.
+    noise : {"gamma_norm", "gaussian"}, optional
+        ``"gamma_norm"``: density proportional to ``exp(-epsilon ||b|| / Delta_2)`` (the
+        slides' ``exp(-n lambda epsilon ||b|| / 2)`` for ``L = 1``, ``g = 0``). ``"gaussian"``:
+        ``N(0, sigma^2 I)``. Default: gamma-norm when ``delta`` is None, else Gaussian.
+    tolerance : float, default 1e-10
+        The gap g, in (0, 1e-2], chosen before seeing the data; the noise covers it. Research
+        mode: the certified solve below reaches it, or, if its certificate fails, the
+        fixed-iteration solver (V-FISTA for a fixed, public number of steps, whose guarantee
+        holds by construction; not for hinge, which then raises RuntimeError).
+        ``secure=True``: always the fixed-iteration solver; a tolerance below the float64 floor
+        of :mod:`dpsolve._fixed_iteration` is refused (ValueError) before any work.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
+        Gaussian noise only: ``"paper"`` is the classic Gaussian mechanism, as in Chen's
+        2019 slides (``sigma = Delta_2 sqrt(2 ln(1.25/delta)) / epsilon``, epsilon < 1);
+        ``"pld"`` (default) the exact, least sigma (analytic Gaussian mechanism).
+    project : bool, default True
+        Project the released vector onto C (post-processing; it can only move it closer to
+        theta*). No effect without a constraint.
+    {{rng}}
+    {{secure}}
+        With ``secure=True`` the minimiser comes from the fixed-iteration solver only (no
+        certificate, no data-dependent branch or exception), so the loss must be smooth (hinge
+        is refused: use huber_hinge).
+
+    Returns
+    -------
+    Fit
+        ``steps = 1``; ``noise`` holds the scale; ``settings`` the tolerance, the sensitivity,
+        ``inner_solver`` (``"fixed"`` with ``secure``, else ``"certified_else_fixed"``, or
+        ``"certified"`` for hinge) and ``inner_steps``, the public number of fixed-iteration
+        steps K (None for hinge); ``dp_event`` a :class:`~dpsolve.privacy.PureDpEvent` or a
+        Gaussian event.
+
+    Notes
+    -----
+    Never released: the un-noised ``theta_hat`` (it is not cached on disk either) and the gap
+    actually reached (it depends on the data; only the fixed ``tolerance`` sets the noise,
+    Iyengar et al. 2019). In research mode, whether the certified path or the
+    fallback ran is not in the fit, but the time the call takes reveals it; with ``secure``
+    the inner solve is the same fixed computation on every dataset (docs/secure_noise.md).
+    Utility: :func:`dpsolve.bounds.output_perturbation_bound`.
+
+    Source: Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1, and its sensitivity claim, as
+    presented in Chen's 2019 slides ("Output Perturbation - non-distributed setting"; see
+    docs/sources.md).
+    """
+    return fit(SPEC, problem, None, epsilon, delta, noise=noise, tolerance=tolerance,
+               calibration=calibration, project=project, secure=secure, rng=rng)
+
+
+def plan(problem, partition, epsilon, delta, *, secure, rng, noise=None, tolerance=1e-10,
+         calibration="pld", project=True):
+    """The sensitivity, the output noise and the inner solve's plan, from public constants."""
+    L = _inner._lipschitz("output_perturbation", problem)
+    noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta, calibration,
+                                                              problem.n)
+    inner = _inner._inner_plan(problem, tolerance, "output_perturbation", secure)
+    n, lam = problem.n, problem.reg
+    sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
+    scale, event, noise_scales, sigma = _inner._output_noise(noise, delta, epsilon, sensitivity,
+                                                             calibration)
+    return Plan(epsilon=epsilon, delta=delta,
+                method="paper" if noise == "gamma_norm" else calibration, event=event,
+                sigma=sigma, noise=noise_scales,
+                settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
+                          "project": project, **_inner._inner_settings(inner, secure)},
+                state={"inner": inner, "secure": secure, "scale": scale})
+
+
+def run(problem, partition, plan, rng):
+    """The inner solve, then the one noise draw."""
+    settings, state = plan.settings, plan.state
+    theta_hat = _inner._inner_minimizer(problem, settings["tolerance"], state["inner"],
+                                        state["secure"])
+    # (multinomial: the mechanism runs on the p K coordinates of the flattened parameter)
+    b = _inner._draw(settings["noise"], state["scale"], theta_hat.size, rng)
+    return Released(theta=_inner._release(problem, theta_hat, b.reshape(theta_hat.shape),
+                                          settings["project"]))
+
+
+def bound(problem, partition, fit, options):
+    """:func:`dpsolve.bounds.output_perturbation_bound` at the sweep's epsilon and delta, its
+    other arguments at their defaults."""
+    epsilon, delta = options["epsilon"], options.get("delta")
+    if delta is not None and delta == 0:
+        # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
+        return None
+    return Bound(bounds.output_perturbation_bound(problem, epsilon, delta),
+                 "output perturbation (CMS 2011)")
+
+
+SPEC = register(SolverSpec(
+    name="output_perturbation", function=output_perturbation,
+    works=("Chaudhuri, Monteleoni & Sarwate 2011",), source=SOURCE,
+    losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"), partition=None,
+    neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
+    bound=bound, page="perturbation.md",
+    nonfinite_hint="the noise scale overflowed: use a larger epsilon or reg",
+    example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": 1.0, "reg": 0.1}))
