@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .._projection import scale_onto_ball
 from .. import _fixed_iteration as fixed
 from ..privacy.accounting import gaussian_event, pure_event
 from ..privacy.calibration import check_finite_lipschitz, output_noise_scale
@@ -46,9 +47,7 @@ def _release(problem, minimizer, noise, project):
     """``minimizer + noise``, projected onto C when asked (post-processing)."""
     theta = minimizer + noise
     if project and problem.radius is not None:
-        norm = np.linalg.norm(theta)
-        if norm > problem.radius:
-            theta *= problem.radius / norm
+        scale_onto_ball(theta, problem.radius)
     return theta
 
 

@@ -19,7 +19,6 @@ observers' warnings; the :class:`~dpsolve.Fit`; and ``release`` (``secure=True``
 no timing). Every check that raises does so before the data are touched.
 """
 import dataclasses
-import math
 import time
 import types
 import warnings

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from .. import bounds
+from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
 from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
@@ -244,16 +245,13 @@ def run(problem, partition, plan, rng):
         def clipped_sum():
             _gd.clipped_gradient_sum(X, y, loss.kernel_id, loss.kernel_param, w, row_norms,
                                      clip_norm, grad, scratch)
-    flat = w.reshape(-1)                                 # a view: the Frobenius norm of w
     n, lam = problem.n, problem.reg
     for _ in range(plan.steps):
         clipped_sum()
         noise = rng.standard_normal(shape)
         # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
         w -= step_size * (grad / n + lam * w + sigma * noise)
-        norm = math.sqrt(float(flat @ flat))
-        if norm > radius:
-            w *= radius / norm
+        scale_onto_ball(w, radius)
         total += w
     # the lifecycle checks only what is released: the last iterate is not, with the average
     theta = total / plan.steps if plan.settings["output"] == "average" else w

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .. import bounds
+from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
 from .._validation import Integer, Options, Passthrough, Real
 from ..privacy.accounting import PoissonSampling, gaussian_event
@@ -197,9 +198,7 @@ def run(problem, partition, plan, rng):
                                  row_norms[rows], clip, grad, scratch)
         noise = rng.standard_normal(p)
         w -= eta * (scale * (grad + plan.sigma * noise) + problem.reg * w)
-        norm = math.sqrt(float(w @ w))
-        if norm > radius:
-            w *= radius / norm
+        scale_onto_ball(w, radius)
         total += w
     return Released(theta=total / plan.steps)
 
