@@ -54,9 +54,10 @@ SOLVERS = {
         dpsolve.aggregated_output_perturbation, e, d, **k),
     "joint_sgd": lambda e=0.5, d=1e-6, **k: with_parties(
         dpsolve.joint_sgd, e, d, **{"steps": 20, **k}),
+    "dp_sgd": lambda e=0.5, d=1e-6, **k: dpsolve.dp_sgd(problem(), e, d, **{"steps": 3, **k}),
 }
 GAUSSIAN = ("noisy_sgd", "clipped_gd", "output_perturbation", "multiparty_gd",
-            "aggregated_output_perturbation", "joint_sgd")
+            "aggregated_output_perturbation", "joint_sgd", "dp_sgd")
 
 
 def case(id, call, error, match):
@@ -296,6 +297,11 @@ def test_bad_input_is_rejected_with_a_named_error(call, error, match):
         warnings.simplefilter("ignore")          # e.g. the delta >= 1/n warning on the way
         with pytest.raises(error, match=match):
             call()
+
+
+def test_every_registered_solver_is_in_the_catalogue():
+    from dpsolve.solvers import registry
+    assert set(SOLVERS) == {spec.name for spec in registry()}
 
 
 def test_catalogue_matches_the_docs():

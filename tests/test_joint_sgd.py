@@ -13,7 +13,8 @@ import dpsolve
 from dpsolve import bounds, joint
 from dpsolve._kernels import losses as _losses
 from dpsolve.privacy import PrivacyWarning, epsilon_of, group_privacy
-from dpsolve.privacy.calibration import DEFAULT_STEPS_SLACK
+from dpsolve.privacy.calibration import DEFAULT_STEPS_SLACK, nsgd_paper_sigma
+from dpsolve.solvers import joint_sgd as joint_solver
 from dpsolve.privacy.mechanisms import gaussian_epsilon, gaussian_sigma_analytic
 
 
@@ -62,7 +63,7 @@ def _literal(problem, owners, fit, rng_seed):
     eta, lam = fit.settings["step_size"], problem.reg
     r_u, r_x = fit.settings["shared_radius"], fit.settings["personal_radius"]
     schedule_rng, record_rng, noise_rng = np.random.default_rng(rng_seed).spawn(3)
-    seq = joint._schedule(N, T, fit.settings["schedule"], schedule_rng)
+    seq = joint_solver._schedule(N, T, fit.settings["schedule"], schedule_rng)
     sizes = np.array(owners.sizes)
     local = record_rng.integers(0, sizes[seq])
     u = [0.0] * (p * K)
@@ -124,7 +125,7 @@ def test_personal_blocks_get_no_noise_and_see_only_their_owner():
     # an owner's block moves only by its own records' gradients: with no steps for owner 2 its
     # block stays at zero whatever the noise
     fit = dpsolve.joint_sgd(problem, owners, sigma=1e6, delta=1e-3, steps=2, rng=0)
-    seq = joint._schedule(3, 2, "balanced", np.random.default_rng(0).spawn(3)[0])
+    seq = joint_solver._schedule(3, 2, "balanced", np.random.default_rng(0).spawn(3)[0])
     untouched = sorted(set(range(3)) - set(seq.tolist()))
     assert untouched and np.all(fit.model.personal[untouched[0]] == 0.0)
     # and changing another owner's rows leaves owner 0's first-step block unchanged
@@ -134,7 +135,7 @@ def test_personal_blocks_get_no_noise_and_see_only_their_owner():
     other_owners = dpsolve.Parties.from_sizes(other, [40, 50, 30])
     a = dpsolve.joint_sgd(problem, owners, sigma=1.0, delta=1e-3, steps=1, rng=3)
     b = dpsolve.joint_sgd(other, other_owners, sigma=1.0, delta=1e-3, steps=1, rng=3)
-    first = joint._schedule(3, 1, "balanced", np.random.default_rng(3).spawn(3)[0])[0]
+    first = joint_solver._schedule(3, 1, "balanced", np.random.default_rng(3).spawn(3)[0])[0]
     if first != 2:
         assert np.array_equal(a.model.personal, b.model.personal)
 
@@ -159,7 +160,7 @@ def test_seed_noise_is_reported_with_what_it_gives():
     assert fit.sigma == pytest.approx(math.sqrt(3000 * math.log(1e4)) / 120, rel=1e-12)
     assert fit.privacy.certified_epsilon > 1.0
     # the seed's own (unsound) record-level reading claims far less
-    assert fit.settings["seed_record_level_epsilon"] < fit.privacy.certified_epsilon
+    assert fit.settings["paper_record_level_epsilon"] < fit.privacy.certified_epsilon
 
 
 @pytest.mark.slow
@@ -656,12 +657,12 @@ def test_paper_calibration_default_steps_and_step_size_use_the_joint_bound():
         fit = dpsolve.joint_sgd(problem, owners, eps, delta, calibration="paper", rng=0)
     n, N, dim, lam = problem.n, 4, problem.p, problem.reg
     R, G = math.sqrt(N + 1.0), math.sqrt(2.0) * L_u + lam * math.sqrt(2.0)
-    grid = n * np.arange(1, joint.MAX_EPOCHS + 1)
+    grid = n * np.arange(1, joint_solver.MAX_EPOCHS + 1)
     values = R * np.sqrt((G * G + dim * (L_u * np.sqrt(grid * math.log(1 / delta)) / (eps * n))
                           ** 2) / grid)
     assert fit.steps == int(grid[np.argmax(values <= DEFAULT_STEPS_SLACK * values.min())])
     assert fit.steps == 1520                                   # 1680 with L = 2
-    assert fit.sigma == joint.nsgd_paper_sigma(L_u, fit.steps, eps, delta, n)
+    assert fit.sigma == nsgd_paper_sigma(L_u, fit.steps, eps, delta, n)
     assert fit.settings["step_size"] == pytest.approx(
         R / math.sqrt(fit.steps * (G * G + dim * fit.sigma ** 2)), rel=1e-12)
 
@@ -713,7 +714,7 @@ def test_finiteness_check_reads_only_the_shared_parameters(monkeypatch):
     whose personal blocks came out non-finite (simulated: the analysis shows it cannot happen
     while u is finite) returns; a non-finite averaged u raises FloatingPointError."""
     problem, owners = _binary()
-    real = joint._joint.joint_sgd_steps
+    real = joint_solver._joint.joint_sgd_steps
 
     def personal_nan(*args):
         real(*args)
@@ -726,10 +727,10 @@ def test_finiteness_check_reads_only_the_shared_parameters(monkeypatch):
         return False
 
     run = dict(sigma=1.0, delta=1e-3, steps=30, rng=0)
-    monkeypatch.setattr(joint, "_joint", types.SimpleNamespace(joint_sgd_steps=personal_nan))
+    monkeypatch.setattr(joint_solver, "_joint", types.SimpleNamespace(joint_sgd_steps=personal_nan))
     fit = dpsolve.joint_sgd(problem, owners, **run)
     assert np.all(np.isfinite(fit.theta)) and np.all(np.isnan(fit.model.personal))
-    monkeypatch.setattr(joint, "_joint", types.SimpleNamespace(joint_sgd_steps=shared_nan))
+    monkeypatch.setattr(joint_solver, "_joint", types.SimpleNamespace(joint_sgd_steps=shared_nan))
     with pytest.raises(FloatingPointError, match="shared"):
         dpsolve.joint_sgd(problem, owners, **run)
 
@@ -747,7 +748,7 @@ def test_noise_overflow_raises_on_the_shared_parameters():
 def test_a_step_size_that_could_overflow_a_personal_block_is_refused_before_the_run(monkeypatch):
     """Refused from public constants alone, whatever the data (the kernel is never called)."""
     problem, owners = _binary()
-    monkeypatch.setattr(joint, "_joint", None)
+    monkeypatch.setattr(joint_solver, "_joint", None)
     for X in (problem.X, 1e-6 * problem.X):
         P = dpsolve.Problem(X, problem.y, "logistic", radius=1.0, reg=problem.reg)
         with pytest.raises(ValueError, match="overflow"):

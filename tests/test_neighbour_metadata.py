@@ -217,7 +217,14 @@ SOLVERS = {
         pr, _parties(pr), 1.0, 1e-5, record_transcript=True, rng=SEED)),
     "joint_sgd/shared_only": (LOSSES, lambda pr: dpsolve.joint_sgd(
         pr, _parties(pr), 1.0, 1e-5, personal_columns=[], steps=80, rng=SEED)),
+    "dp_sgd": (NOT_MULTINOMIAL, lambda pr: dpsolve.dp_sgd(
+        pr, 1.0, 1e-5, sampling_rate=0.2, steps=30, rng=SEED)),
 }
+
+
+def test_every_registered_solver_is_stressed_here():
+    from dpsolve.solvers import registry
+    assert {spec.name for spec in registry()} == {name.split("/")[0] for name in SOLVERS}
 
 CASES = [(solver, loss, kind) for solver, (losses, _) in SOLVERS.items()
          for loss in losses for kind in PAIRS[loss]]

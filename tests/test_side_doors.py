@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import dpsolve
+from dpsolve.solvers import get as registry_get, registry
 
 N, P = 80, 5
 
@@ -48,12 +49,18 @@ def run(name, X, y, rng=0, **extra):
         "joint_sgd": lambda: (dpsolve.joint_sgd(ball, parties, 0.5, 1e-6, steps=200, rng=rng,
                                                 **extra), ball, parties),
     }
-    return calls[name]()
+    if name in calls:
+        return calls[name]()
+    # a solver without settings here runs its spec's example (docs/adding_a_solver.md)
+    spec = registry_get(name)
+    problem = dpsolve.Problem(X, y, "logistic", **spec.example_problem)
+    split = [] if spec.partition is None else [dpsolve.Parties.from_sizes(problem, [40, 40])]
+    return (spec.function(problem, *split, rng=rng, **{**spec.example, **extra}), problem,
+            split[0] if split else None)
 
 
-SOLVERS = ["noisy_sgd", "clipped_gd", "minibatch_sgd", "output_perturbation",
-           "objective_perturbation", "multiparty_gd", "aggregated_output_perturbation",
-           "joint_sgd"]
+# every registered solver
+SOLVERS = [spec.name for spec in registry()]
 
 
 @pytest.mark.parametrize("name", [
@@ -118,7 +125,7 @@ def test_perturbation_fits_hold_no_unnoised_minimiser(name):
 
 
 @pytest.mark.parametrize("name", ["noisy_sgd", "clipped_gd", "minibatch_sgd", "multiparty_gd",
-                                  "joint_sgd"])
+                                  "joint_sgd", "dp_sgd"])
 def test_iterative_solvers_run_the_same_steps_on_any_data(name, monkeypatch):
     """Two datasets as different as possible: rows of norm 1e-6 (the gradients all but vanish,
     as if converged at once) and unit rows. Same seed, same public settings: the same number
