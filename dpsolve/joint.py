@@ -146,6 +146,15 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
     Problem's single ball of radius R, which understates ``L_u`` whenever there is a
     personalised block (``u`` and ``x_j`` both move the logit) or ``R_U > R``.
 
+    Parameters
+    ----------
+    problem : Problem
+        Loss, row bound B and label bound B_y.
+    personal_columns : "all" or sequence of int
+        The personalised columns P (an empty sequence: no personalised block).
+    shared_radius, personal_radius : float, optional
+        ``R_U`` and ``R_X`` (defaults: ``problem.radius``).
+
     Returns
     -------
     JointGradientBound
@@ -191,8 +200,23 @@ def _shapes(problem, k, N):
 
 
 def joint_objective(problem, owners, model):
-    """``J(x, u)`` of the module docstring for a :class:`JointModel` (or ``(shared, personal,
-    personal_columns)``)."""
+    """``J(x, u)`` of the module docstring for a :class:`JointModel`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem (loss, constraint, regulariser, public bounds).
+    owners : Parties
+        The data owners, a partition of ``problem``'s rows.
+    model : JointModel
+        Shared and personalised parameters.
+
+    Returns
+    -------
+    float
+        The joint objective: each owner's mean loss plus its personal ridge term, averaged over
+        owners, plus the shared ridge term.
+    """
     _check_owners(problem, owners)
     lam = problem.reg
     total = 0.0
@@ -235,7 +259,17 @@ def _owner_gradients(problem, owners, model):
 # -- the exact minimiser of J --------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True, eq=False)
 class JointReference:
-    """A certified minimiser of :func:`joint_objective`: ``value - min J <= gap``."""
+    """A certified minimiser of :func:`joint_objective`: ``value - min J <= gap``.
+
+    Attributes
+    ----------
+    model : JointModel
+        The minimiser's shared and personalised parameters.
+    value : float
+        ``J(model)``.
+    gap : float
+        Certified bound on ``value - min J`` (a Frank-Wolfe gap).
+    """
 
     model: JointModel
     value: float
@@ -287,6 +321,26 @@ def joint_reference_minimizer(problem, owners, personal_columns="all", *, shared
     Frank-Wolfe gap over the product of balls is at most ``tol``. Needs a smooth loss (logistic,
     huber_hinge, squared, multinomial). RuntimeError if ``max_iter`` iterations do not certify
     ``tol``.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem (loss, constraint, regulariser, public bounds).
+    owners : Parties
+        The data owners, a partition of ``problem``'s rows.
+    personal_columns : "all" or sequence of int
+        The personalised columns P (as in :func:`joint_sgd`).
+    shared_radius, personal_radius : float, optional
+        ``R_U`` and ``R_X`` (defaults: ``problem.radius``).
+    tol : float, default 1e-8
+        Certified gap, > 0.
+    max_iter : int, default 200000
+        Iterations before RuntimeError.
+
+    Returns
+    -------
+    JointReference
+        The minimiser, ``J`` at it, and the certified gap.
     """
     _check_owners(problem, owners)
     if not math.isfinite(problem.smoothness):
@@ -315,7 +369,25 @@ def joint_reference_minimizer(problem, owners, personal_columns="all", *, shared
 
 
 def joint_excess_risk(problem, owners, model, reference):
-    """``J(model) - J(reference)``; values below ``-reference.gap`` would be a bug."""
+    """``J(model) - J(reference)``; values below ``-reference.gap`` would be a bug.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem (loss, constraint, regulariser, public bounds).
+    owners : Parties
+        The data owners, a partition of ``problem``'s rows.
+    model : JointModel
+        The parameters to evaluate (e.g. ``Fit.model`` of :func:`joint_sgd`).
+    reference : JointReference
+        From :func:`joint_reference_minimizer`.
+
+    Returns
+    -------
+    float
+        The excess joint objective; the true one lies in
+        ``[value, value + reference.gap]``.
+    """
     return joint_objective(problem, owners, model) - reference.value
 
 
@@ -325,7 +397,24 @@ def per_silo(problem, owners, *, tol=1e-8, max_iter=200_000):
     without noise or collaboration (nothing leaves the owner), to a certified gap ``tol``
     (accelerated projected gradient; Frank-Wolfe certificate over the ball, or
     ``||grad||^2 / (2 lambda)`` without one). Returns the owners' parameters, shape
-    ``(N,) + problem.theta_shape``. Needs a smooth loss."""
+    ``(N,) + problem.theta_shape``. Needs a smooth loss.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem (loss, constraint, regulariser, public bounds).
+    owners : Parties
+        The data owners, a partition of ``problem``'s rows.
+    tol : float, default 1e-8
+        Certified gap of each owner's solve, > 0.
+    max_iter : int, default 200000
+        Iterations per owner before RuntimeError.
+
+    Returns
+    -------
+    ndarray, shape ``(N,) + problem.theta_shape``
+        Owner j's minimiser in row j.
+    """
     _check_owners(problem, owners)
     if not math.isfinite(problem.smoothness):
         raise ValueError(f"per_silo needs a smooth loss, got {problem.loss!r}")
@@ -355,14 +444,42 @@ def per_silo(problem, owners, *, tol=1e-8, max_iter=200_000):
 
 def collaboration_without_dp(problem):
     """Collaboration without DP: one shared model trained on everyone's rows, no noise (the
-    certified minimiser of the pooled objective)."""
+    certified minimiser of the pooled objective).
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem.
+
+    Returns
+    -------
+    ndarray
+        :func:`dpsolve.reference_minimizer`'s theta, of shape ``problem.theta_shape``.
+    """
     from .reference import reference_minimizer
     return reference_minimizer(problem).theta
 
 
 def collaboration_full_dp(problem, owners, epsilon, delta, **options):
     """Collaboration with full DP: one shared model, noise on every parameter, record-level
-    (epsilon, delta)-DP: :func:`joint_sgd` without a personalised block."""
+    (epsilon, delta)-DP: :func:`joint_sgd` without a personalised block.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem (loss, constraint, regulariser, public bounds).
+    owners : Parties
+        The data owners, a partition of ``problem``'s rows.
+    epsilon, delta : float
+        The record-level target.
+    **options
+        Passed to :func:`joint_sgd` (``steps``, ``calibration``, ``rng``, ...).
+
+    Returns
+    -------
+    Fit
+        :func:`joint_sgd`'s fit with ``personal_columns=[]``.
+    """
     return joint_sgd(problem, owners, epsilon, delta, personal_columns=[], **options)
 
 
