@@ -19,7 +19,6 @@ from . import audit, bounds, datasets, joint, privacy
 from .fit import Fit
 from .joint import joint_sgd
 from .parties import Parties
-from ._multiparty_gd import multiparty_gd
 from .privacy import PrivacyWarning
 from .problem import Problem
 from .solvers.noisy_sgd import noisy_sgd
@@ -27,6 +26,7 @@ from .solvers.clipped_gd import clipped_gd
 from .solvers.minibatch_sgd import minibatch_sgd
 from .solvers.output_perturbation import output_perturbation
 from .solvers.objective_perturbation import objective_perturbation
+from .solvers.multiparty_gd import multiparty_gd
 from .solvers.aggregated_output_perturbation import aggregated_output_perturbation
 from .solvers.dp_sgd import dp_sgd
 from .reference import ReferenceSolution, excess_risk, reference_minimizer

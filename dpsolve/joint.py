@@ -484,4 +484,4 @@ def collaboration_full_dp(problem, owners, epsilon, delta, **options):
 
 
 # The solver, re-exported here (it lives with the other solvers, in dpsolve.solvers.joint_sgd).
-from .solvers.joint_sgd import JointTranscript, joint_sgd  # noqa: E402,F401
+from .solvers.joint_sgd import JointTranscript, joint_sgd  # noqa: E402,F401  (re-exported)

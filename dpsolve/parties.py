@@ -127,7 +127,7 @@ class Party:
     def aggregation_share(self, theta, weight):
         """This party's input to secure aggregation: ``weight * sum_{i in S_j} grad loss``.
         It is un-noised: secure aggregation reveals only the noisy sum of the shares
-        (:class:`dpsolve._multiparty_gd.SecureAggregator`), never a share."""
+        (:class:`dpsolve.solvers.multiparty_gd.SecureAggregator`), never a share."""
         return weight * self._gradient_sum(theta)
 
     def local_problem(self):

@@ -9,8 +9,8 @@ from scipy import stats
 
 import dpsolve
 from dpsolve import bounds
-from dpsolve._multiparty_gd import (jayaraman_paper_sigma, sgd2_paper_sigma,
-                                    zcdp_inversion_sigma)
+from dpsolve.privacy.calibration import (jayaraman_paper_sigma, sgd2_paper_sigma,
+                                         zcdp_inversion_sigma)
 from dpsolve.privacy import PrivacyWarning, calibrate, epsilon_of
 
 EPS = np.finfo(float).eps

@@ -106,6 +106,9 @@ class Plan:
         values, not released.
     report : PrivacyReport or None, default None
         Set by the lifecycle before ``run`` (observers' epsilons are reported next to it).
+    source : str or None
+        ``Fit.source`` when the work followed depends on the options (a solver implementing
+        two protocols); None: the spec's ``source``.
     """
 
     epsilon: Optional[float]
@@ -118,6 +121,7 @@ class Plan:
     settings: Mapping = dataclasses.field(default_factory=dict)
     state: Mapping = dataclasses.field(default_factory=dict)
     report: object = None
+    source: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -326,7 +330,7 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **o
                           f"{plan.delta:.3g}, above the claimed {report.epsilon:.4g}"
                           f"{spec.observer_note}", PrivacyWarning, stacklevel=3)
     result = Fit(theta=out.theta, sigma=plan.sigma, steps=plan.steps, solver=spec.name,
-                 source=spec.source, wall_time=wall_time, dp_event=plan.event, privacy=report,
-                 noise=plan.noise, settings=plan.settings, observers=out.observers,
-                 transcript=out.transcript, model=out.model)
+                 source=plan.source or spec.source, wall_time=wall_time, dp_event=plan.event,
+                 privacy=report, noise=plan.noise, settings=plan.settings,
+                 observers=out.observers, transcript=out.transcript, model=out.model)
     return release(result, secure)

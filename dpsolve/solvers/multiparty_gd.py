@@ -3,21 +3,19 @@ SGD notes (every party noises its own gradient sum) and Jayaraman et al. 2018's 
 perturbation (one noise draw inside secure aggregation)."""
 import dataclasses
 import math
-import time
 
 import numpy as np
 
-from . import bounds
-from .privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
-                                  exact_gaussian_sigma, fewest_steps_near_best, gaussian_sigma,
-                                  jayaraman_paper_sigma, sgd2_paper_sigma, warn_large_delta,
-                                  zcdp_inversion_sigma)
-from ._secure import check_secure, generator as secure_generator, release
-from ._validation import check_choice, check_int, check_real
-from .fit import Fit
-from .parties import check_parties
-from .privacy.accounting import ACCOUNTANTS, certify, gaussian_event
-from .problem import Problem, reject_multinomial
+from .. import bounds
+from .._projection import scale_onto_ball
+from .._validation import Boolean, Integer, Options, Passthrough, check_choice, check_real
+from ..privacy.accounting import ACCOUNTANTS, gaussian_event
+from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
+                                   exact_gaussian_sigma, fewest_steps_near_best, gaussian_sigma,
+                                   jayaraman_paper_sigma, sgd2_paper_sigma, warn_large_delta,
+                                   zcdp_inversion_sigma)
+from . import register
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SGD2_SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP "
                "write-up 2'), Algorithm SGD2, Theorems 3 and 4")
@@ -31,15 +29,21 @@ INITIALS = ("zero", "uniform")
 STEP_RULES = {"per_party": ("strongly_convex", "lipschitz"), "secure_aggregation": ("smooth",)}
 CALIBRATIONS = ("paper",) + ACCOUNTANTS
 
+PARAMETERS = {
+    "noise": Options(NOISE_MODES),
+    "steps": Integer(1, optional=True),
+    "step_size": Passthrough(),              # a rule of the noise mode, or a constant
+    "calibration": Passthrough(),            # checked with epsilon (gaussian_sigma)
+    "sigma": Passthrough(),
+    "weighting": Options(WEIGHTINGS, optional=True),
+    "output": Options(OUTPUTS, optional=True),
+    "initial": Options(INITIALS),
+    "record_transcript": Boolean(),
+    "transcript_limit": Integer(0),
+}
+
 
 # -- the coordinator's public computation (shared by the run and the replay) -------------------------
-def _project(theta, radius):
-    norm = math.sqrt(float(theta @ theta))
-    if norm > radius:
-        theta *= radius / norm
-    return theta
-
-
 def _coordinator_step(theta, received, eta, reg_scale, radius):
     """``theta <- Pi(theta - eta (sum of what B received + reg_scale theta))``; the sum is taken
     in party order. ``received`` is (m, p) (each party's message) or (p,) (the aggregate)."""
@@ -47,7 +51,7 @@ def _coordinator_step(theta, received, eta, reg_scale, radius):
     if received.ndim == 2:
         for row in received[1:]:
             total += row
-    return _project(theta - eta * (total + reg_scale * theta), radius)
+    return scale_onto_ball(theta - eta * (total + reg_scale * theta), radius)
 
 
 def _output_weights(output, steps):
@@ -64,13 +68,22 @@ def _output_weights(output, steps):
 
 class SecureAggregator:
     """Secure aggregation, simulated: takes the parties' shares and reveals only their sum plus
-    one Gaussian draw ``N(0, sigma^2 I)`` from its own Generator. Nobody sees a share."""
+    one Gaussian draw ``N(0, sigma^2 I)`` from its own Generator. Nobody sees a share.
+
+    Parameters
+    ----------
+    sigma : float
+        Standard deviation of the noise added to the sum.
+    rng : numpy.random.Generator
+        The aggregator's own source of noise.
+    """
 
     def __init__(self, sigma, rng):
         self.sigma = sigma
         self._rng = rng
 
     def aggregate(self, shares):
+        """The sum of ``shares`` (in order) plus one noise draw: all that is revealed."""
         total = np.array(shares[0], dtype=float)
         for share in shares[1:]:
             total += share
@@ -133,22 +146,7 @@ class GradientTranscript:
         return released
 
 
-# -- defaults from public constants ----------------------------------------------------------------
-def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration):
-    """sigma for T = 1 .. MAX_DEFAULT_STEPS under the paper formula (inf where it does not
-    apply) or exact accounting (any accountant)."""
-    grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
-    if calibration != "paper":
-        return grid, exact_gaussian_sigma(sensitivity, grid, epsilon, delta)
-    if mode == "secure_aggregation":
-        return grid, sensitivity * np.sqrt(2.0 * grid * math.log(1.0 / delta)) / epsilon
-    eps_it = epsilon / np.sqrt(grid * math.log(1.0 / delta))
-    sigma = np.full(grid.shape, np.inf)
-    ok = eps_it < 1.0
-    sigma[ok] = (2.0 * lipschitz * np.sqrt(2.0 * np.log(1.25 * grid[ok] / delta)) / eps_it[ok])
-    return grid, sigma
-
-
+@document
 def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_party", steps=None,
                   step_size=None, calibration="pld", sigma=None, weighting=None, output=None,
                   initial="zero", record_transcript=False, transcript_limit=2 ** 28,
@@ -168,12 +166,12 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         \theta_k &= \Pi\!\left(\theta_{k-1} - \eta_k \left(\textstyle\sum_j G_j^{(k)}
         + n\lambda\theta_{k-1}\right)\right).
 
-    Each message has L2 sensitivity ``2L`` (replace-one) and a record enters one message per
-    iteration. Step sizes: ``"strongly_convex"`` (default when ``reg > 0``)
-    ``eta_k = 2 / (n lambda (k + 1))`` with the weighted average ``sum_k 2k theta_k / (T(T+1))``
-    (Lacoste-Julien, Schmidt & Bach 2012), for which Theorem 4's bound holds
-    (:func:`dpsolve.bounds.sgd2_bound`); ``"lipschitz"`` ``eta_k = ||C||_2 / sqrt(k (n^2 G^2 +
-    m p sigma^2))`` with the plain average.
+    Each message has L2 sensitivity ``2L`` (replace-one, L the Problem's Lipschitz constant)
+    and a record enters one message per iteration. Step sizes: ``"strongly_convex"`` (default
+    when ``reg > 0``) ``eta_k = 2 / (n lambda (k + 1))`` with the weighted average
+    ``sum_k 2k theta_k / (T(T+1))`` (Lacoste-Julien, Schmidt & Bach 2012), for which Theorem 4's
+    bound holds (:func:`dpsolve.bounds.sgd2_bound`); ``"lipschitz"``
+    ``eta_k = ||C||_2 / sqrt(k (n^2 G^2 + m p sigma^2))`` with the plain average.
 
     **Gradient perturbation (Jayaraman et al. 2018), ``noise="secure_aggregation"``.**
     Mean form. The parties' gradients are summed inside secure aggregation, which adds one noise
@@ -191,13 +189,14 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
 
     Parameters
     ----------
-    problem : Problem
-        The whole problem; its Lipschitz constant L sets the sensitivities.
+    {{problem}}
     parties : Parties
         A partition of ``problem``'s rows (``parties.problem is problem``).
     epsilon, delta : float
         Target privacy (replace-one neighbours). Leave epsilon None when passing ``sigma``.
     noise : {"per_party", "secure_aggregation"}
+        Who adds the noise: every party to its own message (SGD2), or secure aggregation to
+        the sum (Jayaraman et al.).
     steps : int, optional
         T >= 1. Default: the fewest iterations in [1, 10^4] within 10% of the best value of the
         protocol's bound (:func:`dpsolve.bounds.sgd2_bound`, or
@@ -209,10 +208,12 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         ``eta > 0``. ``"secure_aggregation"``: ``"smooth"`` (``1/(beta + lambda)``, default; needs
         a smooth loss) or a constant ``eta > 0``.
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
-        ``"paper"``: :func:`sgd2_paper_sigma` or :func:`jayaraman_paper_sigma`. ``"zcdp"`` with
-        secure aggregation: the exact zCDP inversion :func:`zcdp_inversion_sigma`. Otherwise the
-        least noise the accountant certifies for T Gaussian releases of the sensitivity;
-        ``"pld"`` (default) is exact.
+        ``"paper"``: :func:`~dpsolve.privacy.calibration.sgd2_paper_sigma` or
+        :func:`~dpsolve.privacy.calibration.jayaraman_paper_sigma`. ``"zcdp"`` with secure
+        aggregation: the exact zCDP inversion
+        :func:`~dpsolve.privacy.calibration.zcdp_inversion_sigma`. Otherwise the least noise the
+        accountant certifies for T Gaussian releases of the sensitivity; ``"pld"`` (default) is
+        exact.
     sigma : float, optional
         Explicit noise standard deviation (each party's, or the aggregate's); the fit claims
         what the PLD accountant certifies at ``delta``.
@@ -232,11 +233,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     rng : None, int, SeedSequence or Generator
         Spawned into one independent Generator per party, and one for B (``initial``) or the
         secure aggregator: no noise is shared or reused.
-    secure : bool, default False
-        ``True``: noise from a fresh stream seeded from the operating system's entropy (``rng``
-        must then be None), released parameters rounded to the ``2**-32`` grid, and
-        ``wall_time`` NaN. See docs/secure_noise.md for what this does and does not protect
-        against. The default is a reproducible research run.
+    {{secure}}
 
     Returns
     -------
@@ -258,55 +255,36 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     Source: Algorithm SGD2 and Theorems 3-4 of the multi-party SGD notes (after
     Bassily-Smith-Thakurta 2014); Jayaraman et al. 2018's multi-party gradient perturbation, as
     presented in Chen's 2019 slides (docs/sources.md). The sources' mistakes are in
-    docs/source_mistakes.md and in :func:`sgd2_paper_sigma` and :func:`jayaraman_paper_sigma`.
+    docs/source_mistakes.md and in :func:`~dpsolve.privacy.calibration.sgd2_paper_sigma` and
+    :func:`~dpsolve.privacy.calibration.jayaraman_paper_sigma`.
     """
-    secure = check_secure(secure, rng, record_transcript)
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    check_parties(problem, parties)
-    reject_multinomial(problem, "multiparty_gd")
-    noise = check_choice(noise, "noise", NOISE_MODES)
+    return fit(SPEC, problem, parties, epsilon, delta, noise=noise, steps=steps,
+               step_size=step_size, calibration=calibration, sigma=sigma, weighting=weighting,
+               output=output, initial=initial, record_transcript=record_transcript,
+               transcript_limit=transcript_limit, secure=secure, rng=rng)
+
+
+# -- plan: defaults and noise from public constants ------------------------------------------------
+def plan(problem, parties, epsilon, delta, *, secure, rng, noise="per_party", steps=None,
+         step_size=None, calibration="pld", sigma=None, weighting=None, output=None,
+         initial="zero", record_transcript=False, transcript_limit=2 ** 28):
+    """The protocol's settings, T, the noise and the step sizes, from public constants."""
     aggregated = noise == "secure_aggregation"
     L = check_finite_lipschitz("multiparty_gd", problem)
     n, p, m, lam = problem.n, problem.p, parties.m, problem.reg
-
     if weighting is None:
         weighting = "party" if aggregated else "pooled"
-    weighting = check_choice(weighting, "weighting", WEIGHTINGS)
     if not aggregated and weighting != "pooled":
         raise ValueError('weighting="party" is Jayaraman et al.\'s objective and needs '
                          'noise="secure_aggregation"; SGD2 minimises the pooled sum')
-    initial = check_choice(initial, "initial", INITIALS)
     if initial == "uniform" and (aggregated or problem.radius is None):
         raise ValueError('initial="uniform" (SGD2\'s step 1) needs noise="per_party" and '
                          "a Problem with a radius")
-    if not isinstance(record_transcript, (bool, np.bool_)):
-        raise TypeError(f"record_transcript must be a bool, got {type(record_transcript).__name__}")
-    transcript_limit = check_int(transcript_limit, "transcript_limit", low=0)
-
-    # -- step rule -------------------------------------------------------------------------------
     beta = problem.smoothness + lam
-    if step_size is None:
-        step_size = "smooth" if aggregated else ("strongly_convex" if lam > 0.0 else "lipschitz")
-    if isinstance(step_size, str):
-        step_rule = check_choice(step_size, "step_size", STEP_RULES[noise])
-        eta_const = None
-    else:
-        step_rule = "constant"
-        eta_const = check_real(step_size, "step_size", low=0.0)
-    if step_rule == "strongly_convex" and lam <= 0.0:
-        raise ValueError('step_size="strongly_convex" needs problem.reg > 0')
-    if step_rule == "lipschitz" and problem.radius is None:
-        raise ValueError('step_size="lipschitz" needs a Problem with a radius')
-    if step_rule == "smooth" and not math.isfinite(beta):
-        raise ValueError(f"the {problem.loss} loss is not smooth, so step_size has no default "
-                         "for secure aggregation: pass a constant step_size")
+    step_rule, eta = _step_rule(problem, noise, step_size, beta)
     if output is None:
         output = {"strongly_convex": "weighted_average", "lipschitz": "average"}.get(step_rule,
                                                                                     "last")
-    output = check_choice(output, "output", OUTPUTS)
-
-    # -- sensitivity, steps and noise ---------------------------------------------------------------
     if aggregated:
         # one record moves J's gradient by 2L/(m n_j) <= 2L/(m n_(1)), or F's by 2L/n
         sensitivity = 2.0 * L / (m * parties.smallest) if weighting == "party" else 2.0 * L / n
@@ -323,13 +301,58 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
             raise TypeError("multiparty_gd without a calibration (explicit sigma) needs steps")
         steps = _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta,
                                calibration, beta)
-    else:
-        steps = check_int(steps, "steps", low=1)
     size = steps * (m if not aggregated else 1) * p * 8
     if record_transcript and size > transcript_limit:
         raise ValueError(f"the transcript of {steps} iterations would take {size:,} bytes, above "
                          f"transcript_limit={transcript_limit:,}: raise the limit or run fewer "
                          "steps")
+    sigma, epsilon, delta, calibration = _noise(problem, noise, steps, sensitivity, L, epsilon,
+                                                delta, sigma, calibration)
+    step_sizes = _step_sizes(problem, m, step_rule, eta, steps, sigma, L, radius, beta)
+    return Plan(epsilon=epsilon, delta=delta, method=calibration,
+                event=gaussian_event(sigma, sensitivity, steps=steps), sigma=sigma, steps=steps,
+                noise={("gaussian" if aggregated else "gaussian_per_party"): sigma},
+                settings={"noise": noise, "weighting": weighting, "step_size": step_rule,
+                          "eta": float(step_sizes[0]) if step_rule in ("smooth", "constant")
+                          else None,
+                          "output": output, "initial": initial, "radius": radius,
+                          "sensitivity": sensitivity},
+                state={"step_sizes": step_sizes, "reg_scale": lam if aggregated else n * lam,
+                       "record_transcript": record_transcript},
+                source=JAYARAMAN_SOURCE if aggregated else SGD2_SOURCE)
+
+
+def _step_rule(problem, noise, step_size, beta):
+    """The step-size rule (``"constant"`` for a number) and the constant step, or None."""
+    lam = problem.reg
+    if step_size is None:
+        step_size = ("smooth" if noise == "secure_aggregation"
+                     else "strongly_convex" if lam > 0.0 else "lipschitz")
+    if isinstance(step_size, str):
+        step_rule, eta = check_choice(step_size, "step_size", STEP_RULES[noise]), None
+    else:
+        step_rule, eta = "constant", check_real(step_size, "step_size", low=0.0)
+    if step_rule == "strongly_convex" and lam <= 0.0:
+        raise ValueError('step_size="strongly_convex" needs problem.reg > 0')
+    if step_rule == "lipschitz" and problem.radius is None:
+        raise ValueError('step_size="lipschitz" needs a Problem with a radius')
+    if step_rule == "smooth" and not math.isfinite(beta):
+        raise ValueError(f"the {problem.loss} loss is not smooth, so step_size has no default "
+                         "for secure aggregation: pass a constant step_size")
+    return step_rule, eta
+
+
+def _noise(problem, noise, steps, sensitivity, L, epsilon, delta, sigma, calibration):
+    """``(sigma, epsilon, delta, method)``: the source's formula, an accountant's least noise,
+    or the explicit sigma (:func:`~dpsolve.privacy.calibration.gaussian_sigma`)."""
+    aggregated = noise == "secure_aggregation"
+    if aggregated and sigma is None and calibration == "zcdp":
+        # the closed form is the exact zCDP inversion (the accountant's search is within 1e-3)
+        epsilon = check_real(epsilon, "epsilon", low=0.0)
+        delta = check_real(delta, "delta", low=0.0, high=1.0)
+        sigma = zcdp_inversion_sigma(sensitivity, steps, epsilon, delta)
+        warn_large_delta(delta, problem.n, stacklevel=5)     # at the caller of multiparty_gd
+        return sigma, epsilon, delta, calibration
 
     def paper(e, d):
         e = check_real(e, "epsilon", low=0.0)
@@ -338,86 +361,21 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
             return jayaraman_paper_sigma(sensitivity, steps, e, d)
         return sgd2_paper_sigma(L, steps, e, d)
 
-    if aggregated and sigma is None and calibration == "zcdp":
-        # the closed form is the exact zCDP inversion (the accountant's search is within 1e-3)
-        epsilon = check_real(epsilon, "epsilon", low=0.0)
-        delta = check_real(delta, "delta", low=0.0, high=1.0)
-        sigma = zcdp_inversion_sigma(sensitivity, steps, epsilon, delta)
-        warn_large_delta(delta, n, stacklevel=2)
-    else:
-        sigma, epsilon, delta, calibration = gaussian_sigma(
-            "multiparty_gd", n=n, epsilon=epsilon, delta=delta, sigma=sigma,
-            calibration=calibration, calibrations=CALIBRATIONS, paper=paper,
-            sensitivity=sensitivity, steps=steps)
-    rng = secure_generator(rng, secure)
-    streams = rng.spawn(m + 1)      # one per party, and one for B or the secure aggregator
+    return gaussian_sigma("multiparty_gd", n=problem.n, epsilon=epsilon, delta=delta,
+                          sigma=sigma, calibration=calibration, calibrations=CALIBRATIONS,
+                          paper=paper, sensitivity=sensitivity, steps=steps)
 
-    # -- step sizes ------------------------------------------------------------------------------
+
+def _step_sizes(problem, m, step_rule, eta, steps, sigma, L, radius, beta):
+    """``eta_1 .. eta_T`` (public: they depend on sigma, not on the data)."""
     k = np.arange(1, steps + 1, dtype=float)
+    n, p, lam = problem.n, problem.p, problem.reg
     if step_rule == "strongly_convex":
-        step_sizes = 2.0 / (n * lam * (k + 1.0))
-    elif step_rule == "lipschitz":
+        return 2.0 / (n * lam * (k + 1.0))
+    if step_rule == "lipschitz":
         G = L + lam * radius
-        step_sizes = problem.diameter / np.sqrt(k * (n * n * G * G + m * p * sigma * sigma))
-    elif step_rule == "smooth":
-        step_sizes = np.full(steps, 1.0 / beta)
-    else:
-        step_sizes = np.full(steps, eta_const)
-
-    event = gaussian_event(sigma, sensitivity, steps=steps)
-    report = certify(event, epsilon, delta, calibration)
-
-    start = time.perf_counter()
-    theta = np.zeros(p)
-    if initial == "uniform":
-        direction = streams[m].standard_normal(p)
-        theta = direction * (radius * streams[m].random() ** (1.0 / p)
-                             / math.sqrt(float(direction @ direction)))
-    theta0 = theta.copy()
-    reg_scale = lam if aggregated else n * lam
-    weights = _output_weights(output, steps)
-    released = np.zeros(p)
-    log = np.empty((steps, m, p) if not aggregated else (steps, p)) if record_transcript else None
-    if aggregated:
-        aggregator = SecureAggregator(sigma, streams[m])
-        share_weights = [1.0 / (m * party.n) if weighting == "party" else 1.0 / n
-                         for party in parties]
-    for t in range(steps):
-        if aggregated:
-            received = aggregator.aggregate([party.aggregation_share(theta, w)
-                                             for party, w in zip(parties, share_weights)])
-        else:
-            received = np.stack([party.sgd2_message(theta, sigma, streams[j])
-                                 for j, party in enumerate(parties)])
-        if log is not None:
-            log[t] = received
-        theta = _coordinator_step(theta, received, step_sizes[t], reg_scale, radius)
-        if weights[t] != 0.0:
-            released += weights[t] * theta
-    # checked on the released parameters only: a function of what is released, it reveals
-    # nothing more (the iterates are not released when an average is)
-    if not np.all(np.isfinite(released)):
-        raise FloatingPointError("multiparty_gd produced non-finite parameters; reduce step_size")
-    wall_time = time.perf_counter() - start
-
-    transcript = None
-    if record_transcript:
-        transcript = GradientTranscript(noise=noise, theta0=theta0, messages=log,
-                                        step_sizes=step_sizes, reg_scale=reg_scale,
-                                        radius=radius, output=output)
-    certified = report.certified_epsilon
-    fit = Fit(theta=released, sigma=sigma, steps=steps, solver="multiparty_gd",
-              source=JAYARAMAN_SOURCE if aggregated else SGD2_SOURCE, wall_time=wall_time,
-              dp_event=event, privacy=report,
-              noise={("gaussian" if aggregated else "gaussian_per_party"): sigma},
-              settings={"noise": noise, "weighting": weighting, "step_size": step_rule,
-                        "eta": float(step_sizes[0]) if step_rule in ("smooth", "constant")
-                        else None,
-                        "output": output, "initial": initial, "radius": radius,
-                        "sensitivity": sensitivity},
-              observers={"outsider": certified, "coordinator": certified, "parties": certified},
-              transcript=transcript)
-    return release(fit, secure)
+        return problem.diameter / np.sqrt(k * (n * n * G * G + m * p * sigma * sigma))
+    return np.full(steps, 1.0 / beta if step_rule == "smooth" else eta)
 
 
 def _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta, calibration,
@@ -438,3 +396,109 @@ def _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta,
                              "size: pass steps")
         values = bounds.gradient_perturbation_bound(problem, grid, sigma)
     return fewest_steps_near_best(grid, values)
+
+
+def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration):
+    """sigma for T = 1 .. MAX_DEFAULT_STEPS under the paper formula (inf where it does not
+    apply) or exact accounting (any accountant)."""
+    grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
+    if calibration != "paper":
+        return grid, exact_gaussian_sigma(sensitivity, grid, epsilon, delta)
+    # the formulas of sgd2_paper_sigma and jayaraman_paper_sigma over the grid at once, with
+    # inf where Lemma 2's per-iteration epsilon is not below 1
+    if mode == "secure_aggregation":
+        return grid, sensitivity * np.sqrt(2.0 * grid * math.log(1.0 / delta)) / epsilon
+    eps_it = epsilon / np.sqrt(grid * math.log(1.0 / delta))
+    sigma = np.full(grid.shape, np.inf)
+    ok = eps_it < 1.0
+    sigma[ok] = (2.0 * lipschitz * np.sqrt(2.0 * np.log(1.25 * grid[ok] / delta)) / eps_it[ok])
+    return grid, sigma
+
+
+# -- run: the protocol -----------------------------------------------------------------------------
+def run(problem, parties, plan, rng):
+    """T iterations of the protocol: the parties' messages, B's step, the running release."""
+    settings, state, steps = plan.settings, plan.state, plan.steps
+    m, p = parties.m, problem.p
+    streams = rng.spawn(m + 1)      # one per party, and one for B or the secure aggregator
+    theta = _initial_point(settings["initial"], p, settings["radius"], streams[m])
+    theta0 = theta.copy()
+    receive = _receiver(problem, parties, plan, streams)
+    step_sizes, reg_scale, radius = state["step_sizes"], state["reg_scale"], settings["radius"]
+    weights = _output_weights(settings["output"], steps)
+    released = np.zeros(p)
+    log = None
+    if state["record_transcript"]:
+        log = np.empty((steps, p) if settings["noise"] == "secure_aggregation" else (steps, m, p))
+    for t in range(steps):
+        received = receive(theta)
+        if log is not None:
+            log[t] = received
+        theta = _coordinator_step(theta, received, step_sizes[t], reg_scale, radius)
+        if weights[t] != 0.0:
+            released += weights[t] * theta
+    transcript = None
+    if log is not None:
+        transcript = GradientTranscript(noise=settings["noise"], theta0=theta0, messages=log,
+                                        step_sizes=step_sizes, reg_scale=reg_scale,
+                                        radius=radius, output=settings["output"])
+    # B sees exactly what is released, and the parties see B's broadcasts
+    certified = plan.report.certified_epsilon
+    return Released(theta=released, transcript=transcript,
+                    observers={"outsider": certified, "coordinator": certified,
+                               "parties": certified})
+
+
+def _initial_point(initial, p, radius, rng):
+    """theta_0: zero, or uniform on the ball of ``radius`` (drawn by B, data-independent)."""
+    theta = np.zeros(p)
+    if initial == "uniform":
+        direction = rng.standard_normal(p)
+        theta = direction * (radius * rng.random() ** (1.0 / p)
+                             / math.sqrt(float(direction @ direction)))
+    return theta
+
+
+def _receiver(problem, parties, plan, streams):
+    """What B receives at an iteration, given the broadcast theta: every party's noisy message
+    (shape (m, p)), or the secure aggregate (shape (p,))."""
+    sigma = plan.sigma
+    if plan.settings["noise"] == "per_party":
+        return lambda theta: np.stack([party.sgd2_message(theta, sigma, streams[j])
+                                       for j, party in enumerate(parties)])
+    aggregator = SecureAggregator(sigma, streams[parties.m])
+    party_weighted = plan.settings["weighting"] == "party"
+    share_weights = [1.0 / (parties.m * party.n) if party_weighted else 1.0 / problem.n
+                     for party in parties]
+    return lambda theta: aggregator.aggregate([party.aggregation_share(theta, w)
+                                               for party, w in zip(parties, share_weights)])
+
+
+# -- bound -----------------------------------------------------------------------------------------
+def bound(problem, parties, fit, options):
+    """Theorem 4 of the multi-party SGD notes for SGD2's strongly convex steps with an average;
+    the gradient-perturbation bound for secure aggregation at step ``1/beta``; None otherwise."""
+    settings = fit.settings
+    if settings["noise"] == "per_party":
+        # Theorem 4 is for the strongly convex steps (so reg > 0) and an average of the iterates
+        if settings["step_size"] != "strongly_convex" or settings["output"] == "last":
+            return None
+        return Bound(bounds.sgd2_bound(problem, parties, fit.sigma, fit.steps),
+                     "Theorem 4 of the multi-party SGD notes (SGD2, explicit constants)")
+    # the contraction needs step 1/beta (a smooth loss) and a strongly convex objective
+    if settings["step_size"] != "smooth" or problem.reg <= 0.0:
+        return None
+    return Bound(bounds.gradient_perturbation_bound(problem, fit.steps, fit.sigma),
+                 "gradient perturbation at step 1/beta (Jayaraman et al. 2018)")
+
+
+SPEC = register(SolverSpec(
+    name="multiparty_gd", function=multiparty_gd,
+    works=("the multi-party SGD notes (Algorithm SGD2), after Bassily, Smith & Thakurta 2014",
+           "Jayaraman et al. 2018"),
+    source=SGD2_SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"),
+    partition="parties", neighbours="replace-one record", guarantee="dp",
+    parameters=PARAMETERS, plan=plan, run=run, bound=bound, page="multiparty.md",
+    nonfinite_hint="reduce step_size",
+    example={"epsilon": 1.0, "delta": 1e-6, "steps": 50},
+    example_problem={"radius": 1.0, "reg": 0.1}, parts=2))
