@@ -183,16 +183,32 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
                output=output, secure=secure, rng=rng)
 
 
+def default_clip_norm(problem):
+    """The default clipping norm of the clipped-gradient solvers: the Lipschitz constant L, so
+    that clipping never changes a gradient and the bounds hold.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    float
+        L; ValueError when the loss has none (squared loss without a radius).
+    """
+    clip_norm = problem.lipschitz
+    if not math.isfinite(clip_norm):
+        raise ValueError(f"the {problem.loss} loss has no finite Lipschitz constant without "
+                         "a radius, so clip_norm has no default: give the Problem a radius "
+                         "or pass clip_norm")
+    return clip_norm
+
+
 def plan(problem, partition, epsilon, delta, *, secure, rng, clip_norm=None, steps=None,
          step_size=None, calibration="pld", sigma=None, project=True, output="average"):
     """C, T, the noise and the step size from public constants (the lecture's DP-GD)."""
     n = problem.n
-    if clip_norm is None:
-        clip_norm = problem.lipschitz
-        if not math.isfinite(clip_norm):
-            raise ValueError(f"the {problem.loss} loss has no finite Lipschitz constant without "
-                             "a radius, so clip_norm has no default: give the Problem a radius "
-                             "or pass clip_norm")
+    clip_norm = default_clip_norm(problem) if clip_norm is None else clip_norm
     if sigma is None:
         calibration = check_choice(calibration, "calibration", CALIBRATIONS)
         if epsilon is not None and delta is not None:

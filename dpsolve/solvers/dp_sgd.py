@@ -15,6 +15,7 @@ from .._validation import Integer, Options, Passthrough, Real
 from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma
 from . import register
+from .clipped_gd import default_clip_norm
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Abadi et al. 2016, 'Deep Learning with Differential Privacy', Algorithm 1 (DP-SGD) "
@@ -153,12 +154,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, sampling_rate=None,
          clip_norm=None, step_size=None, calibration="pld", sigma=None):
     """Sampling rate, steps, clipping norm, noise and step size from public constants."""
     n = problem.n
-    if clip_norm is None:
-        clip_norm = problem.lipschitz
-        if not math.isfinite(clip_norm):
-            raise ValueError(f"the {problem.loss} loss has no finite Lipschitz constant without "
-                             "a radius, so clip_norm has no default: give the Problem a radius "
-                             "or pass clip_norm")
+    clip_norm = default_clip_norm(problem) if clip_norm is None else clip_norm
     q = min(1.0, DEFAULT_BATCH / n) if sampling_rate is None else sampling_rate
     if steps is None:
         if sigma is not None:
