@@ -5,15 +5,14 @@ of the K logits ``theta^T x``). A loss object knows what the privacy analyses an
 from it, stated for rows of norm at most B (``row_norm``) and, where it matters, parameters in a
 ball of radius R:
 
-=============  =================  =================  ==================  =====================
-loss           ``|loss'|`` bound  ``loss''`` bound    Lipschitz in theta  ``max_y loss(0; y)``
-=============  =================  =================  ==================  =====================
-logistic       1                  1/4                B                   ln 2
-hinge          1                  (not smooth)       B                   1
-huber_hinge    1                  1/(2h)             B                   1, or (1+h)²/(4h) if h ≥ 1
-squared        R B + B_y          1                  B (R B + B_y)       B_y² / 2
-multinomial    √2 (Frobenius)     1/2 (Frobenius)    √2 B                ln K
-=============  =================  =================  ==================  =====================
+- logistic: ``|loss'| <= 1``, ``loss'' <= 1/4``, Lipschitz B, ``max_y loss(0; y) = ln 2``;
+- hinge: ``|loss'| <= 1``, not smooth, Lipschitz B, loss at zero 1;
+- huber_hinge (width h): ``|loss'| <= 1``, ``loss'' <= 1/(2h)``, Lipschitz B, loss at zero 1,
+  or ``(1+h)^2/(4h)`` for ``h >= 1``;
+- squared: ``|loss'| <= R B + B_y``, ``loss'' = 1``, Lipschitz ``B (R B + B_y)``, loss at zero
+  ``B_y^2 / 2``;
+- multinomial (K classes, Frobenius norms): logit gradient ``<= sqrt(2)``, logit Hessian
+  ``<= 1/2``, Lipschitz ``sqrt(2) B``, loss at zero ``ln K``.
 
 The smoothness of a per-sample loss in theta is the ``loss''`` bound times B². Formulas and
 derivations: docs/conventions.md, "Losses and their constants".
