@@ -1,16 +1,27 @@
 # Per-sample losses of a linear model, as functions of the margin z = <theta, x> and label y.
 # Inline so every kernel that cimports them compiles them into its own loop (no call, no vtable).
 # Formulas and constants: docs/conventions.md, "Losses and their constants".
-# h is the width of huber_hinge (> 0, checked by the callers); the other losses ignore it.
+# h is the width of huber_hinge (> 0: callers check it with check_loss_parameter before their
+# nogil loops); the other losses ignore it.
 # The multinomial (softmax) loss is not a function of one margin: it has functions of its own
 # (end of this file) on the K logits z = theta^T x, and no LossKind.
-from libc.math cimport exp, log1p, sqrt
+# Shipped as dpsolve/_kernels/_loss.pxd: cimport only from libc here, never a sibling .pxd
+# (the build finds siblings by their top-level names, which an installed copy cannot).
+from libc.math cimport exp, isfinite, log1p, sqrt
 
 cdef enum LossKind:
     LOGISTIC = 0
     HINGE = 1
     SQUARED = 2
     HUBER_HINGE = 3
+
+
+cdef inline int check_loss_parameter(int kind, double h) except -1:
+    """Raises ValueError unless h is a usable width for the loss (any h for all but huber_hinge)."""
+    # huber_hinge divides by h: a zero or non-finite width would give inf/NaN silently
+    if kind == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
+        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
+    return 0
 
 
 cdef inline double loss_value(int kind, double z, double y, double h) noexcept nogil:

@@ -3,6 +3,10 @@
 # numpy's Generator reaches its bit generator through a function pointer and its ziggurat through
 # a call per value; inlining both makes a normal draw about three times cheaper, which is most of
 # a noisy SGD step. The state is four uint64 words (a, b, c, counter) that the caller owns.
+# Shipped as dpsolve/_kernels/_stream.pxd with ziggurat_tables.h beside it: a module that cimports
+# this needs that folder on its C include path (dpsolve._kernels.get_include()). Cimport only from
+# libc here, never a sibling .pxd (the build finds siblings by their top-level names, which an
+# installed copy cannot).
 from libc.math cimport exp, log1p
 from libc.stdint cimport int64_t, uint64_t
 

@@ -1,6 +1,8 @@
 # Small dense vector operations on raw pointers, for use inside nogil loops.
 # Plain sequential loops: the summation order is fixed, so results are reproducible
 # bit for bit (setup.py also turns off FMA contraction).
+# Shipped as dpsolve/_kernels/_vector.pxd: cimport only from libc here, never a sibling .pxd
+# (the build finds siblings by their top-level names, which an installed copy cannot).
 from libc.math cimport sqrt
 
 
@@ -28,3 +30,24 @@ cdef inline void scale_onto_ball(double* a, double sqnorm, double radius, Py_ssi
         c = radius / sqrt(sqnorm)
         for j in range(p):
             a[j] *= c
+
+
+# -- one projected gradient step: theta <- Proj_radius(theta - eta * direction) ------------------
+# The kernels' directions are gradient + regulariser (+ noise), but each kernel adds the three in
+# its own order (sgd: (g + reg) + noise, joint: (g + noise) + reg, minibatch: reg + g / m), and
+# floating-point addition is not associative: a shared vector-level formula would change their
+# results. So the caller computes each coordinate's direction in its own order, and the step is
+# shared one coordinate at a time; the compiler inlines it into the caller's fused loop:
+#
+#     sq = 0.0
+#     for j in range(p):
+#         sq = descend(&theta[j], eta, <direction j>, sq)
+#     scale_onto_ball(theta, sq, radius, p)
+
+cdef inline double descend(double* v, double eta, double direction, double sqnorm) noexcept nogil:
+    """*v <- *v - eta * direction; returns sqnorm + (*v)^2, the running squared norm of the
+    updated vector that scale_onto_ball takes. The direction is evaluated before the store, so it
+    may read *v."""
+    cdef double w = v[0] - eta * direction
+    v[0] = w
+    return sqnorm + w * w

@@ -6,28 +6,13 @@ multinomial loss: the gradient x_i (softmax(z_i) - e_{y_i})^T has Frobenius norm
 ||softmax(z_i) - e_{y_i}|| ||x_i||, so clipping is again one scale per row.
 """
 from cython.parallel cimport prange
-from libc.math cimport isfinite
 
-from _loss cimport HUBER_HINGE, loss_derivative, multinomial_derivative
-from _openmp cimport dps_max_threads, dps_set_num_threads
+from _loss cimport check_loss_parameter, loss_derivative, multinomial_derivative
 from _vector cimport dot
 
-
-def set_num_threads(int n):
-    """Threads the parallel kernels use when called from this thread (``omp_set_num_threads``).
-
-    Several processes that each run OpenMP on every core slow each other down by orders of
-    magnitude (threads spin waiting for descheduled siblings), so each of a sweep's worker
-    processes takes its share of the cores. Results do not depend on the thread count.
-    """
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    dps_set_num_threads(n)
-
-
-def max_threads():
-    """Threads the next parallel kernel call from this thread will use (1 without OpenMP)."""
-    return dps_max_threads()
+# Thread control lives in dpsolve._kernels.threads; these names stay for callers outside the
+# package (docs/scripts/sgd_step_speed.py) written against gd.
+from dpsolve._kernels.threads import max_threads, set_num_threads
 
 
 # Rows are split into this many blocks whatever the number of threads; block sums are added in
@@ -57,8 +42,7 @@ def clipped_gradient_sum(
         raise ValueError("shape mismatch between X, y, theta, row_norms and out")
     if scratch.shape[0] != BLOCKS or scratch.shape[1] != p:
         raise ValueError(f"scratch must have shape ({BLOCKS}, {p})")
-    if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
-        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
+    check_loss_parameter(loss, h)
     cdef Py_ssize_t b, i, j, start, stop
     cdef double d, g
     cdef Py_ssize_t clipped = 0

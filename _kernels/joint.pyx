@@ -6,12 +6,13 @@ are ``U^T a + X_j^T a[cols]`` (K = 1 for the binary losses, whose single logit i
 The Python API (``dpsolve.joint_sgd``) validates, calibrates, draws the owner schedule and
 explains; this only computes.
 """
-from libc.math cimport isfinite, sqrt
+from libc.math cimport isfinite
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport random_standard_normal
 
 from _bitgen cimport generator_bitgen
-from _loss cimport HUBER_HINGE, loss_derivative, multinomial_derivative
+from _loss cimport check_loss_parameter, loss_derivative, multinomial_derivative
+from _vector cimport descend, scale_onto_ball
 
 
 def joint_sgd_steps(
@@ -58,10 +59,9 @@ def joint_sgd_steps(
     if K < 1 or (loss < 0) != (K > 1):
         raise ValueError("pass loss < 0 with K > 1 classes for multinomial, or a binary loss "
                          "kind with K = 1")
-    if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
-        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
+    check_loss_parameter(loss, h)
     cdef Py_ssize_t s, t, j, r, q, c, col
-    cdef double a, g, v, sq, scale
+    cdef double a, g, sq, scale
     cdef double* u = &U[0]
     cdef double* x
     cdef bitgen_t* rng = generator_bitgen(generator)
@@ -103,13 +103,8 @@ def joint_sgd_steps(
             for q in range(k):
                 a = A[r, cols[q]]
                 for c in range(K):
-                    v = x[q * K + c] - eta * (a * d[c] + reg * x[q * K + c])
-                    x[q * K + c] = v
-                    sq += v * v
-            if sq > radius_x * radius_x:
-                scale = radius_x / sqrt(sq)
-                for q in range(kK):
-                    x[q] *= scale
+                    sq = descend(&x[q * K + c], eta, a * d[c] + reg * x[q * K + c], sq)
+            scale_onto_ball(x, sq, radius_x, kK)
             # shared block: Gaussian noise
             sq = 0.0
             for q in range(p):
@@ -119,13 +114,8 @@ def joint_sgd_steps(
                     g = a * d[c]            # owner j's message: gradient plus its noise
                     if sigma > 0.0:
                         g += sigma * random_standard_normal(rng)
-                    v = u[col] - eta * (g + reg * u[col])
-                    u[col] = v
-                    sq += v * v
-            if sq > radius_u * radius_u:
-                scale = radius_u / sqrt(sq)
-                for q in range(pK):
-                    u[q] *= scale
+                    sq = descend(&u[col], eta, g + reg * u[col], sq)
+            scale_onto_ball(u, sq, radius_u, pK)
     for q in range(pK):
         if not isfinite(u[q]):
             return False

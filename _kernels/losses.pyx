@@ -6,12 +6,13 @@ a function of K logits per record, has evaluators of its own (``multinomial_valu
 ``multinomial_derivatives``).
 """
 import numpy as np
-from libc.math cimport isfinite
 
-from _loss cimport (HINGE, HUBER_HINGE, LOGISTIC, SQUARED, loss_derivative,
-                    loss_second_derivative, loss_value, multinomial_derivative,
-                    multinomial_value)
+from _loss cimport (HINGE, HUBER_HINGE, LOGISTIC, SQUARED, check_loss_parameter,
+                    loss_derivative, loss_second_derivative, loss_value,
+                    multinomial_derivative, multinomial_value)
 
+# Built from _loss.pxd's LossKind, so the names and the integers the kernels branch on cannot
+# drift apart.
 LOSS_KINDS = {"logistic": LOGISTIC, "hinge": HINGE, "squared": SQUARED,
               "huber_hinge": HUBER_HINGE}
 
@@ -20,9 +21,7 @@ cdef object _evaluate(int order, int kind, const double[::1] z, const double[::1
     """The loss (order 0) or its first or second derivative in z at every (z_i, y_i)."""
     if z.shape[0] != y.shape[0]:
         raise ValueError(f"z and y differ in length ({z.shape[0]} != {y.shape[0]})")
-    # huber_hinge divides by h: a zero or non-finite width would give inf/NaN silently
-    if kind == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
-        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
+    check_loss_parameter(kind, h)
     out = np.empty(z.shape[0])
     cdef double[::1] o = out
     cdef Py_ssize_t i

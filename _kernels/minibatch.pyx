@@ -2,19 +2,15 @@
 
 The Python API (``dpsolve.minibatch_sgd``) validates, calibrates and explains; this only computes.
 """
-from libc.math cimport isfinite, sqrt
+from libc.math cimport isfinite
 from libc.stdlib cimport free, malloc
 from numpy.random cimport bitgen_t
 
 from _bitgen cimport generator_bitgen
-from _loss cimport HUBER_HINGE, loss_derivative
+from _loss cimport check_loss_parameter, loss_derivative
 from _noise cimport add_gamma_norm
-from _vector cimport dot, scale_onto_ball
-
-cdef enum Schedule:
-    INV_SQRT = 0    # eta(t) = eta0 / sqrt(t)
-    CONSTANT = 1    # eta(t) = eta0
-    INV = 2         # eta(t) = eta0 / t
+from _schedule cimport CONSTANT, INV, INV_SQRT, step_size
+from _vector cimport descend, dot, scale_onto_ball
 
 SCHEDULES = {"inv_sqrt": INV_SQRT, "constant": CONSTANT, "inv": INV}
 
@@ -48,8 +44,9 @@ def minibatch_sgd_pass(
         raise ValueError("shape mismatch between X, y, theta and order")
     if n == 0 or p == 0 or batch_size < 1:
         raise ValueError("need n >= 1, p >= 1 and batch_size >= 1")
-    if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
-        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
+    check_loss_parameter(loss, h)
+    if schedule not in SCHEDULES.values():
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule}")
     cdef Py_ssize_t k
     for k in range(n):
         if order[k] < 0 or order[k] >= n:
@@ -60,7 +57,7 @@ def minibatch_sgd_pass(
     cdef double* direction = g + p
     cdef double* th = &theta[0]
     cdef const double* xi
-    cdef double d, eta, v, sq, m
+    cdef double d, eta, sq, m
     cdef Py_ssize_t t, start, stop, i, j
     cdef bitgen_t* rng = generator_bitgen(generator)
     try:
@@ -82,17 +79,10 @@ def minibatch_sgd_pass(
                             g[j] += d * xi[j]
                 if scale > 0.0:
                     add_gamma_norm(rng, g, p, scale, direction)
-                if schedule == INV_SQRT:
-                    eta = eta0 / sqrt(<double> t)
-                elif schedule == INV:
-                    eta = eta0 / <double> t
-                else:
-                    eta = eta0
+                eta = step_size(schedule, eta0, <double> t)
                 sq = 0.0
                 for j in range(p):
-                    v = th[j] - eta * (reg * th[j] + g[j] / m)
-                    th[j] = v
-                    sq += v * v
+                    sq = descend(&th[j], eta, reg * th[j] + g[j] / m, sq)
                 scale_onto_ball(th, sq, radius, p)
                 start = stop
     finally:

@@ -10,19 +10,17 @@ runs the steps; with one thread the steps draw it inline. Both give the same val
 order, so the result is bit-identical for any number of threads.
 """
 from cython.parallel cimport parallel, threadid
-from libc.math cimport isfinite, sqrt
+from libc.math cimport isfinite
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc
 
-from _loss cimport HUBER_HINGE, loss_derivative
+from _loss cimport check_loss_parameter, loss_derivative
 from _openmp cimport dps_barrier, dps_max_threads, dps_num_threads
+from _schedule cimport INV, INV_SQRT, step_size
 from _stream cimport stream_index, stream_normal
-from _vector cimport dot, scale_onto_ball
+from _vector cimport descend, dot, scale_onto_ball
 
-cdef enum Schedule:
-    INV_SQRT = 0    # eta(t) = eta0 / sqrt(t)
-    INV = 1         # eta(t) = eta0 / t
-
+# SGD1's two schedules (Bassily-Smith-Thakurta 2014's Lipschitz and strongly convex step sizes).
 SCHEDULES = {"inv_sqrt": INV_SQRT, "inv": INV}
 
 # Noise values per block when drawn ahead on a second core: two blocks (256 KiB) stay in L2,
@@ -55,14 +53,14 @@ cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
     cdef const double* y = a.y
     cdef double* th = a.theta
     cdef Py_ssize_t* counts = a.counts
-    cdef int loss = a.loss
-    cdef bint inv_sqrt = a.schedule == INV_SQRT, project = a.project
+    cdef int loss = a.loss, schedule = a.schedule
+    cdef bint project = a.project
     cdef double h = a.h, sigma = a.sigma, eta0 = a.eta0, nreg = a.nreg, radius = a.radius
     cdef double nf = <double> n
     cdef uint64_t index_state[4]
     cdef uint64_t noise_state[4]
     cdef const double* xi
-    cdef double g, eta, v, sq
+    cdef double g, eta, sq
     for j in range(4):
         index_state[j] = a.index_state[j]
         if noise == NULL:           # else the other thread owns the noise stream
@@ -73,27 +71,21 @@ cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
             counts[i] += 1
         xi = X + i * p
         g = nf * loss_derivative(loss, dot(xi, th, p), y[i], h)
-        if inv_sqrt:
-            eta = eta0 / sqrt(<double> t)
-        else:
-            eta = eta0 / <double> t
+        eta = step_size(schedule, eta0, <double> t)
+        # three copies of the step, so that the noise's source is chosen once per step and not
+        # per coordinate
         sq = 0.0
         if noise != NULL:
             for j in range(p):
-                v = th[j] - eta * (g * xi[j] + nreg * th[j] + noise[j])
-                th[j] = v
-                sq += v * v
+                sq = descend(&th[j], eta, g * xi[j] + nreg * th[j] + noise[j], sq)
             noise += p
         elif sigma > 0.0:
             for j in range(p):
-                v = th[j] - eta * (g * xi[j] + nreg * th[j] + sigma * stream_normal(noise_state))
-                th[j] = v
-                sq += v * v
+                sq = descend(&th[j], eta,
+                             g * xi[j] + nreg * th[j] + sigma * stream_normal(noise_state), sq)
         else:
             for j in range(p):
-                v = th[j] - eta * (g * xi[j] + nreg * th[j])
-                th[j] = v
-                sq += v * v
+                sq = descend(&th[j], eta, g * xi[j] + nreg * th[j], sq)
         if project:
             scale_onto_ball(th, sq, radius, p)
     for j in range(4):
@@ -169,8 +161,9 @@ def noisy_sgd_steps(
         raise ValueError("shape mismatch between X, y and theta")
     if n == 0 or p == 0 or t_start < 1:
         raise ValueError("need n >= 1, p >= 1 and t_start >= 1")
-    if loss == HUBER_HINGE and not (h > 0.0 and isfinite(h)):
-        raise ValueError(f"huber_hinge needs a finite width h > 0, got {h!r}")
+    check_loss_parameter(loss, h)
+    if schedule not in SCHEDULES.values():
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule}")
     if index_stream is noise_stream:
         raise ValueError("the index and noise streams must be two different Streams")
     cdef uint64_t[::1] index_state = index_stream.state

@@ -153,6 +153,10 @@ class Projection:
 
 
 def main():
+    # imported here, not at the top: asv imports this module against older commits' builds too,
+    # which have no threads module
+    from dpsolve._kernels.threads import max_threads
+
     print(f"{'p':>4} {'dpsolve ns/step':>16} {'step / numpy noise':>19} {'numpy loop / step':>18}")
     for p in NoisySGDStep.params:
         b = NoisySGDStep()
@@ -160,7 +164,7 @@ def main():
         print(f"{p:>4} {b.track_ns_per_step(p):>16.0f} {b.track_step_over_numpy_noise(p):>19.2f} "
               f"{b.track_numpy_loop_over_step(p):>17.0f}x")
     print(f"\n{'p':>4} {'clipped gradient / numpy two passes':>36}  (n = 10^5, "
-          f"{gd.max_threads()} threads)")
+          f"{max_threads()} threads)")
     for p in ClippedGradient.params:
         b = ClippedGradient()
         b.setup(p)

@@ -1,11 +1,12 @@
 """Kernels: loss derivatives, projection, and the SGD1 loop against a step-by-step reference."""
 import math
+import re
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from dpsolve._kernels import gd, losses, sgd, vector
+from dpsolve._kernels import gd, joint, losses, minibatch, sgd, threads, vector
 from dpsolve._kernels.stream import Stream
 
 KINDS = losses.LOSS_KINDS
@@ -171,19 +172,41 @@ def test_huber_hinge_approaches_hinge_as_the_width_shrinks():
     assert previous <= 1e-8 / 4 + 1e-14
 
 
-@pytest.mark.parametrize("h", [0.0, -0.5, math.nan, math.inf])
-def test_huber_hinge_width_is_checked_by_every_kernel(h):
-    from dpsolve._kernels import gd
+def _margin_kernel_calls(kind, h):
+    """name -> one call of that entry point on a tiny problem, with loss ``kind`` and width h."""
     X, y, z = np.full((3, 2), 0.5), np.ones(3), np.zeros(3)
-    for f in (losses.loss_values, losses.loss_derivatives, losses.loss_second_derivatives):
-        with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
-            f(HUBER, z, y, h)
-    with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
-        sgd.noisy_sgd_steps(X, y, HUBER, h, np.zeros(2), 1, 2, 0.0, 0, 0.1, 0.0, 1.0,
-                            *streams(0))
-    with pytest.raises(ValueError, match="huber_hinge needs a finite width h > 0"):
-        gd.clipped_gradient_sum(X, y, HUBER, h, np.zeros(2), np.ones(3), 1.0, np.empty(2),
-                                np.empty((64, 2)))
+
+    def intp(*values):
+        return np.array(values, dtype=np.intp)
+
+    return {
+        "loss_values": lambda: losses.loss_values(kind, z, y, h),
+        "loss_derivatives": lambda: losses.loss_derivatives(kind, z, y, h),
+        "loss_second_derivatives": lambda: losses.loss_second_derivatives(kind, z, y, h),
+        "sgd": lambda: sgd.noisy_sgd_steps(X, y, kind, h, np.zeros(2), 1, 2, 0.0,
+                                           sgd.SCHEDULES["inv_sqrt"], 0.1, 0.0, 1.0, *streams(0)),
+        "gd": lambda: gd.clipped_gradient_sum(X, y, kind, h, np.zeros(2), np.ones(3), 1.0,
+                                              np.empty(2), np.empty((64, 2))),
+        "minibatch": lambda: minibatch.minibatch_sgd_pass(
+            X, y, kind, h, np.zeros(2), intp(0, 1, 2), 2, 0.0, minibatch.SCHEDULES["inv_sqrt"],
+            0.1, 0.0, 1.0, np.random.default_rng(0)),
+        "joint": lambda: joint.joint_sgd_steps(
+            X, y, kind, h, 1, intp(0), np.zeros(2), np.zeros((1, 1)), intp(0), intp(1), 0.0, 0.1,
+            0.0, 1.0, 1.0, np.random.default_rng(0), np.zeros(2), np.zeros((1, 1)), intp(0), 0,
+            np.zeros(1), np.zeros(1)),
+    }
+
+
+@pytest.mark.parametrize("kernel", sorted(_margin_kernel_calls(0, 0.0)))
+@pytest.mark.parametrize("h", [0.0, -0.5, math.nan, math.inf])
+def test_huber_hinge_width_is_checked_by_every_kernel(kernel, h):
+    with pytest.raises(ValueError, match=re.escape(
+            f"huber_hinge needs a finite width h > 0, got {h!r}")):
+        _margin_kernel_calls(HUBER, h)[kernel]()
+    # the same call goes through with a good width, and for a loss that ignores the width: it
+    # was the width that was refused
+    _margin_kernel_calls(HUBER, WIDTH)[kernel]()
+    _margin_kernel_calls(KINDS["hinge"], h)[kernel]()
 
 
 def test_projection():
@@ -296,17 +319,17 @@ def test_sgd_noise_drawn_ahead_on_a_second_core_is_bit_identical(p, steps):
     X = rng.standard_normal((n, p)) / math.sqrt(p)
     y = rng.choice([-1.0, 1.0], n)
     results = []
-    before = gd.max_threads()
+    before = threads.max_threads()
     try:
-        for threads in (1, 2):
-            gd.set_num_threads(threads)
-            assert gd.max_threads() == threads
+        for count in (1, 2):
+            threads.set_num_threads(count)
+            assert threads.max_threads() == count
             theta, counts, s = np.zeros(p), np.zeros(n, dtype=np.intp), streams(8)
             assert sgd.noisy_sgd_steps(X, y, 0, 0.0, theta, 1, steps + 1, 3.0, 0, 0.02, 0.1, 0.9,
                                        *s, counts)
             results.append((theta, counts, [a.state.copy() for a in s]))
     finally:
-        gd.set_num_threads(before)
+        threads.set_num_threads(before)
     (t1, c1, s1), (t2, c2, s2) = results
     assert np.array_equal(t1, t2) and np.array_equal(c1, c2)
     assert all(np.array_equal(a, b) for a, b in zip(s1, s2))
@@ -322,6 +345,29 @@ def test_sgd_streams_must_be_two():
     s = Stream.from_generator(np.random.default_rng(0))
     with pytest.raises(ValueError, match="two different Streams"):
         sgd.noisy_sgd_steps(X, y, 0, 0.0, np.zeros(2), 1, 2, 1.0, 0, 0.1, 0.0, 1.0, s, s)
+
+
+def test_one_schedule_enum_for_every_kernel():
+    """A schedule's integer is the same in every kernel that supports it (Python code passes
+    integers looked up in one kernel's SCHEDULES, tests sometimes in another's)."""
+    assert set(minibatch.SCHEDULES) == {"inv_sqrt", "constant", "inv"}
+    assert set(sgd.SCHEDULES) == {"inv_sqrt", "inv"}
+    assert sgd.SCHEDULES.items() <= minibatch.SCHEDULES.items()
+    assert len(set(minibatch.SCHEDULES.values())) == 3
+
+
+@pytest.mark.parametrize("schedule", [minibatch.SCHEDULES["constant"], -1, 3])
+def test_kernels_refuse_a_schedule_they_do_not_have(schedule):
+    """SGD1 has no constant schedule; an unknown integer must not silently mean some schedule."""
+    X, y = np.full((3, 2), 0.5), np.ones(3)
+    with pytest.raises(ValueError, match="schedule must be one of"):
+        sgd.noisy_sgd_steps(X, y, 0, 0.0, np.zeros(2), 1, 2, 0.0, schedule, 0.1, 0.0, 1.0,
+                            *streams(0))
+    if schedule not in minibatch.SCHEDULES.values():
+        with pytest.raises(ValueError, match="schedule must be one of"):
+            minibatch.minibatch_sgd_pass(X, y, 0, 0.0, np.zeros(2), np.arange(3, dtype=np.intp),
+                                         2, 0.0, schedule, 0.1, 0.0, 1.0,
+                                         np.random.default_rng(0))
 
 
 def test_sgd_noise_moments():
@@ -438,25 +484,27 @@ def test_clipped_gradient_sum_is_the_same_on_one_thread(tmp_path):
 
 
 def test_set_num_threads_changes_the_threads_not_the_result():
-    from dpsolve._kernels import gd
     r = np.random.default_rng(4)
     X, y, theta = r.normal(size=(3000, 5)), r.choice([-1.0, 1.0], 3000), r.normal(size=5)
     norms = np.linalg.norm(X, axis=1)
-    before = gd.max_threads()
+    before = threads.max_threads()
     outs = []
     try:
-        for threads in (1, 2):
-            gd.set_num_threads(threads)
+        for count in (1, 2):
+            threads.set_num_threads(count)
             # exactly 1 after asking for 1; 2 after asking for 2 unless built without OpenMP
-            assert gd.max_threads() == 1 if threads == 1 else gd.max_threads() in (1, 2)
+            assert threads.max_threads() == 1 if count == 1 else threads.max_threads() in (1, 2)
             out = np.empty(5)
             gd.clipped_gradient_sum(X, y, 0, 0.0, theta, norms, 0.3, out, np.empty((64, 5)))
             outs.append(out.tobytes())
     finally:
-        gd.set_num_threads(before)
+        threads.set_num_threads(before)
     assert outs[0] == outs[1]
     with pytest.raises(ValueError, match="at least 1"):
-        gd.set_num_threads(0)
+        threads.set_num_threads(0)
+    # the names gd had before the threads module, for code written against them
+    assert (gd.set_num_threads, gd.max_threads) == (threads.set_num_threads,
+                                                    threads.max_threads)
 
 
 def test_clipped_gradient_sum_rejects_bad_shapes():

@@ -16,7 +16,8 @@ import sys
 import numpy as np
 
 import dpsolve
-from dpsolve._kernels import gd, sgd
+from dpsolve._kernels import sgd
+from dpsolve._kernels import threads as thread_control
 from dpsolve.privacy import Stream
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -26,8 +27,8 @@ P_VALUES = [2, 5, 10, 20, 50, 100, 200, 500, 1000]
 
 
 def kernel_step(problem, steps, threads):
-    before = gd.max_threads()
-    gd.set_num_threads(threads)
+    before = thread_control.max_threads()
+    thread_control.set_num_threads(threads)
     try:
         def run():
             g = np.random.default_rng(0)
@@ -36,7 +37,7 @@ def kernel_step(problem, steps, threads):
                                 Stream.from_generator(g), Stream.from_generator(g))
         return best_time(run, repeat=5, min_time=0.0) / steps
     finally:
-        gd.set_num_threads(before)
+        thread_control.set_num_threads(before)
 
 
 def measure(p, steps):

@@ -24,8 +24,8 @@ def _warm_references(sweep, pending):
 
 def _share_cores(threads):
     """Worker initialiser: the OpenMP kernels use this process's share of the cores."""
-    from .._kernels import gd
-    gd.set_num_threads(threads)
+    from .._kernels.threads import set_num_threads
+    set_num_threads(threads)
 
 
 def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
@@ -43,7 +43,7 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
         Any executor (a distributed one can be dropped in); its workers must be able to import
         dpsolve. The caller keeps ownership of it. Several workers on one machine should each
         limit the OpenMP kernels to their share of the cores
-        (``dpsolve._kernels.gd.set_num_threads``), as the default workers do: processes
+        (``dpsolve._kernels.threads.set_num_threads``), as the default workers do: processes
         that each use every core slow each other down many times over.
     progress : bool
         Show a tqdm progress bar with an ETA on stderr.
