@@ -130,27 +130,15 @@ def start_gradient_bound(problem):
     ``B min(1, (1 + h)/(2h))``. squared ``loss'(0) = -y``: ``B B_y``. multinomial
     ``softmax(0) - e_y`` has norm ``sqrt((K - 1)/K)``. Always at most L.
     """
-    B = problem.row_norm
-    if problem.loss == "logistic":
-        return 0.5 * B
-    if problem.loss == "huber_hinge":
-        h = problem.huber_width
-        return B * min(1.0, (1.0 + h) / (2.0 * h))
-    if problem.loss == "squared":
-        return B * problem.label_bound
-    if problem.loss == "multinomial":
-        K = problem.n_classes
-        return B * math.sqrt((K - 1) / K)
-    raise ValueError(f"loss={problem.loss!r} has no smoothness constant")
+    if not problem.loss_function.smooth:
+        raise ValueError(f"loss={problem.loss!r} has no smoothness constant")
+    return problem.row_norm * problem.loss_function.derivative_at_zero()
 
 
 def _record_gradient_bound(problem, Y):
     """Bound on a per-record loss gradient over ``||theta|| <= Y``: L for the losses with
     bounded ``loss'``; ``B (B Y + B_y)`` for squared."""
-    B = problem.row_norm
-    if problem.loss == "squared":
-        return B * (B * Y + problem.label_bound)
-    return problem.lipschitz
+    return problem.loss_function.lipschitz(problem.row_norm, Y)
 
 
 def float_floor(problem, smoothness, mu, center, steps, n=None):
@@ -199,14 +187,14 @@ def float_floor(problem, smoothness, mu, center, steps, n=None):
     (infinite if ``48 K c >= mu``). ``n`` defaults to ``problem.n``.
     """
     n = problem.n if n is None else n
-    classes = problem.n_classes if problem.loss == "multinomial" else 0
+    classes = problem.loss_function.n_outputs if problem.loss_function.kernel_id is None else 0
     kappa = smoothness / mu
     sums, margins = _gamma(n + 2 * classes + 16), _gamma(problem.p + 16)
     rounding = 8.0 * _EPS * smoothness
     e_inf = (sums * _record_gradient_bound(problem, center)
              + (margins * problem.smoothness + rounding) * center)
     c = margins * problem.smoothness + rounding
-    if problem.loss == "squared":
+    if not math.isfinite(problem.loss_function.derivative_bound):
         c += sums * problem.row_norm ** 2           # G_Y grows with Y: B^2 per unit of Y
     shrink = 1.0 - 48.0 * steps * c / mu
     if shrink <= 0.0:

@@ -208,16 +208,8 @@ def minimizer_norm_bound(problem):
 
 
 def _max_loss_at_zero(problem):
-    """``max_y loss(0; y)``: ln 2 logistic, 1 hinge, ``B_y^2/2`` squared; huber_hinge (width h)
-    1 for h < 1, else ``(1 + h)^2 / (4h)``; multinomial ``ln K`` (all K logits are 0, so the
-    softmax is uniform)."""
-    if problem.loss == "huber_hinge":
-        h = problem.huber_width
-        return 1.0 if h < 1.0 else (1.0 + h) ** 2 / (4.0 * h)
-    if problem.loss == "multinomial":
-        return math.log(problem.n_classes)
-    return {"logistic": math.log(2.0), "hinge": 1.0,
-            "squared": 0.5 * problem.label_bound ** 2}[problem.loss]
+    """``max_y loss(0; y)`` (the loss object's ``max_value_at_zero``)."""
+    return problem.loss_function.max_value_at_zero()
 
 
 def dpgd_optimisation_error(problem, clip_norm, steps, noise_std):

@@ -170,12 +170,11 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
     r_u, r_x = _radii(problem, shared_radius, personal_radius)
     B = problem.row_norm
     margin = B * (r_u + r_x) if cols.size else B * r_u
-    if problem.loss == "squared":
-        shared = B * (margin + problem.label_bound)
-    elif problem.loss == "multinomial":
-        shared = math.sqrt(2.0) * B             # the expression Problem.lipschitz uses
-    else:
-        shared = B
+    # the largest loss derivative over logits of norm <= margin, times B: the loss's Lipschitz
+    # constant for rows of norm B and a "radius" margin / B (squared: B (margin + B_y))
+    loss = problem.loss_function
+    shared = (B * (margin + problem.label_bound) if not math.isfinite(loss.derivative_bound)
+              else loss.derivative_bound * B)
     if not (margin < _FINITE_LIMIT and shared < _FINITE_LIMIT):
         raise ValueError(f"the joint model's margin bound {margin:g} or gradient bound "
                          f"{shared:g} is not finite in float64: reduce shared_radius, "

@@ -88,6 +88,11 @@ class Loss:
         """``max_y loss(0; y)`` over the labels the loss accepts."""
         raise NotImplementedError
 
+    def derivative_at_zero(self):
+        """``max_y |loss'(0; y)|`` (the norm of the logit gradient for multinomial): a record's
+        gradient at theta = 0 has norm at most this times ``||x||``."""
+        return self.derivative_bound
+
     @property
     def n_outputs(self):
         """Columns of theta: 1 (a vector), or K for multinomial."""
@@ -120,6 +125,9 @@ class Logistic(Loss):
 
     def max_value_at_zero(self):
         return math.log(2.0)
+
+    def derivative_at_zero(self):
+        return 0.5                      # loss'(0) = -y/2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,6 +174,10 @@ class HuberHinge(Loss):
         h = self.width
         return 1.0 if h < 1.0 else (1.0 + h) ** 2 / (4.0 * h)
 
+    def derivative_at_zero(self):
+        # the margin 0 is on the linear piece for h < 1, else on the quadratic one
+        return min(1.0, (1.0 + self.width) / (2.0 * self.width))
+
     def describe(self):
         return {"huber_width": self.width}
 
@@ -198,6 +210,9 @@ class Squared(Loss):
 
     def max_value_at_zero(self):
         return 0.5 * self.label_bound ** 2
+
+    def derivative_at_zero(self):
+        return self.label_bound         # loss'(0) = -y
 
     def describe(self):
         return {"label_bound": self.label_bound}
@@ -236,6 +251,10 @@ class Multinomial(Loss):
 
     def max_value_at_zero(self):
         return math.log(self.n_classes)
+
+    def derivative_at_zero(self):
+        K = self.n_classes               # ||softmax(0) - e_y|| = sqrt((K - 1)/K)
+        return math.sqrt((K - 1) / K)
 
     def describe(self):
         return {"n_classes": self.n_classes}
