@@ -14,6 +14,7 @@ import dpsolve.reference as reference_module
 from dpsolve import Problem
 from dpsolve.reference import (ReferenceSolution, certificate, excess_risk,
                                reference_minimizer)
+from dpsolve.reference._newton import project
 
 LOSSES = ("logistic", "hinge", "squared", "huber_hinge")
 # (radius, reg): ball active without regularisation, ball inactive, ball active with
@@ -104,7 +105,7 @@ def independent_solve(P):
     obj = obj + P.reg / 2 * cp.sum_squares(theta)
     cons = [] if P.radius is None else [cp.norm(theta, 2) <= P.radius]
     cp.Problem(cp.Minimize(obj), cons).solve(solver="CLARABEL")
-    return reference_module._project(P, theta.value)
+    return project(P, theta.value)
 
 
 @pytest.mark.parametrize("loss,radius,reg", GRID)
@@ -119,7 +120,7 @@ def test_certificate_is_an_upper_bound_at_random_feasible_points(loss, radius, r
         theta_star + random_points_in_ball(P, rng, 10, scale=1e-7),            # very close
     ])
     for theta in points:
-        theta = reference_module._project(P, theta)
+        theta = project(P, theta)
         F = P.objective(theta)
         cert = certificate(P, theta)
         assert cert >= F - ref.value          # F(theta*) <= ref.value
@@ -141,7 +142,7 @@ def test_certificate_is_not_fooled_at_the_optimum(loss, tmp_path):
     tight = reference_minimizer(P, tol=1e-12, cache=tmp_path)
     rng = np.random.default_rng(5)
     for _ in range(20):
-        theta = reference_module._project(P, tight.theta + 1e-9 * rng.standard_normal(P.p))
+        theta = project(P, tight.theta + 1e-9 * rng.standard_normal(P.p))
         assert certificate(P, theta) >= P.objective(theta) - tight.value
         assert certificate(P, theta) > 0.0
 
@@ -149,7 +150,7 @@ def test_certificate_is_not_fooled_at_the_optimum(loss, tmp_path):
 def test_certificate_grows_with_suboptimality(tmp_path):
     P = make_problem("logistic", seed=6)
     ref = reference_minimizer(P, cache=tmp_path)
-    worse = reference_module._project(P, 0.5 * np.asarray(ref.theta))
+    worse = project(P, 0.5 * np.asarray(ref.theta))
     assert certificate(P, worse) >= P.objective(worse) - ref.value > 1e-4
 
 
@@ -161,7 +162,7 @@ def test_reference_reaches_1e_9(loss, radius, reg, tmp_path):
     assert ref.gap <= 1e-9
     assert ref.gap == certificate(P, ref.theta, None) or loss == "hinge"
     assert ref.value == P.objective(ref.theta)
-    assert ref.solver in ("CLARABEL", "SCS")
+    assert ref.solver == "NEWTON"          # dpsolve's own method, no cone solve needed
     assert ref.time > 0 and ref.cached is False
     assert not ref.theta.flags.writeable
     if radius is not None:
@@ -170,6 +171,63 @@ def test_reference_reaches_1e_9(loss, radius, reg, tmp_path):
             assert np.linalg.norm(ref.theta) > radius * (1 - 1e-9)
         else:
             assert np.linalg.norm(ref.theta) < 0.9 * radius
+
+
+def multinomial_problem(n=300, p=5, K=3, radius=1.0, reg=0.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    X /= np.linalg.norm(X, axis=1).max()
+    y = np.argmax(3.0 * X @ rng.standard_normal((p, K)) + rng.standard_normal((n, K)), axis=1)
+    return Problem(X, y, "multinomial", radius=radius, reg=reg, n_classes=K)
+
+
+CROSS_CHECK = [pytest.param(loss, radius, reg, id=f"{loss}-{setting}")
+               for loss in LOSSES + ("multinomial",)
+               for (radius, reg), setting in zip(SETTINGS, SETTING_IDS)]
+
+
+@pytest.mark.parametrize("loss,radius,reg", CROSS_CHECK)
+@pytest.mark.parametrize("explicit", [True, False], ids=["hessian", "newton-cg"])
+def test_second_order_agrees_with_cvxpy(loss, radius, reg, explicit, monkeypatch):
+    """dpsolve's own solvers against the independent cone solve: both certified to 1e-9, so
+    both values lie within their gaps above F(theta*), hence within 1e-9 of each other. Run
+    with the exact Hessian and with Newton-CG (the path of large p K and sparse X, forced
+    here by a dimension threshold of 0)."""
+    from dpsolve.reference import _newton
+    if not explicit:
+        monkeypatch.setattr(_newton, "EXPLICIT_MAX_DIM", 0)
+    if loss == "multinomial":
+        P = multinomial_problem(radius=radius, reg=reg, seed=31)
+    else:
+        P = make_problem(loss, n=300, p=5, radius=radius, reg=reg, seed=31)
+    own = reference_minimizer(P, cache=False, method="newton")
+    cone = reference_minimizer(P, cache=False, method="cvxpy")
+    assert own.solver == "NEWTON" and cone.solver in ("CLARABEL", "SCS")
+    assert own.gap <= 1e-9 and cone.gap <= 1e-9
+    assert abs(own.value - cone.value) <= max(own.gap, cone.gap) <= 1e-9
+    # both lie in C and (for a strongly convex F) close to each other
+    if radius is not None:
+        assert np.linalg.norm(own.theta) <= radius
+    if reg > 0:
+        dist = np.sqrt(2 * own.gap / reg) + np.sqrt(2 * cone.gap / reg)
+        assert np.linalg.norm(own.theta - cone.theta) <= dist
+
+
+def test_hinge_active_set_certifies_what_smoothing_alone_cannot():
+    """Smoothing alone leaves a hinge gap of about (w / n) sum b_i (1 - b_i) that stalls as w
+    shrinks (the huber problem's rounding grows like 1/w); the exact solution on the pieces it
+    identifies closes it."""
+    from dpsolve.reference import _newton
+    P = make_problem("hinge", n=300, p=5, radius=100.0, reg=0.0, seed=0)
+    smoothing_only = []
+    theta = np.zeros(P.p)
+    for width in [0.5 * 10.0 ** -k for k in range(12)]:
+        theta, _ = _newton.minimise_smooth(_newton._with_huber_width(P, width), theta, 1e-9)
+        b = np.clip((1 + width - P.y * (P.X @ theta)) / (2 * width), 0, 1)
+        smoothing_only.append(certificate(P, theta, b * P.y))
+    assert min(smoothing_only) > 1e-10
+    theta, alpha, gap = _newton.hinge_by_smoothing(P, np.zeros(P.p), 1e-9)
+    assert gap <= 1e-11 and gap == certificate(P, theta, alpha)
 
 
 def test_hinge_gap_uses_the_solvers_dual_point(tmp_path):
@@ -195,7 +253,7 @@ def test_huber_hinge_reference_n2000_p10(radius, reg, tmp_path):
     independently (up to rounding of the sums, ~(n + p) eps), and the certificate bounds it."""
     P = make_problem("huber_hinge", n=2000, p=10, radius=radius, reg=reg, seed=21)
     ref = reference_minimizer(P, cache=tmp_path)
-    assert ref.gap <= 1e-9 and "polished" in ref.status
+    assert ref.gap <= 1e-9 and ref.solver == "NEWTON"
     linear, quadratic, _ = _pieces(P, ref.theta)
     assert linear > 0 and quadratic > 0           # not secretly the hinge or a quadratic loss
     if radius is not None:
@@ -223,7 +281,7 @@ def test_huber_hinge_reference_agrees_with_scipy(radius, reg, tmp_path):
         ball = dict(type="ineq", fun=lambda t: radius ** 2 - t @ t, jac=lambda t: -2 * t)
         res = optimize.minimize(P.objective, x0, jac=P.gradient, method="SLSQP",
                                 constraints=[ball], options=dict(ftol=1e-15, maxiter=1000))
-    theta = reference_module._project(P, res.x)
+    theta = project(P, res.x)
     F, g = P.objective(theta), P.gradient(theta)
     rounding = 2 * (P.n + P.p) * np.finfo(float).eps * (1 + abs(F))
     if radius is None:
@@ -243,12 +301,12 @@ def test_huber_hinge_cone_formulation_alone_is_accurate(monkeypatch, tmp_path):
     polishing, the cone solver's answer (interior-point tolerance 1e-7) is already certified
     to about that level. A wrong model (e.g. a factor 2 off on the quadratic piece) would
     leave a gap of order 1e-3 or more."""
-    monkeypatch.setattr(reference_module, "_newton_polish",
-                        lambda problem, theta, gap, tol, absX: (theta, gap))
+    monkeypatch.setattr(reference_module, "minimise_smooth",
+                        lambda problem, theta, tol: (theta, math.inf))
     for radius, reg in [(2.0, 0.0), (None, 0.01)]:
         P = make_problem("huber_hinge", n=500, p=6, radius=radius, reg=reg, seed=23)
         assert _pieces(P, np.asarray(independent_solve(P)))[1] > 0
-        ref = reference_minimizer(P, tol=1e-6, cache=False)
+        ref = reference_minimizer(P, tol=1e-6, cache=False, method="cvxpy")
         assert "polished" not in ref.status and ref.solver == "CLARABEL"
         assert ref.gap <= 1e-6
 
@@ -273,9 +331,11 @@ def test_huber_hinge_conjugate_matches_a_numerical_supremum():
 def test_logistic_n10000_p50(tmp_path):
     """The hard case: plain cvxpy returns optimal_inaccurate at tight tolerances here."""
     P = make_problem("logistic", n=10_000, p=50, radius=1.0, reg=0.0, seed=8)
-    ref = reference_minimizer(P, cache=tmp_path)
+    ref = reference_minimizer(P, cache=False, method="cvxpy")
     assert ref.gap <= 1e-9
     assert "polished" in ref.status
+    own = reference_minimizer(P, cache=False, method="newton")
+    assert own.gap <= 1e-9 and abs(own.value - ref.value) <= own.gap + ref.gap
 
 
 def test_polishing_recovers_from_solver_failure(monkeypatch, tmp_path):
@@ -283,7 +343,7 @@ def test_polishing_recovers_from_solver_failure(monkeypatch, tmp_path):
                         lambda problem, tol: (None, None, "failed", "NONE"))
     for loss in ("logistic", "squared", "huber_hinge"):
         P = make_problem(loss, n=500, p=8, radius=0.5, reg=0.01, seed=9)
-        ref = reference_minimizer(P, cache=False)
+        ref = reference_minimizer(P, cache=False, method="cvxpy")
         assert ref.status == "failed+polished" and ref.solver == "NONE"
         assert ref.gap <= 1e-9
 
@@ -299,15 +359,18 @@ def test_scs_is_the_fallback_when_clarabel_errs(monkeypatch):
 
     monkeypatch.setattr(cp.Problem, "solve", solve)
     P = make_problem("squared", n=300, p=5, radius=0.5, seed=10)
-    ref = reference_minimizer(P, cache=False)
+    ref = reference_minimizer(P, cache=False, method="cvxpy")
     assert ref.solver == "SCS"
     assert ref.gap <= 1e-9
 
 
 def test_gap_above_tol_warns_and_is_not_cached(monkeypatch, tmp_path):
-    """Hinge has no polishing: with both solvers failing, the origin cannot be certified."""
+    """With the second-order method and both cone solvers failing, the origin cannot be
+    certified."""
     monkeypatch.setattr(reference_module, "_cone_solve",
                         lambda problem, tol: (None, None, "failed", "NONE"))
+    monkeypatch.setattr(reference_module, "hinge_by_smoothing",
+                        lambda problem, theta, tol: (theta, None, math.inf))
     P = make_problem("hinge", seed=11)
     with pytest.warns(RuntimeWarning, match="above tol"):
         ref = reference_minimizer(P, cache=tmp_path)
@@ -411,6 +474,8 @@ def test_bad_inputs(tmp_path):
         reference_minimizer(P, tol="1e-9", cache=False)
     with pytest.raises(TypeError, match="cache"):
         reference_minimizer(P, cache=3)
+    with pytest.raises(ValueError, match="method must be one of"):
+        reference_minimizer(P, cache=False, method="lbfgs")
     with pytest.raises(ValueError, match=r"theta must have shape \(5,\)"):
         certificate(P, np.zeros(4))
     with pytest.raises(ValueError, match=r"theta must have shape \(5,\)"):

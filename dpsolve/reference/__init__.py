@@ -1,0 +1,404 @@
+"""Exact reference minimisers with a certified optimality gap (docs/reference_minimizer.md).
+
+Excess risk ``F(theta) - F(theta*)`` is the quantity every theorem in dpsolve bounds, so it needs
+``theta*`` of::
+
+    minimise   (1/n) sum_i loss(<x_i, theta>; y_i) + (lambda/2) ||theta||^2
+    subject to ||theta||_2 <= R            (when radius is not None)
+
+:func:`reference_minimizer` computes it in two steps, and a third when they fall short:
+
+1. **A second-order method** (:mod:`._newton`). Smooth losses (logistic, squared,
+   huber_hinge, multinomial): Newton's method from ``theta = 0``, with the exact Hessian and
+   each step minimising the quadratic model over the ball (a trust-region subproblem, solved
+   in the Hessian's eigenbasis) while ``d = p K <= 512``, Newton-CG with the ball's multiplier
+   from the secular equation beyond. Hinge: the same on huber_hinge with a width shrinking
+   tenfold per stage, certified as a hinge solution by the huber dual point.
+2. **Certificate** (:func:`certificate`, :mod:`._certificate`): the Fenchel duality gap. For
+   every dual-feasible ``alpha``, ``D(alpha) <= F(theta*)``, so ``F(theta_hat) - D(alpha)``
+   bounds the suboptimality of ``theta_hat`` from above. For the multinomial loss it is a
+   gradient certificate instead: the Frank–Wolfe gap over the ball, or
+   ``||grad F||^2 / (2 lambda)``, whichever is smaller. The gap includes an explicit allowance
+   for floating-point rounding, so it is a true upper bound, not an estimate.
+3. **Fallback** (:mod:`._cone`): if the certificate is above ``tol``, the problem is solved as a
+   cone program with cvxpy (Clarabel, then SCS), polished by the same Newton method, and the
+   better certified point is kept. The tests use the cone solve as an independent cross-check.
+
+Results are cached on disk (:mod:`._cache`). A cached file is never trusted: its certificate is
+recomputed before use.
+"""
+import math
+import time as _time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import _validation
+from ..problem import Problem
+from . import _cache
+from ._certificate import BALL_SLACK, default_gap, duality_gap, feasible_alpha
+from ._cone import cone_solve as _cone_solve
+from ._newton import center, hinge_by_smoothing, minimise_smooth, project
+
+__all__ = ["ReferenceSolution", "certificate", "reference_minimizer", "excess_risk"]
+
+#: The methods :func:`reference_minimizer` accepts.
+METHODS = ("auto", "newton", "cvxpy")
+
+
+@dataclass(frozen=True, eq=False)
+class ReferenceSolution:
+    """A certified approximate minimiser of ``F`` over C (docs/conventions.md).
+
+    Attributes
+    ----------
+    theta : ndarray, shape ``problem.theta_shape``
+        Read-only copy of the solution ``theta_hat``, shape (p,) or (p, K) for multinomial. It
+        lies in C: ``||theta_hat||_2 <= R`` (the Frobenius norm for multinomial).
+    value : float
+        ``F(theta_hat)`` as computed by ``problem.objective``.
+    gap : float
+        Certified upper bound on ``F(theta_hat) - F(theta*)``: the certificate of
+        :func:`certificate` (Fenchel duality gap; gradient certificate for multinomial),
+        including its floating-point allowance. Hence ``F(theta*) in [value - gap, value]``.
+    status : str
+        How the solution was obtained, e.g. ``"optimal"`` (cone solver alone),
+        ``"optimal"`` with ``solver="NEWTON"`` (dpsolve's second-order method alone),
+        ``"optimal_inaccurate+polished"`` (cone solver's result refined by Newton polishing),
+        ``"failed+polished"`` (both cone solvers failed; Newton from ``theta = 0``). The suffix
+        ``"+gap_above_tol"`` means that the requested tolerance was not reached (a warning is
+        also issued, and the result is not cached).
+    solver : str
+        ``"NEWTON"`` (the second-order method of :mod:`._newton`), ``"CLARABEL"`` or ``"SCS"``
+        (the cone solver whose result was used), or ``"NONE"`` if both cone solvers failed.
+    time : float
+        Seconds spent solving: the second-order method, and the cvxpy call (canonicalisation
+        and solve) plus polishing when it ran. Cache
+        I/O and certificate checks of cached results are not included. A cached result
+        reports the time of the original solve.
+    cached : bool
+        True when the result was read from the disk cache (and re-certified).
+    """
+
+    theta: np.ndarray
+    value: float
+    gap: float
+    status: str
+    solver: str
+    time: float
+    cached: bool
+
+    def __repr__(self):
+        return (f"ReferenceSolution(value={self.value!r}, gap={self.gap:.3g}, "
+                f"status={self.status!r}, solver={self.solver!r}, time={self.time:.3g}, "
+                f"cached={self.cached!r}, p={self.theta.shape[0]})")
+
+
+# -- argument checks -------------------------------------------------------------------------
+def _check_problem(problem):
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    return problem
+
+
+def _check_tol(tol):
+    return _validation.check_real(tol, "tol", low=0.0, high=1e-2, high_inclusive=True)
+
+
+def _check_in_ball(problem, theta):
+    if problem.radius is None:
+        return
+    norm = float(np.linalg.norm(theta))
+    if norm > problem.radius * (1.0 + BALL_SLACK):
+        raise ValueError(
+            f"theta lies outside the constraint set: ||theta|| = {norm:.17g} > radius = "
+            f"{problem.radius:g}; project it onto the ball first (the certificate bounds the "
+            "suboptimality of feasible points)"
+        )
+
+
+def certificate(problem, theta, alpha=None):
+    r"""Certified upper bound on ``F(theta) - F(theta*)``: the Fenchel duality gap.
+
+    Write ``F(theta) = (1/n) sum_i phi_i(<x_i, theta>) + h(theta)`` with
+    ``phi_i(z) = loss(z; y_i)`` and ``h = (lambda/2) ||.||^2 + iota_C``. Weak duality gives, for
+    every dual point ``alpha`` in the domain of the conjugates,
+
+    .. math::
+
+        D(\alpha) = -\frac1n \sum_i \phi_i^*(-\alpha_i)
+                    - h^*\Big(\frac1n \sum_i \alpha_i x_i\Big) \le F(\theta^*),
+
+    so ``F(theta) - D(alpha) >= F(theta) - F(theta*)`` (docs/conventions.md). The conjugates,
+    with ``b_i = alpha_i y_i`` for the classification losses, are:
+
+    * logistic: ``phi*(-alpha) = b log b + (1 - b) log(1 - b)``, ``b in [0, 1]``;
+    * hinge: ``phi*(-alpha) = -b``, ``b in [0, 1]``;
+    * huber_hinge of width ``w = problem.huber_width`` (the loss table's h):
+      ``phi*(-alpha) = -b - w b (1 - b)``, ``b in [0, 1]``. Equivalently
+      ``loss(z; y) = max_{b in [0, 1]} b (1 + w - yz) - w b^2``: the hinge loss
+      ``max_b b (1 - yz)`` smoothed by subtracting ``w b (1 - b)`` from its conjugate;
+    * squared: ``phi*(-alpha) = alpha^2 / 2 - alpha y``;
+    * ``h*(v) = ||v||^2 / (2 lambda)`` if ``||v|| <= lambda R``, else
+      ``R ||v|| - lambda R^2 / 2``. This is ``R ||v||`` when ``lambda = 0`` and
+      ``||v||^2 / (2 lambda)`` when there is no constraint.
+
+    The default dual point is ``alpha_i = -loss'(<x_i, theta>)``, which is optimal when ``theta``
+    is. The gap then vanishes at ``theta*`` for the smooth losses. For the hinge loss, pass a
+    better dual point as ``alpha`` (:func:`reference_minimizer` caches the one it found). For
+    huber_hinge the default is ``b_i = clip((1 + w - y_i z_i) / (2w), 0, 1)``.
+
+    For the multinomial loss (``theta`` of shape (p, K), smooth) the certificate is the gradient
+    bound of docs/conventions.md instead, with ``g = grad F(theta)`` and Frobenius norms: the
+    Frank–Wolfe gap ``<g, theta> + R ||g||`` over the ball, or ``||g||^2 / (2 lambda)`` by
+    strong convexity when ``lambda > 0``, whichever is smaller.
+    It vanishes at ``theta*`` too, but only at first order in ``||g||`` when the ball is
+    inactive and ``lambda = 0``.
+
+    Parameters
+    ----------
+    problem : Problem
+    theta : array_like, shape ``problem.theta_shape``
+        A point of C (up to a relative rounding slack of 1e-12 on the norm).
+    alpha : array_like, shape (n,), optional
+        A dual point. It is first clipped to the conjugates' domain (``b_i`` to ``[0, 1]``), so
+        any finite vector gives a valid bound. The smaller of the gaps for ``alpha`` and for the
+        default dual point is returned. Not accepted for multinomial.
+
+    Returns
+    -------
+    float
+        ``F(theta) - D(alpha)`` plus an explicit allowance for floating-point rounding in
+        evaluating both sides. The allowance uses worst-case bounds of order
+        ``(p + 4096 + n/4096) eps`` times the magnitudes of the summed terms (X is read in
+        blocks of 4,096 rows and every sum over the records is two-level). It is at least 0, and it is an
+        upper bound on ``F(theta) - F(theta*)`` even after rounding. It is ``inf`` if something
+        overflowed.
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is not a :class:`~dpsolve.Problem`.
+    ValueError
+        If ``theta`` or ``alpha`` has the wrong shape or non-finite entries, if ``theta`` lies
+        outside C, or if ``alpha`` is given for a multinomial problem.
+    """
+    _check_problem(problem)
+    theta = problem._theta(theta)
+    _check_in_ball(problem, theta)
+    if alpha is not None and problem.loss == "multinomial":
+        raise ValueError("the multinomial certificate is a gradient certificate: it takes no "
+                         "dual point alpha")
+    best = default_gap(problem, theta)
+    if alpha is not None:
+        best = min(best, duality_gap(problem, theta, feasible_alpha(problem, alpha)))
+    return best
+
+
+# -- public API ------------------------------------------------------------------------------
+def _second_order(problem, tol):
+    """Step 1: ``(theta, alpha, gap)`` from the second-order methods, started at 0."""
+    start = np.zeros(problem.theta_shape)
+    if problem.loss == "hinge":
+        return hinge_by_smoothing(problem, start, tol)
+    theta, gap = minimise_smooth(problem, start, tol)
+    return theta, None, gap
+
+
+def _cone_fallback(problem, tol):
+    """Step 3: ``(theta, alpha, gap, status, solver)`` from the cone solve, polished by Newton
+    (smooth losses) and certified."""
+    theta, alpha, status, solver = _cone_solve(problem, tol)
+    if theta is None:
+        theta = np.zeros(problem.theta_shape)  # both solvers failed: polish from the origin
+    theta = project(problem, center(problem, theta))
+    gap = default_gap(problem, theta)
+    if alpha is not None:
+        alpha = feasible_alpha(problem, alpha)
+        gap_alpha = duality_gap(problem, theta, alpha)
+        if gap_alpha > gap:
+            alpha = None                      # the subgradient dual point is better
+        gap = min(gap, gap_alpha)
+    if problem.loss == "hinge":
+        if not gap <= tol:                     # smoothing continuation from the cone's point
+            smoothed, smoothed_alpha, smoothed_gap = hinge_by_smoothing(problem, theta, tol)
+            if smoothed_gap < gap:
+                theta, alpha, gap = smoothed, smoothed_alpha, smoothed_gap
+                status += "+smoothed"
+    elif status != "optimal" or gap > tol * 1e-3:
+        polished, gap_polished = minimise_smooth(problem, theta, tol)
+        if gap_polished < gap:
+            theta, gap, alpha = polished, gap_polished, None
+            status += "+polished"
+    return theta, alpha, gap, status, solver
+
+
+def _solve(problem, tol, method):
+    start = _time.perf_counter()
+    theta = alpha = None
+    gap = math.inf
+    if method in ("auto", "newton"):
+        theta, alpha, gap = _second_order(problem, tol)
+        status, solver = "optimal", "NEWTON"
+    if method == "cvxpy" or (method == "auto" and not gap <= tol):
+        cone = _cone_fallback(problem, tol)
+        if cone[2] < gap or theta is None:
+            theta, alpha, gap, status, solver = cone
+    elapsed = _time.perf_counter() - start
+    if not gap <= tol:
+        status += "+gap_above_tol"
+        warnings.warn(f"reference_minimizer reached a certified gap of {gap:.3g}, above "
+                      f"tol={tol:g} ({problem!r})", RuntimeWarning, stacklevel=3)
+    theta = np.array(theta, copy=True)
+    theta.flags.writeable = False
+    return ReferenceSolution(theta=theta, value=problem.objective(theta), gap=float(gap),
+                             status=status, solver=solver, time=elapsed, cached=False), alpha
+
+
+def _load_cached(path, key, problem, tol):
+    """A re-certified ReferenceSolution from ``path``, or None if it is missing, unreadable,
+    from another problem or not certified to ``tol``."""
+    found = _cache.read(path, key)
+    if found is None:
+        return None
+    theta, alpha, status, solver, elapsed = found
+    try:
+        if theta.shape != problem.theta_shape or not np.all(np.isfinite(theta)):
+            return None
+        if problem.radius is not None and np.linalg.norm(theta) > problem.radius:
+            return None
+        if alpha.shape != (problem.n,) or not np.all(np.isfinite(alpha)):
+            alpha = None
+        gap = certificate(problem, theta, alpha)
+    except Exception:              # noqa: BLE001 - any invalid file is re-solved
+        return None
+    if not gap <= tol:
+        return None
+    theta.flags.writeable = False
+    return ReferenceSolution(theta=theta, value=problem.objective(theta), gap=gap,
+                             status=status, solver=solver, time=elapsed, cached=True)
+
+
+def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
+    """Certified minimiser of ``F`` over C (docs/reference_minimizer.md).
+
+    Solves ``min_{||theta|| <= R} (1/n) sum_i loss(<x_i, theta>; y_i) + (lambda/2)||theta||^2``
+    by a second-order method of dpsolve's own (Newton with the exact Hessian, or Newton-CG for
+    ``p K > 512``; hinge by smoothing continuation on huber_hinge), falling back to a cone solve
+    with cvxpy when the certificate is not reached (see the module docstring). The result is
+    certified with :func:`certificate`: ``0 <= F(theta_hat) - F(theta*) <= gap``.
+
+    Multinomial (``theta`` of shape (p, K), Frobenius ball): the solution is centred (each row
+    of theta minus its mean over the classes, which changes no logit difference) and certified
+    by the gradient certificate (Frank–Wolfe gap, or ``||grad F||^2 / (2 lambda)``).
+
+    Parameters
+    ----------
+    problem : Problem
+    tol : float, default 1e-9
+        Required certified gap, in ``(0, 1e-2]``. Typically the gap reached is far smaller:
+        around ``1e-13``–``1e-11`` for the smooth losses, mostly the floating-point allowance.
+    cache : bool, str or path-like, default True
+        ``True``: cache in ``$DPSOLVE_CACHE`` if set, else ``$XDG_CACHE_HOME/dpsolve`` or
+        ``~/.cache/dpsolve``. ``False``: no caching. A str or path: that directory. Entries are
+        ``.npz`` files named by a sha256 of ``X``, ``y``, ``problem.describe()``, ``tol`` and
+        the format version, written atomically. A cached ``theta`` is used only after its
+        certificate has been recomputed (O(np)) and found ``<= tol``. Otherwise the problem is
+        solved again and the file overwritten.
+    method : {"auto", "newton", "cvxpy"}, default "auto"
+        ``"auto"``: the second-order method, then the cone solve if its certificate is above
+        ``tol``. ``"newton"``: the second-order method only. ``"cvxpy"``: the cone solve (with
+        Newton polishing) only, the independent cross-check. Only ``"auto"`` reads the cache
+        (every method's certified result is written to it).
+
+    Returns
+    -------
+    ReferenceSolution
+        ``theta`` (in C, read-only), ``value = F(theta)``, ``gap``, ``status``, ``solver``,
+        ``time`` and ``cached``.
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is not a :class:`~dpsolve.Problem`, or ``cache`` has the wrong type.
+    ValueError
+        If ``tol`` is not in ``(0, 1e-2]`` or ``method`` is not one of the above.
+
+    Warns
+    -----
+    RuntimeWarning
+        If the certified gap stays above ``tol``. The result is then returned with status suffix
+        ``"+gap_above_tol"`` and not cached. A warning is also issued if the cache cannot be
+        written.
+
+    Notes
+    -----
+    The cache files hold ``theta`` and, for the hinge loss, the solver's dual point. Both are
+    functions of the private data. Like the data, they must stay with the data holder.
+    """
+    _check_problem(problem)
+    tol = _check_tol(tol)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    directory = _cache.directory(cache)
+    key = path = None
+    if directory is not None:
+        key = _cache.key(problem, tol)
+        path = directory / f"reference-{key}.npz"
+        if method == "auto" and path.exists():
+            hit = _load_cached(path, key, problem, tol)
+            if hit is not None:
+                return hit
+    solution, alpha = _solve(problem, tol, method)
+    if directory is not None and solution.gap <= tol:
+        _cache.store(directory, path, key, solution, alpha)
+    return solution
+
+
+def excess_risk(problem, theta, reference=None):
+    """Excess risk ``F(theta) - F(theta_hat)`` against a certified reference solution.
+
+    Since ``F(theta*) in [reference.value - reference.gap, reference.value]``, the true excess
+    risk ``F(theta) - F(theta*)`` lies in ``[returned, returned + reference.gap]``
+    (docs/conventions.md).
+
+    Parameters
+    ----------
+    problem : Problem
+    theta : array_like, shape ``problem.theta_shape``
+        Any point of R^p (R^{p x K} for multinomial). It may lie outside C, as output
+        perturbation can release such points.
+        ``F`` is evaluated there as it is: the constraint is not applied.
+    reference : ReferenceSolution, optional
+        From :func:`reference_minimizer` for this problem. It is computed (with the default
+        tolerance and cache) when omitted.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is not a Problem or ``reference`` is not a ReferenceSolution.
+    ValueError
+        If ``theta`` has the wrong shape or non-finite entries, or if ``reference`` does not
+        belong to ``problem`` (wrong dimension, or its value does not match ``F`` at its
+        ``theta``).
+    """
+    _check_problem(problem)
+    value = problem.objective(theta)
+    if reference is None:
+        reference = reference_minimizer(problem)
+    elif not isinstance(reference, ReferenceSolution):
+        raise TypeError("reference must be a ReferenceSolution from reference_minimizer, got "
+                        f"{type(reference).__name__}")
+    ref_theta = np.asarray(reference.theta)
+    if ref_theta.shape != problem.theta_shape:
+        raise ValueError(f"reference does not belong to this problem: its theta has shape "
+                         f"{ref_theta.shape}, not {problem.theta_shape}")
+    if abs(problem.objective(ref_theta) - reference.value) > 1e-9 * (1.0 + abs(reference.value)):
+        raise ValueError("reference does not belong to this problem: F(reference.theta) "
+                         "differs from reference.value")
+    return float(value - reference.value)

@@ -1,0 +1,92 @@
+"""The on-disk cache of reference solutions: keyed by a hash of the data and the problem,
+written atomically, never trusted (a cached theta is re-certified before use)."""
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+
+#: Version of the on-disk cache format. Bump it when the format or the solver changes
+#: meaning; old files are then ignored.
+CACHE_FORMAT_VERSION = 1
+
+
+def directory(cache):
+    """The cache directory for ``reference_minimizer(cache=...)``, or None for no cache."""
+    if cache is False or cache is None:
+        return None
+    if cache is True:
+        env = os.environ.get("DPSOLVE_CACHE")
+        if env:
+            return Path(env)
+        xdg = os.environ.get("XDG_CACHE_HOME")
+        base = Path(xdg) if xdg else Path.home() / ".cache"
+        return base / "dpsolve"
+    if isinstance(cache, (str, os.PathLike)):
+        return Path(cache)
+    raise TypeError(f"cache must be a bool, str or path, got {type(cache).__name__}")
+
+
+def key(problem, tol):
+    """sha256 of the data (a sparse X by its CSR arrays), the problem's description, ``tol``
+    and the format version."""
+    h = hashlib.sha256()
+    h.update(f"dpsolve-reference-v{CACHE_FORMAT_VERSION}\n".encode())
+    h.update(json.dumps(problem.describe(), sort_keys=True).encode())
+    h.update(f"\ntol={float(tol)!r}\nX{problem.X.shape}{problem.X.dtype.str}\n".encode())
+    if sparse.issparse(problem.X):
+        for part in (problem.X.indptr, problem.X.indices, problem.X.data):
+            h.update(np.ascontiguousarray(part).tobytes())
+    else:
+        h.update(np.ascontiguousarray(problem.X).tobytes())
+    h.update(f"\ny{problem.y.shape}{problem.y.dtype.str}\n".encode())
+    h.update(np.ascontiguousarray(problem.y).tobytes())
+    return h.hexdigest()
+
+
+def read(path, key):
+    """``(theta, alpha, status, solver, time)`` from a cache file, or None if it is missing,
+    unreadable or from another problem (by its key). Nothing read is trusted: the caller
+    re-certifies theta."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if (int(f["version"]) != CACHE_FORMAT_VERSION or str(f["key"]) != key):
+                return None
+            theta = np.array(f["theta"], dtype=np.float64)
+            alpha = np.array(f["alpha"], dtype=np.float64)
+            status, solver, elapsed = str(f["status"]), str(f["solver"]), float(f["time"])
+    except Exception:              # noqa: BLE001 - any unreadable file is re-solved
+        return None
+    return theta, alpha, status, solver, elapsed
+
+
+def store(directory, path, key, solution, alpha):
+    """Write ``solution`` (and its dual point) to ``path`` atomically; warn if it cannot."""
+    tmp = None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".tmp-", suffix=".npz",
+                                         delete=False) as fh:
+            tmp = fh.name
+            np.savez(fh, version=np.int64(CACHE_FORMAT_VERSION), key=np.str_(key),
+                     theta=solution.theta,
+                     alpha=np.zeros(0) if alpha is None else np.asarray(alpha, np.float64),
+                     status=np.str_(solution.status), solver=np.str_(solution.solver),
+                     time=np.float64(solution.time), value=np.float64(solution.value),
+                     gap=np.float64(solution.gap))
+        os.replace(tmp, path)
+        tmp = None
+    except OSError as exc:
+        warnings.warn(f"could not write the reference cache in {directory}: {exc}",
+                      RuntimeWarning, stacklevel=3)
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+

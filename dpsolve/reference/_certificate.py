@@ -1,0 +1,288 @@
+"""The certificate: a true upper bound on ``F(theta) - F(theta*)``, rounding included.
+
+Margin losses: the Fenchel duality gap ``F(theta) - D(alpha)``. Multinomial: the gradient
+certificate (Frank–Wolfe gap over the ball, or ``||grad F||^2 / (2 lambda)``). Both add an explicit
+allowance for floating-point rounding (docs/reference_minimizer.md).
+
+X is read once, in blocks of rows: every per-record quantity lives only for its block (the memory
+beyond X is a few blocks and p-vectors), ``|X|`` is never formed (the rounding of a dot product
+is bounded through the row norms), and the sums over the n records are two-level: a block sum
+(any order, at most ``BLOCK_ROWS`` terms) and then a sum of the blocks' results. Any summation
+order of k terms is within ``gamma_{k-1} sum |a_i|`` of the exact sum, so a two-level sum is
+within ``gamma_{m + k/m}``, not ``gamma_k`` — at n = 10^6 that is ``1e-12`` rather than
+``2e-10`` relative, which is what lets a gap of 1e-9 be certified there.
+"""
+import math
+
+import numpy as np
+from scipy import special
+
+from .._rows import row_norms
+
+_EPS = np.finfo(np.float64).eps
+#: Rows per block of X (and terms per block of an n-vector sum).
+BLOCK_ROWS = 4096
+# A norm may exceed R by this relative amount and still count as "in C up to rounding".
+BALL_SLACK = 1e-12
+
+
+def gamma(k):
+    """Classical rounding-error factor ``gamma_k = k u / (1 - k u)`` (taken with u = eps,
+    twice the unit roundoff, for a margin)."""
+    k = float(k)
+    return k * _EPS / max(1.0 - k * _EPS, 0.5)
+
+
+def row_blocks(n):
+    """Slices of at most :data:`BLOCK_ROWS` consecutive rows covering ``range(n)``."""
+    return [slice(a, min(a + BLOCK_ROWS, n)) for a in range(0, n, BLOCK_ROWS)]
+
+
+def sum_terms(n):
+    """``k`` such that a two-level sum of ``n`` terms is within ``gamma_k sum |a_i|``."""
+    return min(n, BLOCK_ROWS) + -(-n // BLOCK_ROWS) + 2
+
+
+def _row_bounds(Xb, theta):
+    """For one block: the row norms, enlarged by ``1 + gamma_{p+2}`` to cover their own
+    rounding, and the bound ``gamma_{p+1} ||x_i|| ||theta_k||`` on ``|fl(z_ik) - z_ik|``.
+
+    Any order of a dot product is within ``gamma_{p+1} |x_i|^T |theta|`` of the exact margin,
+    and ``|x_i|^T |theta| <= ||x_i|| ||theta||`` (Cauchy–Schwarz), so ``|X|`` is never formed.
+    """
+    p = Xb.shape[1]
+    norms = row_norms(Xb) * (1.0 + gamma(p + 2))
+    theta_norms = np.sqrt(np.sum(theta * theta, axis=0)) * (1.0 + gamma(p + 2))
+    if theta.ndim == 2:
+        return norms, gamma(p + 1) * norms[:, None] * theta_norms
+    return norms, gamma(p + 1) * norms * theta_norms
+
+
+def _total(parts):
+    """The sum of the blocks' results (the second level of a two-level sum)."""
+    return np.sum(parts, axis=0)
+
+
+def _clip_dual(loss, alpha, y):
+    """``alpha`` mapped into the conjugates' domain (see :func:`feasible_alpha`)."""
+    if loss == "squared":
+        return alpha
+    return np.clip(alpha * y, 0.0, 1.0) * y
+
+
+def feasible_alpha(problem, alpha):
+    """Map ``alpha`` into the domain of the conjugates: ``b = alpha * y in [0, 1]`` for the
+    classification losses, huber_hinge included (``alpha = b y``); any real vector for the
+    squared loss."""
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if alpha.shape != (problem.n,):
+        raise ValueError(f"alpha must have shape ({problem.n},), got {alpha.shape}")
+    if not np.all(np.isfinite(alpha)):
+        raise ValueError("alpha contains NaN or infinite values")
+    # y is exactly +-1, so b * y is exact and b = alpha * y is recovered exactly.
+    return np.array(_clip_dual(problem.loss, alpha, problem.y), copy=True)
+
+
+def _loss_terms(problem, z, z_err, alpha, y):
+    """One block's primal terms ``phi``, their error bounds, the conjugate terms and their
+    magnitudes, and the extra per-term rounding of the conjugate."""
+    loss = problem.loss
+    if loss == "logistic":
+        u = y * z
+        phi = np.logaddexp(0.0, -u)                       # log(1 + e^{-u}), |phi'| <= 1
+        phi_err = z_err
+        b = alpha * y                                     # in [0, 1]
+        one_minus_b = 1.0 - b                             # exact for b >= 1/2
+        conj = special.xlogy(b, b) + special.xlogy(one_minus_b, one_minus_b)
+        conj_mag = np.abs(conj)
+        # rounding of 1 - b when b < 1/2: |d/d(1-b)| = |log(1-b) + 1| <= 1.7, error <= eps/2
+        conj_extra = _EPS
+    elif loss == "hinge":
+        u = y * z
+        phi = np.maximum(0.0, 1.0 - u)                    # |phi'| <= 1
+        phi_err = z_err
+        conj = -(alpha * y)                               # -b
+        conj_mag = np.abs(conj)
+        conj_extra = 0.0
+    elif loss == "huber_hinge":
+        w = problem.huber_width
+        u = 1.0 - y * z                                   # y z is exact: y = +-1
+        # 0 for u < -w, (u + w)^2 / (4w) for |u| <= w, u for u > w; |phi'| <= 1
+        phi = np.where(u > w, u, np.where(u < -w, 0.0, (u + w) ** 2 / (4.0 * w)))
+        # Beyond the error in z: on the quadratic piece, rounding 1 - yz and u + w moves the
+        # argument by at most (|u| + 2w) eps/2 <= 1.5 w eps, at slope <= 1; the other rounding
+        # is relative to |phi| (below). Charged on every term: 2 w eps.
+        phi_err = z_err + 2.0 * _EPS * w
+        b = alpha * y                                     # in [0, 1]
+        # phi*(-alpha) = -b - w b (1 - b) (see certificate())
+        conj = -b - w * b * (1.0 - b)
+        conj_mag = b + w * b * (1.0 - b)                  # = |conj|: both terms are >= 0
+        # rounding of 1 - b when b < 1/2 (error <= eps/2), times w b <= w
+        conj_extra = w * _EPS
+    else:
+        r = z - y
+        phi = 0.5 * r * r
+        phi_err = (np.abs(r) + z_err) * z_err + 0.5 * z_err * z_err
+        conj = 0.5 * alpha * alpha - alpha * y
+        conj_mag = 0.5 * alpha * alpha + np.abs(alpha * y)
+        conj_extra = 0.0
+    return phi, phi_err, conj, conj_mag, conj_extra
+
+
+def duality_gap(problem, theta, alpha=None):
+    """``F(theta) - D(alpha)`` plus a floating-point allowance, for a feasible ``alpha``
+    (``None``: the default dual point ``-loss'(z)``, clipped to the domain).
+
+    ``F`` is evaluated here (not by the kernels) so that every term's rounding error can be
+    accounted for. The allowance follows the standard bounds for dot products and sums
+    (``|fl(sum a_i) - sum a_i| <= gamma_k sum |a_i|``, k the height of the summation tree),
+    doubled for safety. One pass over X, by blocks of rows: every per-record quantity lives
+    only for its block, so the memory beyond X is a few blocks and p-vectors.
+    """
+    X, y, n, p = problem.X, problem.y, problem.n, problem.p
+    lam, R = problem.reg, problem.radius
+    gn = gamma(sum_terms(n))
+    sums = {key: [] for key in ("phi", "abs_phi", "phi_err", "conj", "conj_mag", "xa_norm")}
+    xa_parts = []
+    conj_extra = 0.0
+    for s in row_blocks(n):
+        Xb, yb = X[s], y[s]
+        zb = Xb @ theta
+        norms, z_err = _row_bounds(Xb, theta)
+        if alpha is None:
+            ab = _clip_dual(problem.loss, -problem.loss_function.derivatives(zb, yb), yb)
+        else:
+            ab = alpha[s]
+        phi, phi_err, conj, conj_mag, conj_extra = _loss_terms(problem, zb, z_err, ab, yb)
+        sums["phi"].append(phi.sum())
+        sums["abs_phi"].append(np.abs(phi).sum())
+        sums["phi_err"].append(np.sum(phi_err))
+        sums["conj"].append(conj.sum())
+        sums["conj_mag"].append(conj_mag.sum())
+        sums["xa_norm"].append(np.sum(norms * np.abs(ab)))
+        xa_parts.append(Xb.T @ ab)
+    total = {key: float(_total(parts)) for key, parts in sums.items()}
+
+    sq = float(np.dot(theta, theta))
+    h = 0.5 * lam * sq
+    v = _total(xa_parts) / n
+    nv = float(np.linalg.norm(v))
+    if R is None:
+        hstar = nv * nv / (2.0 * lam)
+        grad_hstar = nv / lam
+    elif lam > 0.0 and nv <= lam * R:
+        hstar = nv * nv / (2.0 * lam)
+        grad_hstar = R
+    else:
+        hstar = R * nv - 0.5 * lam * R * R
+        grad_hstar = R
+
+    mean_phi = total["phi"] / n
+    mean_conj = total["conj"] / n
+    primal = mean_phi + h
+    dual = -mean_conj - hstar
+    gap = primal - dual
+
+    # Floating-point allowance. |X|^T |alpha| has norm at most sum_i ||x_i|| |alpha_i|.
+    mean_abs_phi = total["abs_phi"] / n
+    mean_abs_conj = total["conj_mag"] / n
+    v_err = gn * total["xa_norm"] * (1.0 + gn) / n + _EPS * nv
+    if R is None:
+        grad_hstar = (nv + v_err) / lam   # bounds ||grad h*|| between v and fl(v)
+    # (with a constraint, h* is R-Lipschitz everywhere)
+    allowance = (
+        total["phi_err"] / n * (1.0 + gn) + 4.0 * _EPS * mean_abs_phi   # z errors, evaluation
+        + gn * (mean_abs_phi + mean_abs_conj)                          # the two means
+        + 4.0 * _EPS * mean_abs_conj + conj_extra                      # conjugate evaluation
+        + gamma(p + 4) * (abs(h) + abs(hstar))                         # ||theta||^2, ||v||^2
+        + grad_hstar * v_err                                           # error in v through h*
+        + 4.0 * _EPS * (abs(primal) + abs(dual) + mean_abs_phi + mean_abs_conj)  # final sums
+    )
+    if not math.isfinite(gap) or not math.isfinite(allowance):
+        return math.inf
+    return max(0.0, gap + 2.0 * allowance)
+
+
+def gradient_gap(problem, theta):
+    """Gradient certificate for the smooth multinomial loss, plus a floating-point allowance.
+
+    With ``G = grad F(theta)`` (exact), ``F(theta) - F(theta*) <= <G, theta> + R ||G||`` for
+    theta in C (Frank–Wolfe: convexity, and ``-<G, theta*> <= R ||G||``), and
+    ``<= ||G||^2 / (2 lambda)`` when ``lambda > 0`` (the minimum of the strongly convex model
+    over all of R^{p x K}, which is at most the minimum over C). The smaller bound is returned.
+
+    The computed gradient ``g`` differs from G by at most E (Frobenius), bounded from: the
+    error in the logits ``|fl(z) - z| <= gamma_{p+1} |X| |theta|``, which moves the derivative
+    ``softmax(z) - e_y`` by at most half as much in each row's L2 norm (its Jacobian
+    ``diag(s) - s s^T`` has norm <= 1/2); the kernel's own rounding, at most ``(K + 4) eps`` per
+    entry (relative errors ``gamma_K`` in the sum of exponentials and ``eps`` in exp and the
+    division, and ``e_k |z_k - m| eps / 2 <= eps / 5`` from rounding ``z_k - m``), charged as
+    ``(K + 8) eps``; and the two-level sums of ``X^T D``. Then
+    ``<G, theta> + R||G|| <= <g, theta> + R||g|| + E (||theta|| + R)``, and
+    ``||G|| <= ||g|| + E``. The allowance also covers the rounding in evaluating ``F(theta)``
+    (the loss is sqrt(2)-Lipschitz in each row's logits), so that ``value - gap`` of a
+    ReferenceSolution stays below ``F(theta*)``. Like :func:`duality_gap`, the allowance is
+    doubled.
+    """
+    X, n = problem.X, problem.n
+    lam, R = problem.reg, problem.radius
+    K = problem.n_classes
+    d = problem.p * K
+    gn = gamma(sum_terms(n))
+    abs_theta = np.abs(theta)
+    kernel_err = (K + 8) * _EPS
+    xd_parts, sums = [], {key: [] for key in ("xd_norm", "xderr_norm", "abs_values",
+                                               "value_err")}
+    for s in row_blocks(n):
+        Xb, yb = X[s], problem.y[s]
+        zb = Xb @ theta
+        norms, z_err = _row_bounds(Xb, theta)
+        z_row_err = np.linalg.norm(z_err, axis=1)                            # per record, L2
+        D = problem.loss_function.derivatives(zb, yb)
+        # per record, the L2 norm over the K entries of the error in D
+        D_err = 0.5 * z_row_err + kernel_err * math.sqrt(K)
+        values = problem.loss_function.values(zb, yb)
+        xd_parts.append(Xb.T @ D)
+        sums["xd_norm"].append(np.sum(norms * np.linalg.norm(D, axis=1)))
+        sums["xderr_norm"].append(np.sum(norms * D_err))
+        sums["abs_values"].append(np.abs(values).sum())
+        sums["value_err"].append(np.sum(np.sqrt(2.0) * z_row_err
+                                        + kernel_err * (1.0 + np.abs(values))))
+    total = {key: float(_total(parts)) for key, parts in sums.items()}
+    g = _total(xd_parts) / n + lam * theta
+    # |X|^T |D| and |X|^T D_err have Frobenius norms at most sum_i ||x_i|| ||.||_i
+    E = (gn * total["xd_norm"] * (1.0 + gn) / n + total["xderr_norm"] / n * (1.0 + gn) ** 2
+         + _EPS * (lam * float(np.linalg.norm(theta)) + float(np.linalg.norm(g))))
+    norm_g = float(np.linalg.norm(g))
+    norm_theta = float(np.linalg.norm(theta))
+
+    bounds = []
+    if R is not None:
+        inner = float(np.dot(g.reshape(-1), theta.reshape(-1)))
+        fw = inner + R * norm_g
+        fw_err = (gamma(d + 2) * (float(np.sum(np.abs(g) * abs_theta)) + R * norm_g)
+                  + E * (norm_theta * (1.0 + gamma(d + 2)) + R) + 4.0 * _EPS * abs(fw))
+        bounds.append(fw + 2.0 * fw_err)
+    if lam > 0.0:
+        G = norm_g * (1.0 + gamma(d + 2)) + E
+        bounds.append(G * G / (2.0 * lam) * (1.0 + 8.0 * _EPS))
+
+    # Rounding in F(theta) as problem.objective computes it.
+    reg_term = 0.5 * lam * norm_theta * norm_theta
+    mean_abs_values = total["abs_values"] / n
+    value_err = (total["value_err"] / n * (1.0 + gn)
+                 + gamma(n + 2) * mean_abs_values          # np.mean in problem.objective
+                 + gamma(d + 4) * reg_term
+                 + 4.0 * _EPS * (mean_abs_values + reg_term))
+    gap = min(bounds) + 2.0 * value_err
+    if not math.isfinite(gap):
+        return math.inf
+    return max(0.0, gap)
+
+
+def default_gap(problem, theta):
+    """The certificate at the default dual point ``alpha = -loss'`` (margin losses) or the
+    gradient certificate (multinomial)."""
+    if problem.loss == "multinomial":
+        return gradient_gap(problem, theta)
+    return duality_gap(problem, theta)
