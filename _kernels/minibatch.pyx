@@ -9,14 +9,15 @@ from numpy.random cimport bitgen_t
 from _bitgen cimport generator_bitgen
 from _loss cimport check_loss_parameter, loss_derivative
 from _noise cimport add_gamma_norm
+from _rows cimport Rows, make_rows, row_axpy, row_dot
 from _schedule cimport CONSTANT, INV, INV_SQRT, step_size
-from _vector cimport descend, dot, scale_onto_ball
+from _vector cimport descend, scale_onto_ball
 
 SCHEDULES = {"inv_sqrt": INV_SQRT, "constant": CONSTANT, "inv": INV}
 
 
 def minibatch_sgd_pass(
-    const double[:, ::1] X,
+    object X,
     const double[::1] y,
     int loss,
     double h,
@@ -36,10 +37,13 @@ def minibatch_sgd_pass(
     ``g = sum_{i in B_t} loss'(<theta, x_i>, y_i) x_i`` (rows in order), then ``g += z`` with
     density proportional to exp(-||z|| / scale) (no draw when scale == 0), then
     ``theta <- Proj_radius(theta - eta(t) * (reg * theta + g / m))``.
-    ``h`` is the huber_hinge width (ignored by the other losses). Returns False if theta became
+    ``h`` is the huber_hinge width (ignored by the other losses). ``X`` is a C-contiguous (n, p)
+    float64 array or ``dpsolve._rows.kernel_rows`` of a CSR matrix (a batch then costs its
+    stored entries plus O(p) for the noise and the step). Returns False if theta became
     non-finite.
     """
-    cdef Py_ssize_t n = X.shape[0], p = X.shape[1]
+    cdef Rows R = make_rows(X)
+    cdef Py_ssize_t n = R.n, p = R.p
     if y.shape[0] != n or theta.shape[0] != p or order.shape[0] != n:
         raise ValueError("shape mismatch between X, y, theta and order")
     if n == 0 or p == 0 or batch_size < 1:
@@ -56,7 +60,6 @@ def minibatch_sgd_pass(
         raise MemoryError()
     cdef double* direction = g + p
     cdef double* th = &theta[0]
-    cdef const double* xi
     cdef double d, eta, sq, m
     cdef Py_ssize_t t, start, stop, i, j
     cdef bitgen_t* rng = generator_bitgen(generator)
@@ -72,11 +75,9 @@ def minibatch_sgd_pass(
                     g[j] = 0.0
                 for k in range(start, stop):
                     i = order[k]
-                    xi = &X[i, 0]
-                    d = loss_derivative(loss, dot(xi, th, p), y[i], h)
+                    d = loss_derivative(loss, row_dot(&R, i, th), y[i], h)
                     if d != 0.0:
-                        for j in range(p):
-                            g[j] += d * xi[j]
+                        row_axpy(&R, i, d, g)
                 if scale > 0.0:
                     add_gamma_norm(rng, g, p, scale, direction)
                 eta = step_size(schedule, eta0, <double> t)

@@ -12,10 +12,11 @@ order, so the result is bit-identical for any number of threads.
 from cython.parallel cimport parallel, threadid
 from libc.math cimport isfinite
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 
 from _loss cimport check_loss_parameter, loss_derivative
 from _openmp cimport dps_barrier, dps_max_threads, dps_num_threads
+from _rows cimport Rows, make_rows, row_clear, row_dense
 from _schedule cimport INV, INV_SQRT, step_size
 from _stream cimport stream_index, stream_normal
 from _vector cimport descend, dot, scale_onto_ball
@@ -30,7 +31,8 @@ cdef enum:
 
 
 cdef struct Loop:
-    const double* X
+    Rows rows
+    double* row               # CSR: p zeros that a sampled row is scattered into
     const double* y
     Py_ssize_t n, p
     int loss, schedule
@@ -49,7 +51,7 @@ cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
     # Everything the loop touches is copied into locals: the stream words in particular, which
     # the other thread's words share a cache line with (and no store to theta can alias them).
     cdef Py_ssize_t n = a.n, p = a.p, t, i, j
-    cdef const double* X = a.X
+    cdef const Rows* rows = &a.rows
     cdef const double* y = a.y
     cdef double* th = a.theta
     cdef Py_ssize_t* counts = a.counts
@@ -69,7 +71,9 @@ cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
         i = <Py_ssize_t> stream_index(index_state, <uint64_t> n)
         if counts != NULL:
             counts[i] += 1
-        xi = X + i * p
+        # a CSR row is scattered into p zeros: the step costs O(p) anyway (the noise is dense),
+        # and the dense loops below then run unchanged, bit-identical to dense X
+        xi = row_dense(rows, i, a.row)
         g = nf * loss_derivative(loss, dot(xi, th, p), y[i], h)
         eta = step_size(schedule, eta0, <double> t)
         # three copies of the step, so that the noise's source is chosen once per step and not
@@ -88,6 +92,7 @@ cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
                 sq = descend(&th[j], eta, g * xi[j] + nreg * th[j], sq)
         if project:
             scale_onto_ball(th, sq, radius, p)
+        row_clear(rows, i, a.row)
     for j in range(4):
         a.index_state[j] = index_state[j]
         if noise == NULL:
@@ -129,7 +134,7 @@ cdef void run_steps_noise_ahead(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_
 
 
 def noisy_sgd_steps(
-    const double[:, ::1] X,
+    object X,
     const double[::1] y,
     int loss,
     double h,
@@ -154,9 +159,11 @@ def noisy_sgd_steps(
 
     If ``counts`` (length n) is given, ``counts[i]`` is incremented each time row i is drawn
     (the draws are random, not data-dependent; multi-party accounting uses them).
-    Returns False if theta became non-finite (checked once, after the last step).
+    ``X`` is a C-contiguous (n, p) float64 array or ``dpsolve._rows.kernel_rows`` of a CSR
+    matrix. Returns False if theta became non-finite (checked once, after the last step).
     """
-    cdef Py_ssize_t n = X.shape[0], p = X.shape[1], j
+    cdef Rows rows = make_rows(X)
+    cdef Py_ssize_t n = rows.n, p = rows.p, j
     if y.shape[0] != n or theta.shape[0] != p:
         raise ValueError("shape mismatch between X, y and theta")
     if n == 0 or p == 0 or t_start < 1:
@@ -171,7 +178,7 @@ def noisy_sgd_steps(
     if index_state.shape[0] != 4 or noise_state.shape[0] != 4:
         raise ValueError("a Stream's state holds 4 uint64 words")
     cdef Loop a
-    a.X, a.y, a.n, a.p = &X[0, 0], &y[0], n, p
+    a.rows, a.row, a.y, a.n, a.p = rows, NULL, &y[0], n, p
     a.loss, a.schedule, a.h, a.sigma, a.eta0 = loss, schedule, h, sigma, eta0
     a.nreg = <double> n * reg
     a.radius, a.project = radius, radius < float("inf")
@@ -192,6 +199,11 @@ def noisy_sgd_steps(
         buffer = <double*> malloc(2 * block * p * sizeof(double))
         if buffer == NULL:
             raise MemoryError()
+    if rows.X == NULL:
+        a.row = <double*> calloc(p, sizeof(double))
+        if a.row == NULL:
+            free(buffer)
+            raise MemoryError()
     try:
         with index_stream.lock, noise_stream.lock, nogil:
             for j in range(4):
@@ -206,6 +218,7 @@ def noisy_sgd_steps(
                 noise_state[j] = noise_words[j]
     finally:
         free(buffer)
+        free(a.row)
     for j in range(p):
         if not isfinite(theta[j]):
             return False

@@ -44,6 +44,7 @@ import dp_accounting
 import numpy as np
 from scipy import special, stats
 
+from ._rows import refuse_sparse
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
 from .privacy.accounting import PrivacyReport, epsilon_of
@@ -468,6 +469,7 @@ def canary_neighbours(problem, *, neighbour="flip"):
         raise ValueError(f"canary_neighbours needs a binary classification loss (logistic, hinge "
                          f"or huber_hinge), got {problem.loss!r}")
     check_choice(neighbour, "neighbour", ("flip", "zero"))
+    refuse_sparse(problem, "canary_neighbours")
     n, p = problem.X.shape
     X = np.zeros((n + 1, p + 1))
     X[:n, :p] = problem.X

@@ -43,7 +43,8 @@ def main(argv=None):
     solve = commands.add_parser(
         "solve", help="fit one private model on a CSV/NPY/NPZ file and write it as JSON",
         description="Fit one solver on a data file (.csv with the label in the last column, "
-                    ".npz with arrays X and y, or .npy with --labels) and write the released "
+                    ".npz with arrays X and y or a scipy.sparse save_npz matrix with y, or .npy "
+                    "with --labels) and write the released "
                     "parameters and their privacy report as JSON.")
     solve.add_argument("--data", required=True, help="the data file")
     solve.add_argument("--labels", default=None, help="labels file (.npy or .csv) if separate")

@@ -14,7 +14,9 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy import sparse
 
+from ._rows import row_norms
 from ._validation import check_choice, check_int, check_real
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
@@ -167,13 +169,23 @@ def _map_labels(y, loss, classes, default_coding=False):
     return np.where(codes == 1, 1.0, -1.0)
 
 
+def _read_only(X):
+    """Mark X's buffers read-only (a CSR matrix's three arrays)."""
+    for array in ((X.data, X.indices, X.indptr) if sparse.issparse(X) else (X,)):
+        array.flags.writeable = False
+
+
 class Problem:
     """A regularised, constrained ERM problem with a convex loss of a linear model.
 
     Parameters
     ----------
-    X : array_like, shape (n, p)
-        Feature rows. Copied to C-contiguous float64; the caller's array is never modified.
+    X : array_like or scipy.sparse matrix, shape (n, p)
+        Feature rows. Copied to C-contiguous float64; the caller's array is never modified. A
+        scipy.sparse matrix or array is copied once to a canonical ``scipy.sparse.csr_array``
+        (CSC, COO and the other formats converted; sorted indices, duplicates summed) and never
+        densified; the solvers registered with ``sparse=True`` take it, the others refuse it
+        (docs/sparse.md).
     y : array_like, shape (n,)
         Labels, each one of the public ``classes`` for the classification losses (see
         ``classes``); for ``"squared"``, real targets with ``|y_i| <= label_bound``.
@@ -231,7 +243,7 @@ class Problem:
 
     Attributes
     ----------
-    X, y : ndarray
+    X, y : ndarray (X: or scipy.sparse.csr_array)
         The validated data (read-only), labels mapped to -1/+1 (float64) for the binary
         classification losses and to 0 .. K-1 (intp) for multinomial.
     classes : tuple or None
@@ -280,13 +292,16 @@ class Problem:
         self.X = self._validate_X(X, bool(clip_rows))
         self.y = self._validate_y(y, self.X.shape[0], default_coding=(
             classes is None and self.loss in CLASSIFICATION_LOSSES))
-        self.X.flags.writeable = False
+        _read_only(self.X)
         self.y.flags.writeable = False
 
     # -- validation ------------------------------------------------------------------------
     def _validate_X(self, X, clip_rows):
+        if sparse.issparse(X):
+            return self._validate_sparse_X(X, clip_rows)
         if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-            raise TypeError("X must be a dense array; sparse matrices are not supported")
+            raise TypeError(f"X must be a numpy array or a scipy.sparse matrix, got "
+                            f"{type(X).__name__}")
         X = np.asarray(X)
         if X.dtype == object or not (np.issubdtype(X.dtype, np.floating)
                                       or np.issubdtype(X.dtype, np.integer)):
@@ -323,6 +338,47 @@ class Problem:
                 )
         return X
 
+    def _validate_sparse_X(self, X, clip_rows):
+        """A scipy.sparse X as a canonical CSR array of float64 with intp indices, copied once
+        (CSC, COO and the other formats converted), rows clipped like dense rows, never
+        densified."""
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
+        if X.dtype.kind not in "biuf":
+            raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
+        X = sparse.csr_array(X, dtype=np.float64, copy=True)
+        X.sum_duplicates()
+        X.sort_indices()
+        X.indices = X.indices.astype(np.intp, copy=False)
+        X.indptr = X.indptr.astype(np.intp, copy=False)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("X contains NaN or infinite values")
+        counts = np.diff(X.indptr)
+        norms = row_norms(X)
+        over = norms > self.row_norm
+        beyond_rounding = norms > self.row_norm * (1.0 + 1e-12)
+        if np.any(over):
+            if not clip_rows and np.any(beyond_rounding):
+                raise ValueError(
+                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={self.row_norm:g}; "
+                    "pass clip_rows=True to clip them or choose a larger public bound"
+                )
+            X.data *= np.repeat(np.where(over, self.row_norm / np.where(over, norms, 1.0), 1.0),
+                                counts)
+            norms = row_norms(X)
+            while np.any(still := norms > self.row_norm):
+                X.data *= np.repeat(np.where(still, np.nextafter(1.0, 0.0), 1.0), counts)
+                norms = row_norms(X)
+            if np.any(beyond_rounding):
+                warnings.warn(
+                    f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "
+                    f"row_norm={self.row_norm:g} and were clipped to it",
+                    UserWarning, stacklevel=4,
+                )
+        return X
+
     def _validate_y(self, y, n, default_coding):
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n:
@@ -349,6 +405,11 @@ class Problem:
     @property
     def p(self):
         return self.X.shape[1]
+
+    @property
+    def is_sparse(self):
+        """Whether X is held as a sparse (CSR) matrix."""
+        return sparse.issparse(self.X)
 
     @property
     def n_classes(self):
@@ -457,9 +518,9 @@ class Problem:
         re-validation, so a subset may hold a single class. Read-only views, not copies."""
         sub = object.__new__(type(self))
         sub.__dict__.update(self.__dict__)
-        sub.X = X.view()
+        sub.X = X if sparse.issparse(X) else X.view()
         sub.y = y.view()
-        sub.X.flags.writeable = False
+        _read_only(sub.X)
         sub.y.flags.writeable = False
         return sub
 

@@ -7,6 +7,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from scipy import sparse
 
 from .. import bounds, datasets, joint
 from ..parties import Parties
@@ -35,14 +36,28 @@ def load_data(data, root):
 
 
 def load_file(path, labels=None):
-    """Rows from a ``.npy`` (with ``labels`` a second ``.npy``), ``.npz`` (arrays ``X`` and
-    ``y``) or ``.csv`` file (the last column is the label, unless ``labels`` names a file)."""
+    """Rows from a ``.npy`` (with ``labels`` a second ``.npy``), ``.npz`` or ``.csv`` file (the
+    last column is the label, unless ``labels`` names a file).
+
+    An ``.npz`` file holds arrays ``X`` and ``y``, or a sparse matrix as
+    ``scipy.sparse.save_npz`` writes it (arrays ``format``, ``shape``, ``data``, ``indices``,
+    ``indptr``) with the labels as an array ``y`` beside them or in ``labels`` (an ``.npy``
+    file). A sparse X is returned sparse (docs/sparse.md)."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":
         with np.load(path) as f:
+            if "format" in f and "X" not in f:
+                X = sparse.load_npz(path)
+                if "y" in f:
+                    return X, f["y"]
+                if labels is None:
+                    raise ValueError(f"{path}: a sparse .npz file needs its labels as an array "
+                                     "y in the file or in a labels .npy file")
+                return X, np.load(labels)
             if "X" not in f or "y" not in f:
-                raise ValueError(f"{path}: an .npz file needs arrays named X and y")
+                raise ValueError(f"{path}: an .npz file needs arrays named X and y (or a "
+                                 "scipy.sparse matrix saved by save_npz, and y)")
             return f["X"], f["y"]
     if suffix == ".npy":
         if labels is None:

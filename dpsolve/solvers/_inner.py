@@ -13,6 +13,7 @@ import numpy as np
 
 from .._projection import scale_onto_ball
 from .. import _fixed_iteration as fixed
+from .._rows import weighted_gram
 from ..privacy.accounting import gaussian_event, pure_event
 from ..privacy.calibration import check_finite_lipschitz, output_noise_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise
@@ -144,7 +145,7 @@ def _newton_perturbed(problem, linear, extra_reg, gradient_tol, max_iter=100):
         if np.linalg.norm(grad) + allowance <= gradient_tol:
             return theta
         curvature = problem.loss_second_derivatives(theta)
-        H = (X.T * curvature) @ X / n + mu * np.eye(p)
+        H = weighted_gram(X, curvature) / n + mu * np.eye(p)
         step = np.linalg.solve(H, grad)
         f0, t = value(theta), 1.0
         while t > 1e-10 and value(theta - t * step) > f0 - 0.25 * t * (grad @ step):

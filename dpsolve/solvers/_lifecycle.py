@@ -26,6 +26,7 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
+from .._rows import refuse_sparse
 from .._secure import check_secure, generator, release
 from .._validation import check_parameters
 from ..fit import Fit
@@ -216,6 +217,9 @@ class SolverSpec:
         The ValueError's message for a loss not in ``losses`` (multinomial has its own), a format
         string with fields ``name``, ``loss`` (the Problem's) and ``losses`` (the accepted ones,
         a sorted list); None: the generic message.
+    sparse : bool, default False
+        Whether it takes a Problem whose X is sparse (CSR); if not, such a Problem is refused
+        with a TypeError naming the solvers that do (docs/sparse.md).
     """
 
     name: str
@@ -237,6 +241,7 @@ class SolverSpec:
     example_problem: Mapping = dataclasses.field(default_factory=dict)
     parts: int = 2
     loss_message: Optional[str] = None
+    sparse: bool = False
 
     def __post_init__(self):
         for name in ("parameters", "example", "example_problem"):
@@ -259,6 +264,8 @@ def check_problem(spec, problem):
                                                       losses=sorted(spec.losses)))
         raise ValueError(f"{spec.name} does not take loss={problem.loss!r}; it takes "
                          f"{', '.join(spec.losses)}")
+    if problem.is_sparse and not spec.sparse:
+        refuse_sparse(problem, spec.name)
 
 
 def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **options):

@@ -7,6 +7,7 @@ import numpy as np
 from .. import bounds
 from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
+from .._rows import kernel_rows, row_norms
 from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,
@@ -242,8 +243,8 @@ def run(problem, partition, plan, rng):
     """T full-batch steps: the clipped gradient sum in C, the update and projection in numpy."""
     clip_norm, step_size = plan.settings["clip_norm"], plan.settings["step_size"]
     sigma, radius = plan.sigma, plan.state["radius"]
-    X, y = problem.X, problem.y
-    row_norms = np.linalg.norm(X, axis=1)
+    X, y = kernel_rows(problem.X), problem.y
+    norms = row_norms(problem.X)
     shape = problem.theta_shape
     w = np.zeros(shape)
     total = np.zeros(shape)
@@ -253,13 +254,13 @@ def run(problem, partition, plan, rng):
         work = np.empty((64, 2 * problem.n_classes))   # each block's logits and derivative
 
         def clipped_sum():
-            _gd.clipped_gradient_sum_multinomial(X, y, w, row_norms, clip_norm, grad, scratch,
+            _gd.clipped_gradient_sum_multinomial(X, y, w, norms, clip_norm, grad, scratch,
                                                  work)
     else:
         loss = problem.loss_function
 
         def clipped_sum():
-            _gd.clipped_gradient_sum(X, y, loss.kernel_id, loss.kernel_param, w, row_norms,
+            _gd.clipped_gradient_sum(X, y, loss.kernel_id, loss.kernel_param, w, norms,
                                      clip_norm, grad, scratch)
     n, lam = problem.n, problem.reg
     for _ in range(plan.steps):
@@ -302,4 +303,5 @@ SPEC = register(SolverSpec(
     plan=plan, run=run, bound=bound, page="clipped_gd.md",
     nonfinite_hint="reduce step_size or keep project=True",
     example={"epsilon": 1.0, "delta": 1e-6, "steps": 50},
-    example_problem={"radius": 1.0, "reg": 0.01}))
+    example_problem={"radius": 1.0, "reg": 0.01},
+    sparse=True))

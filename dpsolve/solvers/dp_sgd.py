@@ -11,6 +11,7 @@ import numpy as np
 from .. import bounds
 from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
+from .._rows import kernel_rows, row_norms
 from .._validation import Integer, Options, Passthrough, Real
 from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma
@@ -185,13 +186,13 @@ def run(problem, partition, plan, rng):
     q, clip, eta, radius = (settings["sampling_rate"], settings["clip_norm"],
                             settings["step_size"], settings["radius"])
     scale = 1.0 / (q * n)
-    row_norms = np.linalg.norm(X, axis=1)
+    norms = row_norms(X)
     w, total = np.zeros(p), np.zeros(p)
     grad, scratch = np.empty(p), np.empty((64, p))
     for _ in range(plan.steps):
         rows = np.flatnonzero(rng.random(n) < q)
-        _gd.clipped_gradient_sum(X[rows], y[rows], loss.kernel_id, loss.kernel_param, w,
-                                 row_norms[rows], clip, grad, scratch)
+        _gd.clipped_gradient_sum(kernel_rows(X[rows]), y[rows], loss.kernel_id,
+                                 loss.kernel_param, w, norms[rows], clip, grad, scratch)
         noise = rng.standard_normal(p)
         w -= eta * (scale * (grad + plan.sigma * noise) + problem.reg * w)
         scale_onto_ball(w, radius)
@@ -218,4 +219,5 @@ SPEC = register(SolverSpec(
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="dp_sgd.md", nonfinite_hint="reduce step_size",
     example={"epsilon": 1.0, "delta": 1e-6, "sampling_rate": 0.2, "steps": 100},
-    example_problem={"radius": 1.0, "reg": 0.01}))
+    example_problem={"radius": 1.0, "reg": 0.01},
+    sparse=True))

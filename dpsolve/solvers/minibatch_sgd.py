@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import bounds
 from .._kernels import minibatch as _minibatch
+from .._rows import kernel_rows
 from .._validation import Integer, Options, Real, check_real
 from ..privacy.accounting import pure_event
 from . import register
@@ -138,7 +139,7 @@ def run(problem, partition, plan, rng):
     settings, loss = plan.settings, problem.loss_function
     order = rng.permutation(problem.n).astype(np.intp)
     theta = np.zeros(problem.p)
-    _minibatch.minibatch_sgd_pass(problem.X, problem.y, loss.kernel_id, loss.kernel_param, theta,
+    _minibatch.minibatch_sgd_pass(kernel_rows(problem.X), problem.y, loss.kernel_id, loss.kernel_param, theta,
                                   order, settings["batch_size"], plan.noise["gamma_norm"],
                                   _minibatch.SCHEDULES[settings["schedule"]],
                                   settings["step_size"], problem.reg, settings["radius"], rng)
@@ -167,4 +168,5 @@ SPEC = register(SolverSpec(
     source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="minibatch_sgd.md", nonfinite_hint="reduce the step size",
-    example={"epsilon": 1.0, "batch_size": 10}, example_problem={"radius": 1.0, "reg": 0.1}))
+    example={"epsilon": 1.0, "batch_size": 10}, example_problem={"radius": 1.0, "reg": 0.1},
+    sparse=True))

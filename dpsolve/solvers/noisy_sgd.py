@@ -8,6 +8,7 @@ from .. import bounds
 from .._kernels import sgd as _sgd
 from .._kernels.stream import Stream
 from .._multiparty import sgd1_observer_epsilons, sgd1_protocol
+from .._rows import kernel_rows
 from .._validation import Boolean, Integer, Options, Passthrough, check_real
 from ..parties import check_parties
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, gaussian_event
@@ -210,7 +211,7 @@ def run(problem, partition, plan, rng):
         loss = problem.loss_function
         # every step runs, whatever the iterates (no early exit on an iterate)
         for t0 in range(1, steps + 1, _CHUNK):
-            _sgd.noisy_sgd_steps(problem.X, problem.y, loss.kernel_id, loss.kernel_param, theta,
+            _sgd.noisy_sgd_steps(kernel_rows(problem.X), problem.y, loss.kernel_id, loss.kernel_param, theta,
                                  t0, min(t0 + _CHUNK, steps + 1), sigma, state["schedule"],
                                  state["eta0"], problem.reg, radius, indices, noise, counts)
     observers = {}
@@ -241,4 +242,5 @@ SPEC = register(SolverSpec(
     nonfinite_hint="reduce the step size or give the Problem a radius",
     observer_note=", which holds for an outsider who does not know the index sequence",
     example={"epsilon": 0.5, "delta": 1e-6, "steps": 2000, "calibration": "rdp"},
-    example_problem={"radius": 1.0, "reg": 0.1}))
+    example_problem={"radius": 1.0, "reg": 0.1},
+    sparse=True))

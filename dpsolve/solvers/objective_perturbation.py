@@ -170,4 +170,5 @@ SPEC = register(SolverSpec(
     nonfinite_hint="a noise scale overflowed: use a larger epsilon or reg",
     example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": None, "reg": 0.1},
     loss_message=("{name} needs a twice-differentiable loss with |loss'| <= 1: one of {losses}, "
-                  "got {loss!r} (for hinge problems use huber_hinge)")))
+                  "got {loss!r} (for hinge problems use huber_hinge)"),
+    sparse=True))

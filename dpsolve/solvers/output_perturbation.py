@@ -148,4 +148,5 @@ SPEC = register(SolverSpec(
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="perturbation.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon or reg",
-    example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": 1.0, "reg": 0.1}))
+    example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": 1.0, "reg": 0.1},
+    sparse=True))
