@@ -451,6 +451,12 @@ def canary_neighbours(problem, *, neighbour="flip"):
     The canary's coordinate of the solver's output, ``theta[p]``, is the natural statistic
     (returned as the third element): no other record moves it.
 
+    With ``problem.fit_intercept`` the datasets are built from the user's features (B =
+    ``problem.feature_row_norm``) with the same intercept: the canary coordinate comes after
+    the features and before the intercept column, which every record, the canary included,
+    carries. The canary row ``[B e, s]`` then has the largest norm, ``problem.row_norm``, and
+    the statistic reads ``theta[problem.n_features]``.
+
     Parameters
     ----------
     problem : Problem
@@ -470,13 +476,16 @@ def canary_neighbours(problem, *, neighbour="flip"):
                          f"or huber_hinge), got {problem.loss!r}")
     check_choice(neighbour, "neighbour", ("flip", "zero"))
     refuse_sparse(problem, "canary_neighbours")
-    n, p = problem.X.shape
+    # the user's features (without the intercept column, which the new Problem appends again)
+    n, p = problem.n, problem.n_features
     X = np.zeros((n + 1, p + 1))
-    X[:n, :p] = problem.X
-    X[n, p] = problem.row_norm
+    X[:n, :p] = problem.X[:, :p]
+    X[n, p] = problem.feature_row_norm
     y = np.append(np.asarray(problem.y, dtype=np.float64), 1.0)
     settings = dict(loss=problem.loss, radius=problem.radius, reg=problem.reg,
-                    row_norm=problem.row_norm, huber_width=problem.huber_width)
+                    row_norm=problem.feature_row_norm, huber_width=problem.huber_width)
+    if problem.fit_intercept:
+        settings.update(fit_intercept=True, intercept_scale=problem.intercept_scale)
     first = Problem(X, y, **settings)
     X2, y2 = X.copy(), y.copy()
     if neighbour == "flip":

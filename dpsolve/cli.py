@@ -69,6 +69,13 @@ def main(argv=None):
     solve.add_argument("--reg", type=float, default=0.0, help="L2 regularisation lambda")
     solve.add_argument("--row-norm", type=float, default=1.0,
                        help="public bound B on the row norms (rows above it are clipped)")
+    solve.add_argument("--fit-intercept", action="store_true",
+                       help="fit an intercept: a constant feature of value --intercept-scale is "
+                            "appended after clipping, and the row bound becomes "
+                            "sqrt(B^2 + s^2) (docs/intercepts.md)")
+    solve.add_argument("--intercept-scale", type=float, default=None, metavar="S",
+                       help="the intercept's constant feature s > 0 (default 1; needs "
+                            "--fit-intercept)")
     solve.add_argument("--seed", type=int, default=None, help="random seed (default: fresh)")
     solve.add_argument("--secure", action="store_true",
                        help="noise from the operating system's entropy (no --seed), theta "
@@ -162,6 +169,11 @@ def _solve(parser, args):
         radius = None if args.radius.lower() == "none" else float(args.radius)
     except ValueError:
         parser.error(f"--radius must be a number or 'none', got {args.radius!r}")
+    if args.intercept_scale is not None and not args.fit_intercept:
+        parser.error("--intercept-scale needs --fit-intercept")
+    intercept = {"fit_intercept": args.fit_intercept}
+    if args.intercept_scale is not None:
+        intercept["intercept_scale"] = args.intercept_scale
     classes = None if args.classes is None else _labels(args.classes)
     try:
         # the label set is checked before the data are read
@@ -174,7 +186,7 @@ def _solve(parser, args):
             warnings.simplefilter("always")
             problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
                               row_norm=args.row_norm, classes=classes,
-                              n_classes=args.n_classes)
+                              n_classes=args.n_classes, **intercept)
             options = {} if args.delta is None else {"delta": args.delta}
             if args.secure:
                 options["secure"] = True
@@ -194,6 +206,7 @@ def _solve(parser, args):
         "solver": fit.solver, "source": fit.source, "loss": problem.loss,
         "classes": None if problem.classes is None else list(problem.classes),    # public
         "theta": fit.theta.tolist(),
+        **_split(problem, fit.theta),
         "privacy": {"epsilon": fit.epsilon, "delta": fit.delta, "calibration": fit.calibration,
                     "neighbours": fit.neighbours,
                     "certified_epsilon": fit.privacy.certified_epsilon,
@@ -210,6 +223,16 @@ def _solve(parser, args):
             fh.write(text + "\n")
         print(f"theta and its privacy report written to {args.out}", file=sys.stderr)
     return 0
+
+
+def _split(problem, theta):
+    """``{"coef", "intercept"}`` of the JSON report with an intercept (the effective offset,
+    ``problem.split_theta``), else nothing."""
+    if not problem.fit_intercept:
+        return {}
+    coef, intercept = problem.split_theta(theta)
+    return {"coef": coef.tolist(),
+            "intercept": intercept.tolist() if hasattr(intercept, "tolist") else intercept}
 
 
 def _labels(text):

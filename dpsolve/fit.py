@@ -16,7 +16,11 @@ class Fit:
     ----------
     theta : ndarray, shape ``problem.theta_shape``
         The released parameters (read-only): shape (p,), or (p, K) for a multinomial problem
-        (one column per class, in the order of ``problem.classes``).
+        (one column per class, in the order of ``problem.classes``). For a Problem with
+        ``fit_intercept`` p is ``n_features + 1``: the last entry (for multinomial the last
+        row, the K intercepts) multiplies the constant feature ``intercept_scale``;
+        ``problem.split_theta(fit.theta)`` gives the coefficients and the effective
+        intercept.
     sigma : float or None
         Standard deviation of the Gaussian noise per coordinate and step; None when the solver
         adds no Gaussian noise (see ``noise``).

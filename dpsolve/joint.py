@@ -21,7 +21,7 @@ import numpy as np
 from ._kernels import losses as _losses
 from ._validation import check_choice, check_real
 from .parties import check_parties
-from .problem import Problem
+from .problem import Problem, _append_intercept_column
 
 LOSSES = ("logistic", "huber_hinge", "hinge", "squared", "multinomial")
 
@@ -52,12 +52,22 @@ class JointModel:
             object.__setattr__(self, name, a)
 
     def logits(self, X, owner):
-        """``X @ u + X[:, P] @ x_owner`` for rows X of one owner: shape (n,) or (n, K)."""
+        """``X @ u + X[:, P] @ x_owner`` for rows X of one owner: shape (n,) or (n, K).
+
+        X is in the Problem's layout (the columns of ``problem.X``, with the intercept column
+        when the Problem fits one)."""
         X = np.asarray(X, dtype=float)
         return X @ self.shared + X[:, self.personal_columns] @ self.personal[owner]
 
     def predict(self, X, owner, problem):
-        """Predicted labels (in the Problem's original label values) for rows of one owner."""
+        """Predicted labels (in the Problem's original label values) for rows of one owner.
+
+        X is in the Problem's layout, or, for a Problem with ``fit_intercept``, the user's
+        features alone (``problem.n_features`` columns), to which the intercept column is
+        appended."""
+        X = np.asarray(X, dtype=float)
+        if problem.fit_intercept and X.ndim == 2 and X.shape[1] == problem.n_features:
+            X = _append_intercept_column(X, problem.intercept_scale)
         z = self.logits(X, owner)
         classes = np.asarray(problem.classes)
         if z.ndim == 2:

@@ -8,6 +8,12 @@ Conventions (docs/conventions.md): mean-form objective
 The multinomial (softmax) loss has a matrix parameter ``theta`` of shape (p, K): record i's loss
 is ``-log softmax(theta^T x_i)_{y_i}``, norms of theta are Frobenius norms and the ball C is a
 Frobenius ball. Everything else (mean form, ``row_norm``, neighbours) is as above.
+
+With ``fit_intercept=True`` the Problem appends a public constant feature of value s
+(``intercept_scale``) to every row after clipping the rows to the user's bound B; the parameter
+gains a last entry (a last row for multinomial) and ``row_norm`` becomes ``sqrt(B^2 + s^2)``
+(docs/intercepts.md). Solvers, bounds and certificates see an ordinary problem with one more
+feature.
 """
 import math
 import numbers
@@ -169,10 +175,89 @@ def _map_labels(y, loss, classes, default_coding=False):
     return np.where(codes == 1, 1.0, -1.0)
 
 
+def _canonical_csr(X):
+    """A CSR array (modified in place) with duplicates summed, sorted indices and intp index
+    arrays: the form the kernels read."""
+    X.sum_duplicates()
+    X.sort_indices()
+    X.indices = X.indices.astype(np.intp, copy=False)
+    X.indptr = X.indptr.astype(np.intp, copy=False)
+    return X
+
+
 def _read_only(X):
     """Mark X's buffers read-only (a CSR matrix's three arrays)."""
     for array in ((X.data, X.indices, X.indptr) if sparse.issparse(X) else (X,)):
         array.flags.writeable = False
+
+
+def _append_intercept_column(X, scale):
+    """``X`` with a last column of the constant ``scale`` appended, as a new matrix.
+
+    Dense input gives a new C-contiguous float64 array (``X`` is not modified); a scipy.sparse
+    matrix gives a new CSR matrix built with ``scipy.sparse.hstack`` (never densified).
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse matrix, shape (n, p)
+        The rows.
+    scale : float
+        The constant s of the new column.
+
+    Returns
+    -------
+    ndarray or scipy.sparse.csr_array, shape (n, p + 1)
+        ``[X, s 1]``; a sparse one canonical (sorted indices) with intp index arrays, as
+        ``Problem`` holds X.
+    """
+    if sparse.issparse(X):              # keep it sparse
+        column = sparse.csr_array(np.full((X.shape[0], 1), scale, dtype=np.float64))
+        return _canonical_csr(sparse.hstack([X, column], format="csr", dtype=np.float64))
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty((X.shape[0], X.shape[1] + 1), dtype=np.float64)
+    out[:, :-1] = X
+    out[:, -1] = scale
+    return out
+
+
+def _intercept_row_norm(feature_row_norm, scale):
+    """The row bound ``sqrt(B^2 + s^2)`` of the augmented rows, from public constants only.
+
+    It must not depend on the data (it is public metadata: it sets L, the sensitivities and
+    the noise), so rounding is not absorbed by nudging it to the rows' computed norms; instead
+    :func:`_fit_rows_within` trims the few rows whose computed norm rounds above it.
+    """
+    # float products overflow to inf (``**`` would raise OverflowError)
+    if not math.isfinite(feature_row_norm * feature_row_norm + scale * scale):
+        raise ValueError(f"row_norm**2 + intercept_scale**2 must be finite in float64, got "
+                         f"row_norm={feature_row_norm:g}, intercept_scale={scale:g}")
+    return math.hypot(feature_row_norm, scale)
+
+
+def _fit_rows_within(X, bound):
+    """Scale the features (all but the last, constant, column) of each row of ``X`` whose
+    computed norm is above ``bound`` down until it is not, in place.
+
+    Such rows have features of norm within rounding of B: ``||[x, s]||`` computed in float64 can
+    exceed ``fl(sqrt(B^2 + s^2))`` by an ulp. Trimming the row (a change of an ulp or so, as the
+    clipping itself makes) keeps the public bound exact and data-independent. The factor grows
+    at each round so that the loop ends whatever the values.
+    """
+    if sparse.issparse(X):
+        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        features = X.indices != X.shape[1] - 1         # every entry but the constant's
+    norms = row_norms(X)
+    shrink = np.nextafter(1.0, 0.0)
+    while np.any(still := norms > bound):
+        if shrink == 0.0:   # unreachable for normal floats: s alone never rounds above B~
+            raise RuntimeError("could not fit the augmented rows within the row bound")
+        if sparse.issparse(X):
+            X.data[still[rows] & features] *= shrink
+            norms = row_norms(X)
+        else:
+            X[still, :-1] *= shrink
+            norms[still] = np.linalg.norm(X[still], axis=1)
+        shrink *= shrink
 
 
 class Problem:
@@ -232,6 +317,19 @@ class Problem:
     n_classes : int, optional
         Multinomial only: K, with the labels ``0 .. K-1`` (the same as
         ``classes=range(K)``).
+    fit_intercept : bool, default False
+        Fit an intercept: after the rows are checked and clipped to ``row_norm`` (B), a
+        constant column of value s (``intercept_scale``) is appended to ``X``, so theta gains a
+        last entry (for multinomial a last row: the K intercepts) that sits inside the ball and
+        the regulariser like every other. The rows' bound becomes ``sqrt(B^2 + s^2)``
+        (``row_norm``; ``feature_row_norm`` keeps B), and every sensitivity follows from it as
+        for any other problem. See docs/intercepts.md.
+    intercept_scale : float, default 1
+        The constant s > 0 of the intercept column (stored, but ignored without
+        ``fit_intercept``). The effective offset is ``s theta[-1]``: with ``||theta|| <= R``
+        it is at most ``s R`` in magnitude, and a larger s makes it cheaper to move (less
+        norm, less regularisation), but raises the row bound, hence L, the sensitivities and
+        the noise. A smaller s adds less noise but limits the offset to ``|b| <= s R``.
 
     Notes
     -----
@@ -245,13 +343,27 @@ class Problem:
     ----------
     X, y : ndarray (X: or scipy.sparse.csr_array)
         The validated data (read-only), labels mapped to -1/+1 (float64) for the binary
-        classification losses and to 0 .. K-1 (intp) for multinomial.
+        classification losses and to 0 .. K-1 (intp) for multinomial. With ``fit_intercept``,
+        ``X`` is the augmented matrix ``[X_clipped, s 1]`` of shape (n, n_features + 1).
+    row_norm : float
+        The public bound on the norms of the rows of ``X``: the ``row_norm`` given (B), or
+        ``sqrt(B^2 + s^2)`` with ``fit_intercept``. Every constant (``lipschitz``,
+        ``smoothness``, ...) and every solver use it.
+    feature_row_norm : float
+        The ``row_norm`` given, B: the bound on the user's features alone.
+    fit_intercept : bool
+        Whether ``X`` carries the intercept column.
+    intercept_scale : float
+        The constant s of the intercept column.
     classes : tuple or None
         The public label set: ``(negative, positive)`` for the binary classification losses
         (``(-1, 1)`` unless given), the K classes for multinomial (``y == k`` means
         ``classes[k]``); None for squared.
     n, p : int
-        Number of records and features.
+        Number of records, and the number of columns of ``X`` (theta's first dimension): the
+        user's features plus one with ``fit_intercept``.
+    n_features : int
+        The number of the user's features (``p - 1`` with ``fit_intercept``, else ``p``).
     loss_function : dpsolve.losses.Loss
         The loss as an object: its constants (Lipschitz, smoothness, curvature, loss at zero)
         and its kernel id.
@@ -259,12 +371,13 @@ class Problem:
         K for multinomial, 2 for the binary classification losses, None for squared (public:
         ``len(classes)``).
     theta_shape : tuple
-        ``(p,)``, or ``(p, K)`` for multinomial.
+        ``(p,)``, or ``(p, K)`` for multinomial; with ``fit_intercept`` the last entry (row) is
+        the intercept's (:meth:`split_theta`).
     """
 
     def __init__(self, X, y, loss="logistic", *, radius=1.0, reg=0.0, row_norm=1.0,
                  label_bound=1.0, huber_width=0.5, clip_rows=True, classes=None,
-                 n_classes=None):
+                 n_classes=None, fit_intercept=False, intercept_scale=1.0):
         loss_object = loss if isinstance(loss, Loss) else None
         if loss_object is not None:
             loss = loss_object.name
@@ -277,11 +390,18 @@ class Problem:
         self.radius = None if radius is None else check_real(radius, "radius", low=0.0)
         if self.radius is None and self.reg == 0.0:
             raise ValueError("radius=None (no constraint) needs reg > 0 so that a minimiser exists")
-        self.row_norm = check_real(row_norm, "row_norm", low=0.0)
+        self.feature_row_norm = check_real(row_norm, "row_norm", low=0.0)
         self.label_bound = check_real(label_bound, "label_bound", low=0.0)
         self.huber_width = check_huber_width(huber_width)
         if not isinstance(clip_rows, (bool, np.bool_)):
             raise TypeError(f"clip_rows must be a bool, got {type(clip_rows).__name__}")
+        if not isinstance(fit_intercept, (bool, np.bool_)):
+            raise TypeError(f"fit_intercept must be a bool, got {type(fit_intercept).__name__}")
+        self.fit_intercept = bool(fit_intercept)
+        self.intercept_scale = check_real(intercept_scale, "intercept_scale", low=0.0)
+        # public constants only: the augmented rows' bound never depends on the data
+        self.row_norm = (_intercept_row_norm(self.feature_row_norm, self.intercept_scale)
+                         if self.fit_intercept else self.feature_row_norm)
         self.classes = public_classes(self.loss, classes, n_classes)
         if isinstance(loss_object, Multinomial) and len(self.classes) != loss_object.n_classes:
             raise ValueError(f"loss=Multinomial({loss_object.n_classes}) does not match the "
@@ -290,6 +410,9 @@ class Problem:
         self.loss_function = make_loss(self.loss, huber_width=self.huber_width,
                                        label_bound=self.label_bound, n_classes=self.n_classes)
         self.X = self._validate_X(X, bool(clip_rows))
+        if self.fit_intercept:
+            self.X = _append_intercept_column(self.X, self.intercept_scale)
+            _fit_rows_within(self.X, self.row_norm)
         self.y = self._validate_y(y, self.X.shape[0], default_coding=(
             classes is None and self.loss in CLASSIFICATION_LOSSES))
         _read_only(self.X)
@@ -311,29 +434,30 @@ class Problem:
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
         X = np.array(X, dtype=np.float64, order="C", copy=True)
+        bound = self.feature_row_norm       # the user's B: the intercept column comes after
         if not np.all(np.isfinite(X)):
             raise ValueError("X contains NaN or infinite values")
         norms = np.linalg.norm(X, axis=1)
-        over = norms > self.row_norm
+        over = norms > bound
         # Rows normalised by the user can exceed the bound by a rounding error: clip those
         # silently; warn about (or refuse) only real excess.
-        beyond_rounding = norms > self.row_norm * (1.0 + 1e-12)
+        beyond_rounding = norms > bound * (1.0 + 1e-12)
         if np.any(over):
             if not clip_rows and np.any(beyond_rounding):
                 raise ValueError(
-                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={self.row_norm:g}; "
+                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={bound:g}; "
                     "pass clip_rows=True to clip them or choose a larger public bound"
                 )
-            X[over] *= (self.row_norm / norms[over])[:, None]
+            X[over] *= (bound / norms[over])[:, None]
             # Rounding can leave a scaled row an ulp above the bound: nudge it inside.
             norms = np.linalg.norm(X, axis=1)
-            while np.any(still := norms > self.row_norm):
+            while np.any(still := norms > bound):
                 X[still] *= np.nextafter(1.0, 0.0)
                 norms[still] = np.linalg.norm(X[still], axis=1)
             if np.any(beyond_rounding):
                 warnings.warn(
                     f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "
-                    f"row_norm={self.row_norm:g} and were clipped to it",
+                    f"row_norm={bound:g} and were clipped to it",
                     UserWarning, stacklevel=3,
                 )
         return X
@@ -348,33 +472,30 @@ class Problem:
             raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        X = sparse.csr_array(X, dtype=np.float64, copy=True)
-        X.sum_duplicates()
-        X.sort_indices()
-        X.indices = X.indices.astype(np.intp, copy=False)
-        X.indptr = X.indptr.astype(np.intp, copy=False)
+        X = _canonical_csr(sparse.csr_array(X, dtype=np.float64, copy=True))
         if not np.all(np.isfinite(X.data)):
             raise ValueError("X contains NaN or infinite values")
+        bound = self.feature_row_norm       # the user's B: the intercept column comes after
         counts = np.diff(X.indptr)
         norms = row_norms(X)
-        over = norms > self.row_norm
-        beyond_rounding = norms > self.row_norm * (1.0 + 1e-12)
+        over = norms > bound
+        beyond_rounding = norms > bound * (1.0 + 1e-12)
         if np.any(over):
             if not clip_rows and np.any(beyond_rounding):
                 raise ValueError(
-                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={self.row_norm:g}; "
+                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={bound:g}; "
                     "pass clip_rows=True to clip them or choose a larger public bound"
                 )
-            X.data *= np.repeat(np.where(over, self.row_norm / np.where(over, norms, 1.0), 1.0),
+            X.data *= np.repeat(np.where(over, bound / np.where(over, norms, 1.0), 1.0),
                                 counts)
             norms = row_norms(X)
-            while np.any(still := norms > self.row_norm):
+            while np.any(still := norms > bound):
                 X.data *= np.repeat(np.where(still, np.nextafter(1.0, 0.0), 1.0), counts)
                 norms = row_norms(X)
             if np.any(beyond_rounding):
                 warnings.warn(
                     f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "
-                    f"row_norm={self.row_norm:g} and were clipped to it",
+                    f"row_norm={bound:g} and were clipped to it",
                     UserWarning, stacklevel=4,
                 )
         return X
@@ -410,6 +531,12 @@ class Problem:
     def is_sparse(self):
         """Whether X is held as a sparse (CSR) matrix."""
         return sparse.issparse(self.X)
+
+    @property
+    def n_features(self):
+        """Number of the user's features: ``p - 1`` with ``fit_intercept`` (the intercept
+        column is not one of them), else ``p``."""
+        return self.p - 1 if self.fit_intercept else self.p
 
     @property
     def n_classes(self):
@@ -467,8 +594,10 @@ class Problem:
     def _theta(self, theta):
         theta = np.asarray(theta, dtype=np.float64)
         if theta.shape != self.theta_shape:
-            raise ValueError(f"theta must have shape {self.theta_shape} for loss={self.loss!r}, "
-                             f"got {theta.shape}")
+            last = (" (its last entry is the intercept's: fit_intercept=True)"
+                    if self.fit_intercept else "")
+            raise ValueError(f"theta must have shape {self.theta_shape} for loss={self.loss!r}"
+                             f"{last}, got {theta.shape}")
         if not np.all(np.isfinite(theta)):
             raise ValueError("theta contains NaN or infinite values")
         return np.ascontiguousarray(theta)
@@ -512,6 +641,41 @@ class Problem:
         Not defined for multinomial, whose second derivative is a K x K matrix per record."""
         return self.loss_function.second_derivatives(self.margins(theta), self.y)
 
+    def split_theta(self, theta):
+        """Split a parameter into the coefficients of the user's features and the intercept.
+
+        With ``fit_intercept`` the last entry of theta (the last row, for multinomial)
+        multiplies the constant feature s (``intercept_scale``), so the offset it adds to every
+        margin is ``s theta[-1]``: that effective offset is returned, and
+        ``X_user @ coef + intercept`` equals ``margins(theta)``. Without ``fit_intercept`` the
+        coefficients are all of theta and the intercept is 0.
+
+        Parameters
+        ----------
+        theta : array_like, shape ``theta_shape``
+            A parameter of this problem, e.g. ``fit.theta``.
+
+        Returns
+        -------
+        coef : ndarray, shape (n_features,) or (n_features, K)
+            The coefficients of the user's features (a new array).
+        intercept : float or ndarray of shape (K,)
+            The effective offset ``s theta[-1]``: a float for the binary and squared losses,
+            one per class for multinomial (0 without ``fit_intercept``).
+
+        Raises
+        ------
+        ValueError
+            If theta does not have shape ``theta_shape`` or holds non-finite values.
+        """
+        theta = self._theta(theta)
+        multinomial = self.loss == "multinomial"
+        if not self.fit_intercept:
+            return theta.copy(), (np.zeros(self.n_classes) if multinomial else 0.0)
+        coef = theta[:-1].copy()
+        intercept = self.intercept_scale * theta[-1]
+        return coef, (np.array(intercept) if multinomial else float(intercept))
+
     def _with_data(self, X, y):
         """The same problem (loss, constraint, regulariser, public bounds, label mapping) on
         already validated rows ``X, y`` (e.g. a subset of this problem's, held by a party); no
@@ -527,9 +691,11 @@ class Problem:
     def describe(self):
         """Public description of the problem (no data-dependent values beyond n and p).
 
-        ``huber_width`` is included only for huber_hinge and ``n_classes`` only for
-        multinomial, so the other losses' descriptions (and the reference cache keys made from
-        them) are unchanged.
+        ``huber_width`` is included only for huber_hinge, ``n_classes`` only for
+        multinomial, and ``fit_intercept``, ``intercept_scale`` and ``feature_row_norm`` (the
+        ``row_norm`` given; ``row_norm`` is then the augmented rows' bound) only with
+        ``fit_intercept``, so the other problems' descriptions (and the reference cache keys
+        made from them) are unchanged. ``p`` is the number of columns of ``X``.
         """
         d = {
             "loss": self.loss, "n": self.n, "p": self.p, "radius": self.radius, "reg": self.reg,
@@ -540,6 +706,10 @@ class Problem:
             d["huber_width"] = self.huber_width
         if self.loss == "multinomial":
             d["n_classes"] = self.n_classes
+        if self.fit_intercept:
+            d["fit_intercept"] = True
+            d["intercept_scale"] = self.intercept_scale
+            d["feature_row_norm"] = self.feature_row_norm
         return d
 
     def __repr__(self):

@@ -167,7 +167,19 @@ CATALOGUE += [
     case("radius-None-and-reg-0", lambda: problem(radius=None, reg=0.0), ValueError, "reg"),
     case("loss-unknown", lambda: problem("hinge2"), ValueError, "loss"),
     case("clip_rows-not-bool", lambda: problem(clip_rows="no"), TypeError, "clip_rows"),
+    case("fit_intercept-not-bool", lambda: problem(fit_intercept="yes"), TypeError,
+         "fit_intercept"),
+    case("fit_intercept-int", lambda: problem(fit_intercept=1), TypeError, "fit_intercept"),
+    case("intercept_scale-overflow",
+         lambda: problem(fit_intercept=True, intercept_scale=1e200), ValueError,
+         "intercept_scale"),
 ]
+for label, value, error in (("0", 0.0, ValueError), ("negative", -1.0, ValueError),
+                            ("nan", math.nan, ValueError), ("inf", math.inf, ValueError),
+                            ("bool", True, TypeError), ("string", "1", TypeError)):
+    CATALOGUE.append(case(f"intercept_scale-{label}",
+                          lambda v=value: problem(fit_intercept=True, intercept_scale=v), error,
+                          "intercept_scale"))
 
 
 # -- the problem: data -------------------------------------------------------------------------
@@ -188,7 +200,13 @@ CATALOGUE += [
     case("X-objects", lambda: dpsolve.Problem(X.astype(object), Y), TypeError, "X"),
     case("X-complex", lambda: dpsolve.Problem(X.astype(complex), Y), TypeError, "X"),
     case("X-bool", lambda: dpsolve.Problem(X > 0, Y), TypeError, "X"),
-    case("X-sparse", lambda: dpsolve.Problem(scipy.sparse.csr_matrix(X), Y), TypeError, "X"),
+    case("X-sparse-nan", lambda: dpsolve.Problem(
+        scipy.sparse.csr_matrix(_with(X, (0, 0), math.nan)), Y), ValueError, "X"),
+    case("X-sparse-complex", lambda: dpsolve.Problem(scipy.sparse.csr_matrix(X.astype(complex)),
+                                                     Y), TypeError, "X"),
+    case("X-sparse-for-parties", lambda: dpsolve.Parties.from_sizes(
+        dpsolve.Problem(scipy.sparse.csr_matrix(X), Y), [N // 2, N - N // 2]), TypeError,
+         "sparse X"),
     case("X-row-above-row_norm-clip_rows-False",
          lambda: dpsolve.Problem(2 * X, Y, clip_rows=False), ValueError, "row_norm"),
     case("y-nan", lambda: dpsolve.Problem(X, _with(Y, 0, math.nan)), ValueError, "y"),

@@ -165,6 +165,11 @@ def _problem_options(loss, solver):
         options["huber_width"] = 0.5
     if solver.startswith("objective_perturbation"):
         options["radius"] = None
+    if solver.endswith("/intercept"):
+        # the constant feature is public; minibatch_sgd needs L = sqrt(B^2 + s^2) <= 1
+        options.update(fit_intercept=True, intercept_scale=0.5)
+        if solver.startswith("minibatch_sgd"):
+            options.update(row_norm=0.6, intercept_scale=0.8)
     return options
 
 
@@ -218,6 +223,26 @@ SOLVERS = {
     "joint_sgd/shared_only": (LOSSES, lambda pr: dpsolve.joint_sgd(
         pr, _parties(pr), 1.0, 1e-5, personal_columns=[], steps=80, rng=SEED)),
     "dp_sgd": (NOT_MULTINOMIAL, lambda pr: dpsolve.dp_sgd(
+        pr, 1.0, 1e-5, sampling_rate=0.2, steps=30, rng=SEED)),
+    # fit_intercept=True (_problem_options): one solver of each family, on some of its losses
+    "noisy_sgd/intercept": (("hinge", "squared"), lambda pr: dpsolve.noisy_sgd(
+        pr, 0.9, 1e-6, steps=60, rng=SEED)),
+    "clipped_gd/intercept": (("logistic", "multinomial"), lambda pr: dpsolve.clipped_gd(
+        pr, 1.0, 1e-5, rng=SEED)),
+    "minibatch_sgd/intercept": (("logistic",), lambda pr: dpsolve.minibatch_sgd(
+        pr, 1.0, batch_size=7, rng=SEED)),
+    "output_perturbation/intercept": (("logistic", "squared"),
+                                      lambda pr: dpsolve.output_perturbation(pr, 1.0, rng=SEED)),
+    "objective_perturbation/intercept": (("logistic",), lambda pr: dpsolve.objective_perturbation(
+        pr, 1.0, rng=SEED)),
+    "multiparty_gd/intercept": (("logistic",), lambda pr: dpsolve.multiparty_gd(
+        pr, _parties(pr), 1.0, 1e-5, record_transcript=True, rng=SEED)),
+    "aggregated_output_perturbation/intercept": (
+        ("multinomial",), lambda pr: dpsolve.aggregated_output_perturbation(
+            pr, _parties(pr), 1.0, rng=SEED)),
+    "joint_sgd/intercept": (("logistic", "multinomial"), lambda pr: dpsolve.joint_sgd(
+        pr, _parties(pr), 1.0, 1e-5, record_transcript=True, rng=SEED)),
+    "dp_sgd/intercept": (("huber_hinge",), lambda pr: dpsolve.dp_sgd(
         pr, 1.0, 1e-5, sampling_rate=0.2, steps=30, rng=SEED)),
 }
 

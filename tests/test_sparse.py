@@ -227,3 +227,43 @@ def test_cli_solve_on_a_sparse_file_matches_the_dense_file(tmp_path, capsys):
                      "1e-6", "--seed", "0"]) == 0
         outputs.append(json.loads(capsys.readouterr().out))
     assert outputs[0]["theta"] == outputs[1]["theta"]
+
+
+# -- intercepts ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("scale", [0.1, 1.0])
+def test_sparse_intercept_stays_sparse_and_matches_dense(scale):
+    """The constant column is appended as stored entries (never densified); rows keep within
+    the public bound sqrt(B^2 + s^2); the kernel solvers agree bit for bit with the dense
+    augmented problem (rows inside the bound, so no clipping differs)."""
+    from dpsolve._rows import row_norms
+    X = sparse_rows()
+    y = labels("logistic", X)
+    options = {"fit_intercept": True, "intercept_scale": scale}
+    S = Problem(X, y, "logistic", **options)
+    D = Problem(X.toarray(), y, "logistic", **options)
+    assert S.is_sparse and S.X.shape == (X.shape[0], X.shape[1] + 1)
+    assert S.X.nnz == X.nnz + X.shape[0] and S.X.indices.dtype == np.intp
+    assert S.X.has_canonical_format
+    np.testing.assert_array_equal(S.X.toarray(), D.X)
+    assert np.all(row_norms(S.X) <= S.row_norm) and S.row_norm == D.row_norm
+    for spec in registry():
+        if spec.name not in ("noisy_sgd", "clipped_gd", "dp_sgd"):
+            continue
+        S = Problem(X, y, "logistic", **spec.example_problem, **options)
+        D = Problem(X.toarray(), y, "logistic", **spec.example_problem, **options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            a = spec.function(S, rng=2, **spec.example)
+            b = spec.function(D, rng=2, **spec.example)
+        np.testing.assert_array_equal(a.theta, b.theta)
+
+
+def test_sparse_rows_are_clipped_to_the_feature_bound_before_the_intercept():
+    """Rows above B are scaled onto B (not onto sqrt(B^2 + s^2)) and then augmented."""
+    from dpsolve._rows import row_norms
+    X = sparse.csr_array(np.array([[3.0, 0.0, 4.0], [0.0, 0.3, 0.0]]))
+    with pytest.warns(UserWarning, match="1 of 2 rows"):
+        S = Problem(X, [1, -1], fit_intercept=True, intercept_scale=0.5)
+    features = S.X[:, :3]
+    assert row_norms(features)[0] <= 1.0 and row_norms(features)[0] == pytest.approx(1.0)
+    np.testing.assert_array_equal(S.X[:, [3]].toarray().ravel(), [0.5, 0.5])

@@ -18,6 +18,7 @@ A sweep is a TOML file (or the same structure as a dict)::
                                # the public label set, when labels are not -1/+1 or 0/1:
                                # classes = [5, 7] (a list of labels, not an axis; a list of
                                # such lists is an axis), or n_classes = 10 for multinomial
+                               # fit_intercept = true, intercept_scale = 1.0: an intercept
 
     [[solver]]                 # one table per solver
     name = "noisy_sgd"
@@ -60,7 +61,7 @@ DATA_KEYS = {
     "file": {"source", "path", "labels"},
 }
 PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows",
-                "classes", "n_classes"}
+                "classes", "n_classes", "fit_intercept", "intercept_scale"}
 
 
 class SweepError(ValueError):

@@ -75,6 +75,9 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     personal_columns : "all" or array of int
         Columns P of the personalised block (default: every column). An empty list gives the
         "collaboration with full DP" baseline: no personalised block, noise on everything.
+        Columns are those of ``problem.X``: with ``fit_intercept`` the intercept column (index
+        ``problem.n_features``, the last) is always in the shared block, and also in the
+        personalised one (an offset of each owner's own) when listed, as ``"all"`` does.
     shared_radius, personal_radius : float, optional
         Radii of the balls U and X (defaults: ``problem.radius``; one is needed).
     steps : int, optional

@@ -49,7 +49,8 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     {{problem}}
         It needs ``reg > 0`` and a per-sample gradient bound ``L = problem.lipschitz <= 1`` (the
         paper's ``||grad loss|| <= 1``; with rows bounded by ``row_norm <= 1`` the logistic and
-        hinge losses qualify).
+        hinge losses qualify; with ``fit_intercept`` the bound is ``sqrt(row_norm^2 +
+        intercept_scale^2)``).
     epsilon : float
         Target epsilon > 0 (pure DP: delta = 0). Leave None when passing ``noise_scale``.
     batch_size : int, default 10
@@ -107,7 +108,8 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, batch_size=10, sche
     if not L <= 1.0:
         raise ValueError(f"minibatch_sgd needs per-sample gradients of norm <= 1 (Song, "
                          f"Chaudhuri & Sarwate's assumption); this Problem's Lipschitz "
-                         f"constant is {L:g}: scale the rows so that row_norm <= 1")
+                         f"constant is {L:g}: scale the rows so that row_norm <= 1 (with "
+                         "fit_intercept, row_norm**2 + intercept_scale**2 <= 1)")
     if batch_size > n:
         raise ValueError(f"batch_size must be <= n={n}, got {batch_size}")
     sensitivity = 2.0 * L       # of a batch's gradient sum, replace-one
