@@ -7,7 +7,7 @@
 # (end of this file) on the K logits z = theta^T x, and no LossKind.
 # Shipped as dpsolve/_kernels/_loss.pxd: cimport only from libc here, never a sibling .pxd
 # (the build finds siblings by their top-level names, which an installed copy cannot).
-from libc.math cimport exp, isfinite, log1p, sqrt
+from libc.math cimport exp, fabs, isfinite, log1p, sqrt
 
 cdef enum LossKind:
     LOGISTIC = 0
@@ -53,12 +53,13 @@ cdef inline double loss_derivative(int kind, double z, double y, double h) noexc
     """d loss / dz; for hinge the subgradient -y 1[yz < 1]."""
     cdef double m, e
     if kind == LOGISTIC:
-        # -y sigmoid(-m)
+        # -y sigmoid(-m) = -y e / (1 + e) with e = exp(-m) for m > 0, and -y / (1 + exp(m))
+        # otherwise: both with e = exp(-|m|), the numerator chosen without a branch (the sign of
+        # m is a coin flip on real data, and a mispredicted branch costs more than the select).
+        # The same operations on the same values as the two branches, so the same bits.
         m = y * z
-        if m > 0.0:
-            e = exp(-m)
-            return -y * e / (1.0 + e)
-        return -y / (1.0 + exp(m))
+        e = exp(-fabs(m))
+        return (-y * (e if m > 0.0 else 1.0)) / (1.0 + e)
     elif kind == HINGE:
         return -y if y * z < 1.0 else 0.0
     elif kind == HUBER_HINGE:

@@ -6,8 +6,11 @@ multinomial loss: the gradient x_i (softmax(z_i) - e_{y_i})^T has Frobenius norm
 ||softmax(z_i) - e_{y_i}|| ||x_i||, so clipping is again one scale per row.
 """
 from cython.parallel cimport prange
+from libc.math cimport exp, fabs
+from libc.stdlib cimport free, malloc
 
-from _loss cimport check_loss_parameter, loss_derivative, multinomial_derivative
+from _loss cimport LOGISTIC, check_loss_parameter, loss_derivative, multinomial_derivative
+from _openmp cimport dps_max_threads
 from _rows cimport Rows, make_rows, row_axpy, row_dot
 
 # Thread control lives in dpsolve._kernels.threads; these names stay for callers outside the
@@ -15,10 +18,25 @@ from _rows cimport Rows, make_rows, row_axpy, row_dot
 from dpsolve._kernels.threads import max_threads, set_num_threads
 
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define dps_prefetch(address) __builtin_prefetch(address)
+    #else
+    #define dps_prefetch(address) ((void)(address))
+    #endif
+    """
+    void prefetch "dps_prefetch"(const void* address) nogil
+
+
 # Rows are split into this many blocks whatever the number of threads; block sums are added in
 # block order, so the result is bit-identical for any thread count.
 cdef enum:
     BLOCKS = 64
+    # rows whose margins are computed before their derivatives (one chunk per block in flight)
+    CHUNK = 128
+    # below this many entries (n p) one thread is faster than forking a second one
+    PARALLEL_MIN_WORK = 20000
 
 
 def clipped_gradient_sum(
@@ -46,29 +64,121 @@ def clipped_gradient_sum(
     if scratch.shape[0] != BLOCKS or scratch.shape[1] != p:
         raise ValueError(f"scratch must have shape ({BLOCKS}, {p})")
     check_loss_parameter(loss, h)
-    cdef Py_ssize_t b, i, j, start, stop
+    cdef Py_ssize_t b, i, j, start, stop, c0, c1
     cdef double d, g
     cdef Py_ssize_t clipped = 0
-    with nogil:
-        for b in prange(BLOCKS, schedule="static"):
-            start = b * n // BLOCKS
-            stop = (b + 1) * n // BLOCKS
+    cdef int threads = 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads()
+    cdef double* work = <double*> malloc(2 * BLOCKS * CHUNK * sizeof(double))
+    if work == NULL:
+        raise MemoryError()
+    cdef double* dz
+    cdef double* ez
+    try:
+        with nogil:
+            for b in prange(BLOCKS, schedule="static", num_threads=threads):
+                start = b * n // BLOCKS
+                stop = (b + 1) * n // BLOCKS
+                dz = work + 2 * b * CHUNK
+                ez = dz + CHUNK
+                for j in range(p):
+                    scratch[b, j] = 0.0
+                # Rows in chunks: first every margin (independent dot products, which the
+                # core overlaps), then every derivative (independent exp calls), then the sums
+                # in row order. Each dot and each coordinate's sum keeps its order, so the
+                # result is bit-identical to one row at a time.
+                c0 = start
+                while c0 < stop:
+                    c1 = c0 + CHUNK if c0 + CHUNK < stop else stop
+                    margins(&R, c0, c1, &theta[0], dz)
+                    if loss == LOGISTIC:
+                        logistic_derivatives(dz, &y[c0], c1 - c0, ez)
+                    else:
+                        for i in range(c0, c1):
+                            dz[i - c0] = loss_derivative(loss, dz[i - c0], y[i], h)
+                    for i in range(c0, c1):
+                        d = dz[i - c0]
+                        g = (d if d >= 0.0 else -d) * row_norms[i]
+                        if g > clip:
+                            d = d * (clip / g)
+                            clipped += 1
+                        dz[i - c0] = d
+                    for i in range(c0, c1):
+                        if dz[i - c0] != 0.0:
+                            row_axpy(&R, i, dz[i - c0], &scratch[b, 0])
+                    c0 = c1
             for j in range(p):
-                scratch[b, j] = 0.0
-            for i in range(start, stop):
-                d = loss_derivative(loss, row_dot(&R, i, &theta[0]), y[i], h)
-                g = (d if d >= 0.0 else -d) * row_norms[i]
-                if g > clip:
-                    d = d * (clip / g)
-                    clipped += 1
-                if d != 0.0:
-                    row_axpy(&R, i, d, &scratch[b, 0])
-        for j in range(p):
-            out[j] = 0.0
-        for b in range(BLOCKS):
-            for j in range(p):
-                out[j] += scratch[b, j]
+                out[j] = 0.0
+            for b in range(BLOCKS):
+                for j in range(p):
+                    out[j] += scratch[b, j]
+    finally:
+        free(work)
     return clipped
+
+
+cdef void logistic_derivatives(double* z, const double* y, Py_ssize_t m,
+                               double* e) noexcept nogil:
+    """z[i] <- the logistic loss'(z[i]; y[i]) for i < m, as _loss.loss_derivative computes it
+    (the same operations, so the same bits), in three passes: the independent exp calls
+    back to back, where the core overlaps them, then the arithmetic, which vectorises."""
+    cdef Py_ssize_t i
+    cdef double u
+    for i in range(m):
+        u = y[i] * z[i]
+        z[i] = u
+        e[i] = exp(-fabs(u))
+    for i in range(m):
+        z[i] = (-y[i] * (e[i] if z[i] > 0.0 else 1.0)) / (1.0 + e[i])
+
+
+cdef void margins(const Rows* R, Py_ssize_t c0, Py_ssize_t c1, const double* t,
+                  double* out) noexcept nogil:
+    """out[i - c0] = <x_i, t> for rows c0 .. c1 - 1, each summed over j in order (as row_dot);
+    dense rows eight at a time, so that eight independent sums are in flight (one sum alone
+    waits on each addition's latency)."""
+    cdef Py_ssize_t i = c0, j, k, p = R.p
+    cdef const double* x
+    cdef double s0, s1, s2, s3, s4, s5, s6, s7, tj
+    # short rows: eight of them are one contiguous stretch, which the hardware prefetches
+    cdef bint prefetching = p >= 32
+    if R.X != NULL:
+        while i + 8 <= c1:
+            x = R.X + i * p
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+            for j in range(p):
+                if (j & 7) == 0 and prefetching and i + 16 <= c1:
+                    # the next eight rows, one cache line of each ahead (eight strided streams
+                    # are more than the hardware prefetcher follows)
+                    prefetch(x + 8 * p + j)
+                    prefetch(x + 9 * p + j)
+                    prefetch(x + 10 * p + j)
+                    prefetch(x + 11 * p + j)
+                    prefetch(x + 12 * p + j)
+                    prefetch(x + 13 * p + j)
+                    prefetch(x + 14 * p + j)
+                    prefetch(x + 15 * p + j)
+                tj = t[j]
+                s0 += x[j] * tj
+                s1 += x[p + j] * tj
+                s2 += x[2 * p + j] * tj
+                s3 += x[3 * p + j] * tj
+                s4 += x[4 * p + j] * tj
+                s5 += x[5 * p + j] * tj
+                s6 += x[6 * p + j] * tj
+                s7 += x[7 * p + j] * tj
+            k = i - c0
+            out[k] = s0
+            out[k + 1] = s1
+            out[k + 2] = s2
+            out[k + 3] = s3
+            out[k + 4] = s4
+            out[k + 5] = s5
+            out[k + 6] = s6
+            out[k + 7] = s7
+            i += 8
+    while i < c1:
+        out[i - c0] = row_dot(R, i, t)
+        i += 1
 
 
 def clipped_gradient_sum_multinomial(
@@ -111,8 +221,9 @@ def clipped_gradient_sum_multinomial(
     cdef double* d
     cdef double* acc
     cdef Py_ssize_t clipped = 0
+    cdef int threads = 1 if n * p * K < PARALLEL_MIN_WORK else dps_max_threads()
     with nogil:
-        for b in prange(BLOCKS, schedule="static"):
+        for b in prange(BLOCKS, schedule="static", num_threads=threads):
             start = b * n // BLOCKS
             stop = (b + 1) * n // BLOCKS
             z = &work[b, 0]

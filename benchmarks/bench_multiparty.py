@@ -38,7 +38,7 @@ def _numpy_sgd2(problem, parties, sigma, steps, eta, rng):
 class MultipartyGD:
     """Logistic, n = 3 x 10^4 rows over three parties (10^4 each), lambda = 1e-3, 200 iterations."""
 
-    params = [10, 50]
+    params = [10, 50, 200]
     param_names = ["p"]
 
     def setup(self, p):
