@@ -505,3 +505,32 @@ def test_hinge_certificate_failure_is_a_research_mode_release_and_secure_mode_re
     assert next(o for o in outcomes if o[0] == "raised")[1] == "RuntimeError"
     secure = [run_recorded(lambda q: run(q, secure=True), problem) for problem in problems]
     assert secure[0] == secure[1] and secure[0][:2] == ("raised", "ValueError")
+
+
+SPARSE_CASES = [(solver, loss, kind) for solver, loss, kind in CASES
+                if dpsolve.solvers.get(solver.split("/")[0]).sparse and "parties" not in solver
+                and kind.startswith("c:")]
+
+
+@pytest.mark.parametrize("solver, loss, kind", [
+    case if case[2] == next(k for k in PAIRS[case[1]] if k.startswith("c:"))
+    else pytest.param(*case, marks=pytest.mark.slow) for case in SPARSE_CASES],
+    ids=lambda v: str(v))
+def test_sparse_release_metadata_does_not_depend_on_the_neighbour(solver, loss, kind):
+    """The row-replacing pairs (a row replaced by a zero row, a tiny one, an unclipped one:
+    the number of stored entries changes with them) with X held sparse, for every solver that
+    takes sparse X: the same comparison as for dense X."""
+    from scipy import sparse
+    pair = make_pair(loss, kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        problems = [_build(loss, solver, sparse.csr_array(pair.X), pair.y, pair.options),
+                    _build(loss, solver, sparse.csr_array(pair.X2), pair.y2, pair.options)]
+    assert all(problem.is_sparse for problem in problems)
+    assert problems[0].X.nnz != problems[1].X.nnz or kind != "c:largest_row_to_zero"
+    assert problem_metadata(problems[0]) == problem_metadata(problems[1])
+    run = SOLVERS[solver][1]
+    outcomes = [run_recorded(run, problem) for problem in problems]
+    assert outcomes[0][0] == "ok", f"the fit on the first dataset raised: {outcomes[0]}"
+    difference = _differences(*outcomes)
+    assert difference is None, f"{solver} on {loss}, pair {kind} (sparse X):\n{difference}"

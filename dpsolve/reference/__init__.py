@@ -239,7 +239,12 @@ def _solve(problem, tol, method):
     theta = alpha = None
     gap = math.inf
     if method in ("auto", "newton"):
-        theta, alpha, gap = _second_order(problem, tol)
+        try:
+            theta, alpha, gap = _second_order(problem, tol)
+        except (np.linalg.LinAlgError, ArithmeticError, ValueError):
+            if method == "newton":
+                raise
+            theta = alpha = None                 # the cone solve below takes over
         status, solver = "optimal", "NEWTON"
     if method == "cvxpy" or (method == "auto" and not gap <= tol):
         cone = _cone_fallback(problem, tol)
