@@ -14,6 +14,8 @@ formulas is the number of parameters, ``p K`` for the multinomial loss (theta of
 Frobenius norms): the theorems hold in any Euclidean space of that dimension. Bounds of solvers
 that do not take the multinomial loss raise ValueError for it.
 """
+import collections
+import functools
 import math
 
 import numpy as np
@@ -432,8 +434,190 @@ def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, toler
     return value if form == "mean" else value * n
 
 
-def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fraction=0.1,
-                                 noise=None, tolerance=1e-12, calibration="pld", form="mean"):
+#: Output-noise shares the objective-perturbation search tries first (geometric, 1e-4 .. 0.5),
+#: before refining around the best.
+_FRACTIONS = tuple(float(f) for f in np.geomspace(1e-4, 0.5, 25))
+
+#: What the objective-perturbation bound needs of a Problem: public constants only.
+_OPConstants = collections.namedtuple("_OPConstants", "n p lam B c l0 beta")
+
+
+def _op_constants(problem):
+    return _OPConstants(problem.n, problem.p, problem.reg, problem.row_norm,
+                        problem.loss_function.curvature, _max_loss_at_zero(problem),
+                        problem.smoothness)
+
+
+def _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise, tolerance):
+    """The bound of :func:`objective_perturbation_bound` (mean form) for the constants ``k`` at
+    the split ``fraction`` and the total regularisation ``mu = lambda + Delta``, with the output
+    noise's scale per unit of sensitivity ``unit``; inf where ``epsilon' <= 0``."""
+    eps_prime = (1.0 - fraction) * epsilon - 2.0 * math.log1p(k.c * k.B * k.B / (k.n * mu))
+    if not eps_prime > 0.0 or not math.isfinite(unit):
+        return math.inf
+    extra = mu - k.lam
+    r = math.sqrt(2.0 * tolerance / mu)
+    A = math.sqrt(2.0 * mu * tolerance) + extra * (math.sqrt(2.0 * mu * k.l0) / mu + r)
+    C = 1.0 + 2.0 * extra / mu
+    v1, v2 = _noise_moments("gamma_norm", 2.0 * k.B / eps_prime / k.n, k.p)
+    _, m2 = _noise_moments(noise, unit * 2.0 * r, k.p)
+    return (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * k.lam) + 0.5 * (k.beta + k.lam) * m2
+
+
+def _unit_output_scale(noise, epsilon, delta, calibration):
+    """Output-noise scale per unit of L2 sensitivity at this epsilon: exact (Balle–Wang) for
+    Gaussian noise under an accountant, which a single Gaussian release's accountants agree
+    with; inf where the classic mechanism is not defined (epsilon >= 1)."""
+    from .privacy.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
+    if noise == "gamma_norm":
+        return 1.0 / epsilon
+    if calibration == "paper":
+        return gaussian_sigma_classic(1.0, epsilon, delta) if epsilon < 1.0 else math.inf
+    return gaussian_sigma_analytic(1.0, epsilon, delta)
+
+
+def _best_mu(k, epsilon, fraction, unit, noise, tolerance):
+    """The total regularisation ``mu >= lambda`` that minimises the bound at this split: a
+    bounded search in log mu above the smallest mu that leaves ``epsilon' > 0``, and
+    ``Delta = 0`` itself when lambda alone leaves some."""
+    from scipy import optimize
+    half = (1.0 - fraction) * epsilon / 2.0
+    floor = k.c * k.B * k.B / (k.n * math.expm1(half)) if half < 700.0 else 0.0
+    low = max(k.lam, floor * (1.0 + 1e-9))
+
+    def value(t):
+        return _objective_perturbation_value(k, epsilon, fraction, math.exp(t), unit, noise,
+                                             tolerance)
+
+    found = optimize.minimize_scalar(value, bounds=(math.log(low), math.log(low) + 30.0),
+                                     method="bounded", options={"xatol": 1e-6})
+    candidates = [math.log(low), float(found.x)]
+    t = min(candidates, key=value)
+    return max(low, math.exp(t)), value(t)
+
+
+@functools.lru_cache(maxsize=256)
+def _objective_perturbation_search(k, epsilon, delta, output_fraction, extra_reg, noise,
+                                   tolerance, calibration):
+    """The search of :func:`objective_perturbation_settings` (arguments checked; a pure
+    function of public constants, cached)."""
+    from scipy import optimize
+
+    def at(fraction):
+        unit = _unit_output_scale(noise, fraction * epsilon, delta, calibration)
+        if extra_reg == "auto":
+            return _best_mu(k, epsilon, fraction, unit, noise, tolerance)
+        eps_obj = (1.0 - fraction) * epsilon
+        if extra_reg == "cms":
+            prime = eps_obj - math.log1p(2.0 * k.c * k.B ** 2 / (k.n * k.lam)
+                                         + (k.c * k.B ** 2 / (k.n * k.lam)) ** 2)
+            mu = k.lam if prime > 0.0 else k.c * k.B ** 2 / (k.n * math.expm1(eps_obj / 4.0))
+        else:
+            mu = k.lam + extra_reg
+        return mu, _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise,
+                                                 tolerance)
+
+    if output_fraction == "auto":
+        results = [at(f) for f in _FRACTIONS]
+        best = min(range(len(results)), key=lambda i: results[i][1])
+        lo = _FRACTIONS[max(best - 1, 0)]
+        hi = _FRACTIONS[min(best + 1, len(_FRACTIONS) - 1)]
+        found = optimize.minimize_scalar(lambda t: at(math.exp(t))[1],
+                                         bounds=(math.log(lo), math.log(hi)), method="bounded",
+                                         options={"xatol": 1e-3})
+        fraction = math.exp(float(found.x))
+        mu, value = at(fraction)
+        if results[best][1] <= value:
+            fraction, (mu, value) = _FRACTIONS[best], results[best]
+    else:
+        fraction = output_fraction
+        mu, value = at(fraction)
+    extra = extra_reg if extra_reg not in ("auto", "cms") else mu - k.lam
+    return fraction, extra, value
+
+
+def objective_perturbation_settings(problem, epsilon, delta=None, *, output_fraction="auto",
+                                    extra_reg="auto", noise=None, tolerance=1e-12,
+                                    calibration="pld"):
+    r"""The split and the extra regularisation of :func:`dpsolve.objective_perturbation`,
+    chosen from public constants only: the ones that minimise :func:`objective_perturbation_bound`.
+
+    Objective perturbation may add any ``Delta >= 0`` to the regulariser, fixed before seeing
+    the data, as long as ``epsilon' = epsilon_obj - 2 ln(1 + cB^2/(n (lambda + Delta))) > 0``
+    (:func:`dpsolve.privacy.calibration.objective_perturbation_constants`). CMS 2011's rule
+    takes ``Delta = 0`` whenever that is positive, which can leave almost nothing: at n = 1000,
+    lambda = 1e-3, epsilon_obj = 0.45 (logistic, B = 1) it leaves ``epsilon' = 0.004`` and a
+    noise scale of 500, where ``Delta = 0.01`` leaves ``epsilon' = 0.40`` and a scale of 5.
+    Here ``mu = lambda + Delta`` minimises the bound for each split (a 1-D search in log mu),
+    and the split f (``output_fraction``) is searched over a geometric grid from 1e-4 to 0.5,
+    then refined around the best. Only n, p, lambda, B, the loss's constants, epsilon, delta,
+    the noise and the tolerance enter: the choice is public. For Gaussian output noise the
+    search uses the exact Gaussian calibration (Balle–Wang) that a single release's
+    accountants agree with; the fit then calibrates with ``calibration``.
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` and ``radius=None``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float, optional
+        None for gamma-norm output noise; in (0, 1) for Gaussian output noise.
+    output_fraction : "auto" or float, default "auto"
+        The split f in (0, 1), or ``"auto"`` to search it.
+    extra_reg : "auto", "cms" or float, default "auto"
+        Delta ``>= 0``; ``"cms"`` for CMS 2011's two-branch rule; ``"auto"`` to search it.
+    noise : {"gamma_norm", "gaussian"}, optional
+        The output noise; default gamma-norm without delta, else Gaussian.
+    tolerance : float, default 1e-12
+        The inner solver's gap g, in (0, 1e-2].
+    calibration : str, default "pld"
+        For Gaussian output noise: ``"paper"`` (classic mechanism, which needs
+        ``f epsilon < 1``) or an accountant.
+
+    Returns
+    -------
+    dict
+        ``output_fraction``, ``extra_reg`` (Delta), ``epsilon_prime`` and ``bound`` (the mean-form
+        bound at those settings, with the search's calibration).
+
+    Raises
+    ------
+    ValueError
+        For an invalid argument, or a fixed ``extra_reg`` that leaves ``epsilon' <= 0``.
+    """
+    _check(problem, epsilon, None, "mean")
+    reject_multinomial(problem, "objective_perturbation_settings")
+    if problem.reg <= 0.0 or problem.radius is not None:
+        raise ValueError("objective perturbation needs reg > 0 and radius=None")
+    if output_fraction != "auto":
+        output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
+    if isinstance(extra_reg, str):
+        check_choice(extra_reg, "extra_reg", ("auto", "cms"))
+    else:
+        extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
+    share = 0.5 if output_fraction == "auto" else output_fraction
+    noise, epsilon, delta, calibration = resolve_output_noise(
+        noise, epsilon, delta, calibration, problem.n, share)
+    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
+    fraction, extra, value = _objective_perturbation_search(
+        _op_constants(problem), epsilon, delta, output_fraction, extra_reg, noise, tolerance,
+        calibration)
+    # checks a fixed extra_reg (ValueError naming the smallest usable one) and gives epsilon'
+    eps_prime, extra = objective_perturbation_constants(
+        problem, (1.0 - fraction) * epsilon, None if extra_reg == "cms" else extra)
+    if not math.isfinite(value):
+        raise ValueError(f"objective perturbation has no usable settings at epsilon={epsilon:g} "
+                         f"(noise={noise!r}, calibration={calibration!r}, output_fraction="
+                         f"{fraction:g}): the classic Gaussian mechanism needs the output "
+                         "share of epsilon below 1")
+    return {"output_fraction": fraction, "extra_reg": extra, "epsilon_prime": eps_prime,
+            "bound": value}
+
+
+def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fraction="auto",
+                                 extra_reg="auto", noise=None, tolerance=1e-12,
+                                 calibration="pld", form="mean"):
     r"""Excess-risk bound of :func:`dpsolve.objective_perturbation`, explicit constants.
 
     With ``v = b/n`` the objective noise, Delta the extra regularisation, ``mu = lambda + Delta``,
@@ -455,9 +639,12 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
         Target epsilon, ``> 0``.
     delta : float, optional
         None (or 0) for gamma-norm output noise; in (0, 1) for Gaussian output noise.
-    output_fraction : float, default 0.1
+    output_fraction : "auto" or float, default "auto"
         In (0, 1): the share of epsilon spent on the output noise ``b_2``; the rest goes to the
-        objective noise b.
+        objective noise b. ``"auto"``: the share :func:`objective_perturbation_settings`
+        chooses, as the solver does by default.
+    extra_reg : "auto", "cms" or float, default "auto"
+        Delta, as in :func:`objective_perturbation_settings`.
     noise : {"gamma_norm", "gaussian"}, optional
         The output noise ``b_2``; default ``"gamma_norm"`` without ``delta`` (epsilon-DP), else
         ``"gaussian"``.
@@ -477,14 +664,14 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     """
     _check(problem, epsilon, None, form)
     reject_multinomial(problem, "objective_perturbation_bound")
-    if problem.reg <= 0.0 or problem.radius is not None:
-        raise ValueError("objective perturbation needs reg > 0 and radius=None")
-    output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
+    settings = objective_perturbation_settings(
+        problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
+        noise=noise, tolerance=tolerance, calibration=calibration)
+    output_fraction, extra = settings["output_fraction"], settings["extra_reg"]
     noise, epsilon, delta, calibration = resolve_output_noise(
         noise, epsilon, delta, calibration, problem.n, output_fraction)
-    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
     n, p, lam = problem.n, problem.p, problem.reg
-    eps_prime, extra = objective_perturbation_constants(problem, (1 - output_fraction) * epsilon)
+    eps_prime = settings["epsilon_prime"]
     mu = lam + extra
     r = math.sqrt(2.0 * tolerance / mu)
     l0 = _max_loss_at_zero(problem)

@@ -476,3 +476,31 @@ def test_minibatch_sgd_audit_catches_missing_noise_only():
     assert honest.epsilon <= 1.0, honest
     silent = audit(solver(0.0), D, D2, runs=2000, statistic=statistic, rng=1)
     assert silent.epsilon > 1.0, silent
+
+
+@pytest.mark.slow
+def test_objective_perturbation_audit_with_the_chosen_extra_reg():
+    """Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Kifer et al. 2012; as
+    AMP, Iyengar et al. 2019) at its default settings, which add an extra regulariser Delta > 0
+    chosen from the utility bound (dpsolve.bounds.objective_perturbation_settings): pure
+    epsilon = 1 holds on the canary pair, and the audit catches the noise switched off while
+    the claim stays epsilon = 1."""
+    import dpsolve.solvers.objective_perturbation as module
+    P = _tiny_problem("huber_hinge", radius=None, reg=0.005)
+    D, D2, statistic = canary_neighbours(P)
+    fit = dpsolve.objective_perturbation(D, 1.0, rng=0)
+    assert fit.settings["extra_reg"] > 0.0 and fit.epsilon == 1.0 and fit.delta == 0.0
+    honest = audit(lambda problem, rng: dpsolve.objective_perturbation(problem, 1.0,
+                                                                       rng=rng).theta,
+                   D, D2, runs=2000, statistic=statistic, rng=1)
+    assert honest.epsilon <= 1.0, honest
+    real = module._inner._draw
+
+    def silent(problem, rng):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(module._inner, "_draw",
+                          lambda kind, scale, p, rng: 0.0 * real(kind, scale, p, rng))
+            return dpsolve.objective_perturbation(problem, 1.0, rng=rng).theta
+
+    caught = audit(silent, D, D2, runs=2000, statistic=statistic, rng=1)
+    assert caught.epsilon > 1.0, caught

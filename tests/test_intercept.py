@@ -268,8 +268,11 @@ def test_every_solver_fits_an_intercept(spec, loss):
     # against the fit without intercept (rows of norm <= B = 0.6)
     plain = _run(spec, build(X, y, loss, **options))
     assert _metadata(fit) == _metadata(plain)
-    assert fit.privacy.certified_epsilon == pytest.approx(plain.privacy.certified_epsilon,
-                                                          rel=1e-6)
+    if spec.name != "objective_perturbation":
+        assert fit.privacy.certified_epsilon == pytest.approx(plain.privacy.certified_epsilon,
+                                                              rel=1e-6)
+    # (objective perturbation's split and extra regulariser are chosen from public constants,
+    # p among them: its certified epsilon moves with p within the same claim)
     assert fit.privacy.certified_epsilon <= fit.epsilon * (1 + 1e-9)
 
 

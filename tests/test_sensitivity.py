@@ -698,9 +698,10 @@ OBJECTIVE_CASES = [Case("logistic"), Case("huber_hinge", h=0.1), Case("huber_hin
 @pytest.mark.parametrize("case", OBJECTIVE_CASES, ids=str)
 @pytest.mark.parametrize("epsilon", [4.0, 0.05])
 def test_objective_perturbation_constants(case, epsilon):
-    """objective_perturbation: the curvature constant c it uses (read back from the fit: from
-    ``epsilon_prime = eps_obj - 2 ln(1 + c B^2/(n lambda))`` when no extra regulariser is
-    needed, from ``extra_reg = c B^2/(n (e^{eps_obj/4} - 1)) - lambda`` otherwise) bounds
+    """objective_perturbation: the curvature constant c it uses (read back from the fit, from
+    ``epsilon_prime = eps_obj - 2 ln(1 + c B^2/(n (lambda + Delta)))``, whatever Delta the
+    fit chose, and from CMS 2011's rule ``Delta = c B^2/(n (e^{eps_obj/4} - 1)) - lambda``
+    when it is asked for and needs an extra regulariser) bounds
     |loss''(z)| over all margins z (no constraint) and both labels, and is attained (logistic at
     z = 0, huber_hinge on its quadratic piece). The noise b it draws, density
     exp(-eps' ||b|| / (2B)), is for L2 sensitivity 2B of the linear term: the numerical max of
@@ -712,10 +713,14 @@ def test_objective_perturbation_constants(case, epsilon):
     problem = case.problem(X, y, reg=reg, radius=None)
     fit = dpsolve.objective_perturbation(problem, epsilon, rng=SEED)
     st, B = fit.settings, case.B
-    if st["extra_reg"] == 0.0:
-        c = math.expm1((st["epsilon_objective"] - st["epsilon_prime"]) / 2.0) * n * reg / B ** 2
+    mu = reg + st["extra_reg"]
+    c = math.expm1((st["epsilon_objective"] - st["epsilon_prime"]) / 2.0) * n * mu / B ** 2
+    assert c == pytest.approx(problem.loss_function.curvature, rel=1e-9)
+    cms = dpsolve.objective_perturbation(problem, epsilon, extra_reg="cms", rng=SEED).settings
+    if cms["extra_reg"] == 0.0:
+        c = math.expm1((cms["epsilon_objective"] - cms["epsilon_prime"]) / 2.0) * n * reg / B ** 2
     else:
-        c = (st["extra_reg"] + reg) * n * math.expm1(st["epsilon_objective"] / 4.0) / B ** 2
+        c = (cms["extra_reg"] + reg) * n * math.expm1(cms["epsilon_objective"] / 4.0) / B ** 2
     assert c == pytest.approx(problem.loss_function.curvature, rel=1e-12)
     kind, h = problem.loss_function.kernel_id, problem.loss_function.kernel_param
 

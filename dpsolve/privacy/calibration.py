@@ -517,16 +517,22 @@ def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
     return calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
 
 
-def objective_perturbation_constants(problem, epsilon):
+def objective_perturbation_constants(problem, epsilon, extra_reg=None):
     """Kifer et al. (2012) / CMS (2011) Alg. 2 constants for an objective-perturbation budget
     ``epsilon``: returns ``(epsilon_prime, extra_reg)``.
 
     With ``c`` the bound on ``loss''`` (1/4 logistic, 1/(2h) huber_hinge; the loss's
-    ``curvature``) and B the row bound,
-    ``epsilon' = epsilon - ln(1 + 2cB^2/(n lambda) + c^2 B^4/(n^2 lambda^2))``. If it is
-    positive, no extra regularisation; else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda``
-    and ``epsilon' = epsilon / 2``. (diffprivlib uses ``cB`` for ``cB^2``, which is not
-    conservative for B > 1.)
+    ``curvature``), B the row bound and ``mu = lambda + Delta`` the regularisation of the
+    perturbed objective, the noise may spend
+    ``epsilon' = epsilon - ln(1 + 2cB^2/(n mu) + c^2 B^4/(n^2 mu^2))``
+    ``= epsilon - 2 ln(1 + cB^2/(n mu))`` (the Jacobian term of the proof), for any
+    ``Delta >= 0`` fixed from public constants that leaves ``epsilon' > 0``.
+
+    ``extra_reg=None`` is CMS 2011's two-branch rule: ``Delta = 0`` if that leaves
+    ``epsilon' > 0``, else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda`` and
+    ``epsilon' = epsilon / 2``. (diffprivlib uses ``cB`` for ``cB^2``, which is not
+    conservative for B > 1.) :func:`dpsolve.bounds.objective_perturbation_settings` chooses
+    ``Delta`` from the utility bound instead.
 
     Parameters
     ----------
@@ -534,14 +540,32 @@ def objective_perturbation_constants(problem, epsilon):
         Gives n, lambda (``reg``, ``> 0``), B (``row_norm``) and c (the loss's ``curvature``).
     epsilon : float
         The objective-perturbation budget, ``> 0``.
+    extra_reg : float, optional
+        Delta ``>= 0``; None for CMS 2011's rule.
 
     Returns
     -------
     epsilon_prime : float
         The epsilon left for the noise in the objective.
     extra_reg : float
-        The extra regularisation Delta (0 when ``epsilon'`` is positive at first).
+        The extra regularisation Delta.
+
+    Raises
+    ------
+    ValueError
+        If ``extra_reg`` leaves ``epsilon' <= 0``; the message gives the smallest Delta that
+        does not.
     """
+    if extra_reg is not None:
+        c = problem.loss_function.curvature
+        n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
+        extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
+        eps_prime = epsilon - 2.0 * math.log1p(c * B2 / (n * (lam + extra_reg)))
+        if not eps_prime > 0.0:
+            smallest = max(c * B2 / (n * math.expm1(min(epsilon / 2.0, 700.0))) - lam, 0.0)
+            raise ValueError(f"extra_reg={extra_reg:g} leaves no epsilon for the objective noise "
+                             f"at epsilon={epsilon:g}: it must exceed {smallest:.6g}")
+        return eps_prime, extra_reg
     c = problem.loss_function.curvature
     n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
     eps_prime = epsilon - math.log1p(2.0 * c * B2 / (n * lam) + (c * B2 / (n * lam)) ** 2)

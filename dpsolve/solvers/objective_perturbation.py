@@ -21,23 +21,29 @@ LOSSES = ("logistic", "huber_hinge")
 
 PARAMETERS = {
     "tolerance": Real(0.0, 1e-2, high_inclusive=True),
-    "output_fraction": Real(0.0, 1.0),
+    "output_fraction": Passthrough(),        # "auto" or a real in (0, 1): checked by the search
+    "extra_reg": Passthrough(),              # "auto", "cms" or a real >= 0: checked likewise
     "noise": Passthrough(),                  # checked with delta (resolve_output_noise)
     "calibration": Passthrough(),            # checked for Gaussian noise only
 }
 
 
 @document
-def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
-                           noise=None, tolerance=1e-12, calibration="pld", secure=False, rng=None):
+def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="auto",
+                           extra_reg="auto", noise=None, tolerance=1e-12, calibration="pld",
+                           secure=False, rng=None):
     r"""Differentially private ERM by objective perturbation, run as Approximate Minima
     Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
 
     The budget is split: ``epsilon_obj = (1 - output_fraction) epsilon`` perturbs the objective,
-    ``epsilon_out = output_fraction * epsilon`` pays for the solver's inexactness.
+    ``epsilon_out = output_fraction * epsilon`` pays for the solver's inexactness. By default
+    the split and the extra regularisation Delta are the ones that minimise the method's
+    utility bound, chosen from public constants only
+    (:func:`dpsolve.bounds.objective_perturbation_settings`).
 
-    1. ``(epsilon', Delta) = objective_perturbation_constants(problem, epsilon_obj)``; draw
-       ``b`` with density proportional to ``exp(-epsilon' ||b|| / (2B))``.
+    1. ``epsilon' = epsilon_obj - 2 ln(1 + cB^2 / (n (lambda + Delta)))`` (Kifer et al. 2012's
+       constants, for any Delta fixed in advance that leaves it positive); draw ``b`` with
+       density proportional to ``exp(-epsilon' ||b|| / (2B))``.
     2. Minimise ``F_b(theta) = F(theta) + <b, theta>/n + (Delta/2)||theta||^2`` to
        ``F_b(theta_hat) - min F_b <= g``, g = ``tolerance`` fixed in advance. Research mode:
        Newton's method until ``||grad F_b|| <= sqrt(2 (lambda + Delta) g)``, which certifies
@@ -58,8 +64,15 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     delta : float, optional
         None: epsilon-DP (gamma-norm output noise). In (0, 1): Gaussian output noise, and the
         claim is (epsilon, delta).
-    output_fraction : float, default 0.1
-        Share of epsilon for the output noise, in (0, 1).
+    output_fraction : "auto" or float, default "auto"
+        Share of epsilon for the output noise, in (0, 1); ``"auto"``: the share that minimises
+        the utility bound (with the inner solve certified to 1e-12 it is small: 0.001–0.005
+        at n = 1000, lambda = 1e-3, epsilon = 0.1–1).
+    extra_reg : "auto", "cms" or float, default "auto"
+        Delta ``>= 0`` added to the regulariser of the perturbed objective. ``"auto"``: the
+        Delta that minimises the utility bound at the split; ``"cms"``: CMS 2011's two-branch
+        rule (Delta = 0 whenever that leaves epsilon' > 0, however little; the behaviour of
+        dpsolve 0.2); a number: that Delta (ValueError if it leaves no epsilon').
     noise : {"gamma_norm", "gaussian"}, optional
         Output noise; default gamma-norm when delta is None, else Gaussian.
     tolerance : float, default 1e-12
@@ -94,24 +107,30 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction=0.1,
     un-noised minimiser, the perturbed objective's gap. Utility:
     :func:`dpsolve.bounds.objective_perturbation_bound`.
     """
-    return fit(SPEC, problem, None, epsilon, delta, output_fraction=output_fraction, noise=noise,
-               tolerance=tolerance, calibration=calibration, secure=secure, rng=rng)
+    return fit(SPEC, problem, None, epsilon, delta, output_fraction=output_fraction,
+               extra_reg=extra_reg, noise=noise, tolerance=tolerance, calibration=calibration,
+               secure=secure, rng=rng)
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction=0.1, noise=None,
-         tolerance=1e-12, calibration="pld"):
-    """The budget split, Kifer et al.'s constants, both noise scales and the inner solve's K,
-    from public constants."""
+def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction="auto",
+         extra_reg="auto", noise=None, tolerance=1e-12, calibration="pld"):
+    """The budget split and Delta (from the utility bound, or as given), Kifer et al.'s
+    constants, both noise scales and the inner solve's K, from public constants."""
     if problem.radius is not None:
         raise ValueError("objective_perturbation's analysis is for an unconstrained problem: "
                          "use a Problem with radius=None (and reg > 0)")
     _inner._lipschitz("objective_perturbation", problem)
+    chosen = bounds.objective_perturbation_settings(
+        problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
+        noise=noise, tolerance=tolerance, calibration=calibration)
+    output_fraction = chosen["output_fraction"]
     noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta, calibration,
                                                               problem.n, output_fraction)
     lam, B = problem.reg, problem.row_norm
     eps_obj = (1.0 - output_fraction) * epsilon
     eps_out = output_fraction * epsilon
-    eps_prime, extra_reg = objective_perturbation_constants(problem, eps_obj)
+    eps_prime, extra_reg = objective_perturbation_constants(
+        problem, eps_obj, None if extra_reg == "cms" else chosen["extra_reg"])
     objective_scale = 2.0 * B / eps_prime
     sensitivity = 2.0 * math.sqrt(2.0 * tolerance / (lam + extra_reg))
     # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
@@ -125,6 +144,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction=0.1
                 event=dp_accounting.ComposedDpEvent([pure_event(eps_obj), out_event]),
                 sigma=sigma, noise={"objective_gamma_norm": objective_scale, **out_noise},
                 settings={"epsilon_objective": eps_obj, "epsilon_output": eps_out,
+                          "output_fraction": output_fraction,
                           "epsilon_prime": eps_prime, "extra_reg": extra_reg,
                           "tolerance": tolerance, "output_sensitivity": sensitivity,
                           "noise": noise, **_inner._inner_settings(inner, secure)},
@@ -150,14 +170,16 @@ def run(problem, partition, plan, rng):
 
 
 def bound(problem, partition, fit, options):
-    """:func:`dpsolve.bounds.objective_perturbation_bound` at the sweep's epsilon and delta,
-    its other arguments at their defaults."""
+    """:func:`dpsolve.bounds.objective_perturbation_bound` at the fit's split and Delta."""
     epsilon, delta = options["epsilon"], options.get("delta")
     if delta is not None and delta == 0:
         # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
         return None
-    return Bound(bounds.objective_perturbation_bound(problem, epsilon, delta),
-                 "objective perturbation (CMS 2011 / AMP)")
+    settings = fit.settings
+    return Bound(bounds.objective_perturbation_bound(
+        problem, epsilon, delta, output_fraction=settings["output_fraction"],
+        extra_reg=settings["extra_reg"], noise=settings["noise"],
+        tolerance=settings["tolerance"]), "objective perturbation (CMS 2011 / AMP)")
 
 
 SPEC = register(SolverSpec(
