@@ -29,10 +29,12 @@ from .solvers.objective_perturbation import objective_perturbation
 from .solvers.multiparty_gd import multiparty_gd
 from .solvers.aggregated_output_perturbation import aggregated_output_perturbation
 from .solvers.dp_sgd import dp_sgd
+from .solvers.choose import choose_solver
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
 __all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
-           "aggregated_output_perturbation", "audit", "bounds", "clipped_gd", "datasets", "dp_sgd",
+           "aggregated_output_perturbation", "audit", "bounds", "choose_solver", "clipped_gd",
+           "datasets", "dp_sgd",
            "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
            "objective_perturbation", "output_perturbation", "privacy", "reference_minimizer"]
 __version__ = "0.2.0"

@@ -60,7 +60,8 @@ def main(argv=None):
     from .solvers import registry
     single = [spec.name for spec in registry() if spec.partition is None]
     solve.add_argument("--solver", default="clipped_gd",
-                       help=f"{', '.join(single[:-1])} or {single[-1]} (default clipped_gd)")
+                       help=f"{', '.join(single)} or auto (the smallest utility bound, chosen "
+                            "from public constants only; default clipped_gd)")
     solve.add_argument("--epsilon", type=float, required=True)
     solve.add_argument("--delta", type=float, default=None,
                        help="delta (omit for the pure-DP solvers)")
@@ -163,8 +164,9 @@ def _solve(parser, args):
     if args.secure and args.seed is not None:
         parser.error("--seed cannot be combined with --secure: secure noise comes from the "
                      "operating system's entropy, never from a seed")
-    if args.solver not in solvers:
-        parser.error(f"--solver must be one of {sorted(solvers)}, got {args.solver!r}")
+    if args.solver not in solvers and args.solver != "auto":
+        parser.error(f"--solver must be 'auto' or one of {sorted(solvers)}, got "
+                     f"{args.solver!r}")
     try:
         radius = None if args.radius.lower() == "none" else float(args.radius)
     except ValueError:
@@ -190,7 +192,13 @@ def _solve(parser, args):
             options = {} if args.delta is None else {"delta": args.delta}
             if args.secure:
                 options["secure"] = True
-            fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
+            choice = None
+            if args.solver == "auto":       # from public constants only (choose_solver)
+                from .solvers.choose import choose_solver
+                choice = choose_solver(problem, args.epsilon, args.delta)
+                fit = choice.fit(problem, rng=args.seed, secure=args.secure)
+            else:
+                fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
     except (OSError, ValueError, TypeError) as exc:
         print(f"dpsolve solve: {exc}", file=sys.stderr)
         return 2
@@ -213,6 +221,9 @@ def _solve(parser, args):
                     "certified_by": fit.privacy.certified_by, "dp_event": str(fit.dp_event)},
         "noise": dict(fit.noise), "steps": fit.steps,
         "settings": {k: plain(v) for k, v in fit.settings.items()},
+        **({} if choice is None else {"chosen_by": {
+            "rule": "smallest bound from public constants (dpsolve.choose_solver)",
+            "bound": choice.bound, "bound_name": choice.bound_name}}),
         "problem": {k: plain(v) for k, v in problem.describe().items()},
     }
     text = json.dumps(report, indent=2, default=plain)

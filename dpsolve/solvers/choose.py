@@ -1,0 +1,169 @@
+"""``choose_solver``: the registered solver with the smallest utility bound, from public
+constants only.
+
+A solver's plan (``SolverSpec.plan``) resolves its defaults and calibrates its noise from public
+constants (n, p, L, beta, lambda, R, B, the loss), and its bound (``SolverSpec.bound``) turns
+the planned settings into an excess-risk bound. Neither reads X or y, so the choice they make
+is as public as the constants: it can be made, reported and acted on without spending privacy.
+"""
+import dataclasses
+import math
+import types
+import warnings
+from typing import Optional
+
+from .._validation import check_real
+from ..problem import Problem
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One solver considered by :func:`choose_solver`.
+
+    Attributes
+    ----------
+    name : str
+        The solver.
+    bound : float or None
+        Its excess-risk bound (mean form) at its default settings; None when it has none here.
+    bound_name : str or None
+        The analysis the bound comes from.
+    comparable : bool
+        Whether the bound is a number with explicit constants (an ``O(.)`` bound with constant
+        1 gives a scaling, not an upper bound, and is not compared).
+    reason : str or None
+        Why the solver was not a candidate (its plan refused the problem), else None.
+    """
+
+    name: str
+    bound: Optional[float]
+    bound_name: Optional[str]
+    comparable: bool
+    reason: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """What :func:`choose_solver` chose, and everything it considered.
+
+    Attributes
+    ----------
+    name : str
+        The chosen solver's name (``dpsolve.solvers.get(name).function`` runs it).
+    bound : float
+        Its bound.
+    bound_name : str
+        The analysis the bound comes from.
+    epsilon, delta : float or None
+        The target the choice was made for.
+    candidates : tuple of Candidate
+        Every single-machine solver that takes the problem's loss, with its bound or the reason
+        it was left out.
+    """
+
+    name: str
+    bound: float
+    bound_name: str
+    epsilon: float
+    delta: Optional[float]
+    candidates: tuple
+
+    def fit(self, problem, *, rng=None, secure=False):
+        """Run the chosen solver on ``problem`` at the target (its other options at their
+        defaults, the ones the bound was computed for)."""
+        from . import get
+        function = get(self.name).function
+        options = {} if self.delta is None else {"delta": self.delta}
+        return function(problem, self.epsilon, rng=rng, secure=secure, **options)
+
+
+def _planned_fit(plan):
+    """The attributes of a Fit that a bound reads, from a Plan (no data involved)."""
+    return types.SimpleNamespace(settings=plan.settings, steps=plan.steps, sigma=plan.sigma,
+                                 epsilon=plan.epsilon, delta=plan.delta, noise=plan.noise,
+                                 calibration=plan.method)
+
+
+def choose_solver(problem, epsilon, delta=None):
+    r"""The single-machine solver with the smallest excess-risk bound for this problem and
+    target, chosen from public constants only.
+
+    For every registered solver without parties that takes ``problem.loss`` (and sparse X, if
+    X is sparse): its plan is resolved at ``(epsilon, delta)`` with its default settings —
+    defaults and noise from n, p, L, beta, lambda, R, B and the loss alone — and its bound
+    evaluated at that plan. The smallest bound with explicit constants wins. Pure epsilon
+    (``delta=None``) admits only the pure-DP solvers.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem; only its public constants are read (never X or y).
+    epsilon : float
+        Target epsilon ``> 0``.
+    delta : float, optional
+        Target delta in (0, 1), or None for pure epsilon-DP.
+
+    Returns
+    -------
+    Choice
+        The chosen solver, its bound, and every candidate with its bound or why it was left
+        out; ``Choice.fit(problem, rng=...)`` runs it.
+
+    Raises
+    ------
+    TypeError
+        If ``problem`` is not a Problem.
+    ValueError
+        If ``epsilon`` or ``delta`` is out of range, or no solver has a bound for the problem.
+
+    Notes
+    -----
+    Where the rule is wrong. The bounds are worst-case upper bounds of different tightness:
+    one solver's may be loose by a factor another's is not, so the smallest bound need not be
+    the smallest risk on a given dataset (docs/choose_solver.md gives measured cases). Bounds
+    stated as ``O(.)`` with constant 1 (SGD1's Theorem 2) are not upper bounds and are left out
+    of the comparison. Solvers without a bound at their defaults (``clipped_gd`` with clipping
+    below L, ``minibatch_sgd`` with a non-smooth loss) cannot be chosen. The choice never looks
+    at the data, which is what keeps it free: choosing by risks measured on the data would be a
+    private selection and must be paid for.
+    """
+    from . import registry
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    epsilon = check_real(epsilon, "epsilon", low=0.0)
+    if delta is not None:
+        delta = check_real(delta, "delta", low=0.0, high=1.0)
+    candidates = []
+    for spec in registry():
+        if spec.partition is not None or problem.loss not in spec.losses:
+            continue
+        if problem.is_sparse and not spec.sparse:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                plan = spec.plan(problem, None, epsilon, delta, secure=False, rng=None)
+        except (ValueError, TypeError) as exc:
+            candidates.append(Candidate(spec.name, None, None, False, str(exc)))
+            continue
+        if delta is None and plan.delta not in (None, 0.0):
+            candidates.append(Candidate(spec.name, None, None, False, "not pure epsilon-DP"))
+            continue
+        options = {"epsilon": epsilon, **({} if delta is None else {"delta": delta})}
+        found = None if spec.bound is None else spec.bound(problem, None, _planned_fit(plan),
+                                                           options)
+        if found is None or not math.isfinite(found.value):
+            candidates.append(Candidate(spec.name, None, None, False,
+                                        "no bound at its default settings"))
+            continue
+        comparable = "O-constant" not in found.name
+        candidates.append(Candidate(spec.name, float(found.value), found.name, comparable))
+    usable = [c for c in candidates if c.comparable]
+    if not usable:
+        reasons = "; ".join(f"{c.name}: {c.reason or 'its bound is O(.) with constant 1'}"
+                            for c in candidates)
+        raise ValueError(f"no solver has a bound with explicit constants for {problem!r} at "
+                         f"epsilon={epsilon:g}, delta={delta} ({reasons})")
+    best = min(usable, key=lambda c: c.bound)
+    return Choice(name=best.name, bound=best.bound, bound_name=best.bound_name,
+                  epsilon=epsilon, delta=delta, candidates=tuple(candidates))

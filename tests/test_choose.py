@@ -1,0 +1,117 @@
+"""dpsolve.choose_solver (docs/choose_solver.md): the smallest bound among the single-machine
+solvers, from public constants only."""
+import json
+import numpy as np
+import pytest
+
+import dpsolve
+from dpsolve import Problem
+from dpsolve.solvers import get, registry
+
+
+def _problem(seed=0, n=1000, p=10, **options):
+    X, y = dpsolve.datasets.make_synthetic(n, p, rng=seed)
+    return Problem(X, y, "logistic", **options)
+
+
+class _Sealed:
+    """Stands in for X or y: its shape is public, any other use of it raises."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype, self.ndim = shape, dtype, len(shape)
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the data were read ({name})")
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the data were read (as an array)")
+
+    def __getitem__(self, key):
+        raise AssertionError("the data were read (indexed)")
+
+    def __matmul__(self, other):
+        raise AssertionError("the data were read (a product)")
+
+    __rmatmul__ = __matmul__
+
+
+SETTINGS = [(dict(radius=None, reg=1e-3), 0.5, None), (dict(radius=None, reg=1e-3), 0.5, 1e-6),
+            (dict(radius=1.0, reg=1e-3), 1.0, 1e-6), (dict(radius=None, reg=1e-2), 3.0, 1e-6)]
+
+
+@pytest.mark.parametrize("options, epsilon, delta", SETTINGS)
+def test_the_choice_never_reads_the_data(options, epsilon, delta):
+    """The same choice with X and y sealed (shape public, anything else raises), and on
+    another dataset with the same constants."""
+    P = _problem(**options)
+    choice = dpsolve.choose_solver(P, epsilon, delta)
+    sealed = _problem(**options)
+    sealed.X, sealed.y = _Sealed(P.X.shape, P.X.dtype), _Sealed(P.y.shape, P.y.dtype)
+    assert dpsolve.choose_solver(sealed, epsilon, delta) == choice
+    assert dpsolve.choose_solver(_problem(seed=1, **options), epsilon, delta) == choice
+
+
+@pytest.mark.parametrize("options, epsilon, delta", SETTINGS)
+def test_the_chosen_bound_is_the_smallest_comparable_one(options, epsilon, delta):
+    P = _problem(**options)
+    choice = dpsolve.choose_solver(P, epsilon, delta)
+    names = {c.name for c in choice.candidates}
+    assert names == {s.name for s in registry()
+                     if s.partition is None and P.loss in s.losses}
+    comparable = [c for c in choice.candidates if c.comparable]
+    assert choice.bound == min(c.bound for c in comparable)
+    assert choice.name == min(comparable, key=lambda c: c.bound).name
+    for c in choice.candidates:
+        assert (c.bound is None) == (c.reason is not None) or not c.comparable
+    # each comparable bound is the solver's own bound at a real fit with its defaults
+    for c in comparable:
+        kw = {} if delta is None else {"delta": delta}
+        fit = get(c.name).function(P, epsilon, rng=0, **kw)
+        spec = get(c.name)
+        again = spec.bound(P, None, fit, {"epsilon": epsilon, **kw})
+        assert again.value == pytest.approx(c.bound, rel=1e-9)
+
+
+def test_pure_epsilon_admits_only_pure_solvers():
+    P = _problem(radius=None, reg=1e-3)
+    choice = dpsolve.choose_solver(P, 0.5)
+    fit = choice.fit(P, rng=0)
+    assert fit.delta == 0.0 and fit.solver == choice.name
+    for c in choice.candidates:
+        if c.comparable:
+            kw = {}
+            assert get(c.name).function(P, 0.5, rng=0, **kw).delta == 0.0
+
+
+def test_choice_fit_runs_the_chosen_solver_at_the_target():
+    P = _problem(radius=None, reg=1e-3)
+    choice = dpsolve.choose_solver(P, 1.0, 1e-6)
+    fit = choice.fit(P, rng=3)
+    assert fit.solver == choice.name and (fit.epsilon, fit.delta) == (1.0, 1e-6)
+    same = get(choice.name).function(P, 1.0, delta=1e-6, rng=3)
+    assert np.array_equal(fit.theta, same.theta)
+
+
+def test_no_candidate_and_bad_input():
+    P = _problem(radius=1.0, reg=0.0)
+    with pytest.raises(ValueError, match="no solver has a bound.*output_perturbation"):
+        dpsolve.choose_solver(P, 0.5)            # pure epsilon needs reg > 0 here
+    with pytest.raises(TypeError, match="Problem"):
+        dpsolve.choose_solver(np.zeros((3, 2)), 1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        dpsolve.choose_solver(P, 0.0)
+    with pytest.raises(ValueError, match="delta"):
+        dpsolve.choose_solver(P, 1.0, 1.5)
+
+
+def test_cli_solver_auto(tmp_path, capsys):
+    from dpsolve.cli import main
+    X, y = dpsolve.datasets.make_synthetic(500, 5, rng=0)
+    np.savez(tmp_path / "d.npz", X=X, y=y)
+    assert main(["solve", "--data", str(tmp_path / "d.npz"), "--solver", "auto", "--epsilon", "1",
+                 "--delta", "1e-6", "--radius", "none", "--reg", "0.01", "--seed", "0"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    P = Problem(X, y, radius=None, reg=0.01)
+    choice = dpsolve.choose_solver(P, 1.0, 1e-6)
+    assert report["solver"] == choice.name
+    assert report["chosen_by"]["bound"] == pytest.approx(choice.bound)
