@@ -140,7 +140,14 @@ def test_objective_inner_solution_is_certified(loss):
     res = optimize.minimize(perturbed, np.zeros(4), method="BFGS", options={"gtol": 1e-10},
                             jac=lambda t: problem.gradient(t) + b / problem.n)
     assert perturbed(theta_hat) <= perturbed(res.x) + fit.settings["tolerance"]
-    assert fit.settings["output_sensitivity"] == 2 * math.sqrt(2 * 1e-12 / mu)
+    g = fit.settings["tolerance"]
+    assert fit.settings["output_sensitivity"] == 2 * math.sqrt(2 * g / mu)
+    # tolerance="auto": twice the fixed-iteration solver's float64 floor, at most 1e-12
+    from dpsolve.solvers.objective_perturbation import auto_tolerance
+    assert g == auto_tolerance(problem, 1.0) and g <= 1e-12
+    inner = fixed.objective_plan(problem, g, fit.settings["extra_reg"],
+                                 fit.noise["objective_gamma_norm"])
+    assert inner.floor <= g
 
 
 def test_objective_privacy_report_and_noise_free_limit():
@@ -540,3 +547,7 @@ def test_fixed_settings_and_bad_settings():
         dpsolve.objective_perturbation(P, 1.0, extra_reg="paper")
     with pytest.raises(TypeError, match="output_fraction"):
         dpsolve.objective_perturbation(P, 1.0, output_fraction="half")
+    with pytest.raises(ValueError, match="tolerance must be 'auto'"):
+        dpsolve.objective_perturbation(P, 1.0, tolerance="small")
+    fixed_g = dpsolve.objective_perturbation(P, 1.0, tolerance=1e-12, rng=0)
+    assert fixed_g.settings["tolerance"] == 1e-12

@@ -7,7 +7,7 @@ import dp_accounting
 
 from .. import _fixed_iteration as fixed
 from .. import bounds
-from .._validation import Passthrough, Real
+from .._validation import Passthrough, check_real
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import objective_perturbation_constants, resolve_output_noise
 from . import _inner, register
@@ -20,7 +20,7 @@ SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thak
 LOSSES = ("logistic", "huber_hinge")
 
 PARAMETERS = {
-    "tolerance": Real(0.0, 1e-2, high_inclusive=True),
+    "tolerance": Passthrough(),              # "auto" or a real in (0, 1e-2]: checked in plan
     "output_fraction": Passthrough(),        # "auto" or a real in (0, 1): checked by the search
     "extra_reg": Passthrough(),              # "auto", "cms" or a real >= 0: checked likewise
     "noise": Passthrough(),                  # checked with delta (resolve_output_noise)
@@ -30,7 +30,7 @@ PARAMETERS = {
 
 @document
 def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="auto",
-                           extra_reg="auto", noise=None, tolerance=1e-12, calibration="pld",
+                           extra_reg="auto", noise=None, tolerance="auto", calibration="pld",
                            secure=False, rng=None):
     r"""Differentially private ERM by objective perturbation, run as Approximate Minima
     Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
@@ -75,8 +75,10 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
         dpsolve 0.2); a number: that Delta (ValueError if it leaves no epsilon').
     noise : {"gamma_norm", "gaussian"}, optional
         Output noise; default gamma-norm when delta is None, else Gaussian.
-    tolerance : float, default 1e-12
-        Gap g of the inner solve, in (0, 1e-2]. If Newton's method cannot certify it (it almost
+    tolerance : "auto" or float, default "auto"
+        Gap g of the inner solve, in (0, 1e-2]. ``"auto"``: twice the float64 floor of the
+        fixed-iteration solver for this problem, at most 1e-12 (:func:`auto_tolerance`; a
+        smaller g needs less output noise). If Newton's method cannot certify g (it almost
         always does within a few steps), research mode falls back to the fixed-iteration solver
         (no exception). ``secure=True`` refuses a tolerance below the float64 floor of
         :mod:`dpsolve._fixed_iteration` (ValueError, before any work).
@@ -113,13 +115,20 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
 
 
 def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction="auto",
-         extra_reg="auto", noise=None, tolerance=1e-12, calibration="pld"):
+         extra_reg="auto", noise=None, tolerance="auto", calibration="pld"):
     """The budget split and Delta (from the utility bound, or as given), Kifer et al.'s
     constants, both noise scales and the inner solve's K, from public constants."""
     if problem.radius is not None:
         raise ValueError("objective_perturbation's analysis is for an unconstrained problem: "
                          "use a Problem with radius=None (and reg > 0)")
     _inner._lipschitz("objective_perturbation", problem)
+    if isinstance(tolerance, str) and tolerance == "auto":
+        tolerance = auto_tolerance(problem, epsilon, delta, output_fraction=output_fraction,
+                                   extra_reg=extra_reg, noise=noise, calibration=calibration)
+    elif isinstance(tolerance, str):
+        raise ValueError(f"tolerance must be 'auto' or a number in (0, 1e-2], got {tolerance!r}")
+    else:
+        tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
     chosen = bounds.objective_perturbation_settings(
         problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
         noise=noise, tolerance=tolerance, calibration=calibration)
@@ -149,6 +158,52 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction="au
                           "tolerance": tolerance, "output_sensitivity": sensitivity,
                           "noise": noise, **_inner._inner_settings(inner, secure)},
                 state={"inner": inner, "secure": secure, "scale": scale})
+
+
+#: The tolerance of dpsolve 0.2, and the largest ``tolerance="auto"`` takes.
+DEFAULT_TOLERANCE = 1e-12
+
+
+def auto_tolerance(problem, epsilon, delta=None, *, output_fraction="auto", extra_reg="auto",
+                   noise=None, calibration="pld"):
+    """The inner solve's tolerance g for ``tolerance="auto"``: twice the float64 floor of the
+    fixed-iteration solver at the chosen settings (what secure mode can deliver by
+    construction, :func:`dpsolve._fixed_iteration.float_floor`), at most 1e-12.
+
+    A smaller g needs less output noise (sensitivity ``2 sqrt(2g/(lambda + Delta))``), so a
+    smaller share of epsilon, so more epsilon' for the objective noise. The floor depends on
+    the settings and the settings on g: three rounds of (settings at g, floor at those
+    settings) from g = 1e-12, each only ever lowering g while it stays above twice the floor.
+    From public constants only.
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` and ``radius=None``.
+    epsilon : float
+        Target epsilon.
+    delta : float, optional
+        Target delta (Gaussian output noise), or None.
+    output_fraction, extra_reg, noise, calibration
+        As :func:`objective_perturbation` takes them.
+
+    Returns
+    -------
+    float
+        g, in ``[2 * floor, 1e-12]`` (1e-12 when the floor is above 5e-13).
+    """
+    tolerance = DEFAULT_TOLERANCE
+    for _ in range(3):
+        chosen = bounds.objective_perturbation_settings(
+            problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
+            noise=noise, tolerance=tolerance, calibration=calibration)
+        inner = fixed.objective_plan(problem, tolerance, chosen["extra_reg"],
+                                     2.0 * problem.row_norm / chosen["epsilon_prime"])
+        candidate = 2.0 * inner.floor
+        if not candidate < tolerance:
+            break
+        tolerance = candidate
+    return tolerance
 
 
 def run(problem, partition, plan, rng):
