@@ -517,3 +517,20 @@ def test_sparse_file_data_runs_sparse_and_matches_the_dense_data(tmp_path, monke
     assert sparse_result["objective"] == dense_result["objective"]  # the kernel: same bits
     for key in ("excess_risk", "optimum"):                       # two certified solves
         assert sparse_result[key] == pytest.approx(dense_result[key], abs=2e-9), key
+
+
+def test_solver_auto_in_a_sweep():
+    """[[solver]] name = "auto": each run runs dpsolve.choose_solver's choice for its problem
+    and target (public constants only), and records it; only the target is an option."""
+    from dpsolve.experiments.runs import build_problem
+    spec = _with(problem={"loss": "logistic", "radius": "none", "reg": 0.01},
+                 solver=[{"name": "auto", "epsilon": [0.5, 2.0], "delta": 1e-6}])
+    runs = load_sweep(spec).runs()
+    for run in runs[:2]:
+        result = experiments.execute(run, 0)
+        problem = build_problem(run, 0)
+        choice = dpsolve.choose_solver(problem, run["solver"]["epsilon"], 1e-6)
+        assert result["chosen_solver"] == choice.name
+        assert result["bound"] == pytest.approx(choice.bound, rel=1e-9)
+    with pytest.raises(SweepError, match=r"solver\[0\]\.steps: not an option of auto"):
+        load_sweep(_with(solver=[{"name": "auto", "epsilon": 1.0, "steps": 10}]))

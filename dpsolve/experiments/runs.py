@@ -130,7 +130,8 @@ def execute(spec, root):
         ``[excess_risk, excess_risk + reference_gap]``), ``objective``, ``optimum``, ``bound``,
         ``bound_name``, ``lower_bound``, the claim (``epsilon``, ``delta``) and
         ``certified_epsilon``, ``calibration``, ``sigma``, ``steps``, ``n``, ``p``,
-        ``wall_time`` and ``theta_sha256`` (the released parameters' bytes).
+        ``wall_time`` and ``theta_sha256`` (the released parameters' bytes); for
+        ``name = "auto"`` also ``chosen_solver`` (:func:`dpsolve.choose_solver`'s choice).
 
     Notes
     -----
@@ -142,6 +143,11 @@ def execute(spec, root):
     problem = build_problem(spec, root)
     options = dict(spec["solver"])
     name = options.pop("name")
+    chosen = None
+    if name == "auto":          # from public constants only: free, and part of the run's record
+        from ..solvers.choose import choose_solver
+        chosen = choose_solver(problem, options["epsilon"], options.get("delta")).name
+        name = chosen
     solver = solver_spec(name)
     parties = None
     if solver.partition is not None:
@@ -177,4 +183,5 @@ def execute(spec, root):
         "sigma": None if fit.sigma is None else float(fit.sigma), "steps": int(fit.steps),
         "n": problem.n, "p": problem.p, "wall_time": wall,
         "theta_sha256": hashlib.sha256(released).hexdigest(),
+        **({} if chosen is None else {"chosen_solver": chosen}),
     }

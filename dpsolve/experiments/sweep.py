@@ -305,11 +305,22 @@ def load_sweep(source):
         where = f"solver[{i}]"
         if not isinstance(table, dict) or "name" not in table:
             raise SweepError(f"{where}.name: every [[solver]] table needs a name")
-        if isinstance(table["name"], list) or table["name"] not in known:
-            raise SweepError(f"{where}.name: must be one of {sorted(known)}, got "
+        if isinstance(table["name"], list) or (table["name"] not in known
+                                               and table["name"] != "auto"):
+            raise SweepError(f"{where}.name: must be 'auto' or one of {sorted(known)}, got "
                              f"{table['name']!r}")
         if "epsilon" not in table:
             raise SweepError(f"{where}.epsilon: every solver run needs epsilon")
+        if table["name"] == "auto":
+            # choose_solver at each run's problem and target: only the target is an option
+            for key in table:
+                if key not in ("name", "epsilon", "delta"):
+                    raise SweepError(f"{where}.{key}: not an option of auto (the solver chosen "
+                                     "from public constants runs at its defaults); accepted: "
+                                     "['delta', 'epsilon']")
+            _check_values(table, where)
+            checked.append(dict(table))
+            continue
         spec = known[table["name"]]
         parameters = inspect.signature(spec.function).parameters
         allowed = set(parameters) - {"problem", "rng", "sigma", "parties", "owners",
