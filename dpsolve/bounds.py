@@ -448,6 +448,32 @@ def _op_constants(problem):
                         problem.smoothness)
 
 
+def _perturbed_minimiser_bound(k, eps_prime, mu, tolerance):
+    r"""Bound on ``F(theta_tilde) - F*`` for the inner solution ``theta_tilde`` of objective
+    perturbation (before the output noise), the smaller of two analyses (both hold, so their
+    minimum does), with ``v = b/n``, ``Delta = mu - lambda``, ``r = sqrt(2g/mu)``:
+
+    * through lambda-strong convexity of F: ``||grad F(theta_tilde)|| <= gamma + ||v|| +
+      Delta ||theta_tilde||`` with ``gamma = sqrt(2 mu g)`` and ``||theta_tilde|| <=
+      (2||v|| + sqrt(2 mu l_0))/mu + r``, so ``F - F* <= (A + C||v||)^2 / (2 lambda)`` with
+      ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``, ``C = 1 + 2 Delta/mu``;
+    * through mu-strong convexity of ``G = F + (Delta/2)||.||^2``: its minimiser moves by at
+      most ``||v||/mu`` under the linear term, so ``G(theta_tilde) - G* <= ||v|| (||v||/mu + r)
+      + g``, and ``F(theta_tilde) - F* <= G(theta_tilde) - G* + (Delta/2)||theta*||^2`` with
+      ``||theta*||^2 <= 2 l_0 / lambda`` (``F(0) <= l_0``, losses >= 0): the bias of Delta is
+      ``Delta l_0 / lambda``, and the noise is divided by mu, not lambda.
+
+    Expectations over ``||b|| ~ Gamma(p, 2B/epsilon')``."""
+    extra = mu - k.lam
+    r = math.sqrt(2.0 * tolerance / mu)
+    A = math.sqrt(2.0 * mu * tolerance) + extra * (math.sqrt(2.0 * mu * k.l0) / mu + r)
+    C = 1.0 + 2.0 * extra / mu
+    v1, v2 = _noise_moments("gamma_norm", 2.0 * k.B / eps_prime / k.n, k.p)
+    through_lambda = (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * k.lam)
+    through_mu = v2 / mu + v1 * r + tolerance + extra * k.l0 / k.lam
+    return min(through_lambda, through_mu)
+
+
 def _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise, tolerance):
     """The bound of :func:`objective_perturbation_bound` (mean form) for the constants ``k`` at
     the split ``fraction`` and the total regularisation ``mu = lambda + Delta``, with the output
@@ -455,13 +481,10 @@ def _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise, toleran
     eps_prime = (1.0 - fraction) * epsilon - 2.0 * math.log1p(k.c * k.B * k.B / (k.n * mu))
     if not eps_prime > 0.0 or not math.isfinite(unit):
         return math.inf
-    extra = mu - k.lam
     r = math.sqrt(2.0 * tolerance / mu)
-    A = math.sqrt(2.0 * mu * tolerance) + extra * (math.sqrt(2.0 * mu * k.l0) / mu + r)
-    C = 1.0 + 2.0 * extra / mu
-    v1, v2 = _noise_moments("gamma_norm", 2.0 * k.B / eps_prime / k.n, k.p)
     _, m2 = _noise_moments(noise, unit * 2.0 * r, k.p)
-    return (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * k.lam) + 0.5 * (k.beta + k.lam) * m2
+    return (_perturbed_minimiser_bound(k, eps_prime, mu, tolerance)
+            + 0.5 * (k.beta + k.lam) * m2)
 
 
 def _unit_output_scale(noise, epsilon, delta, calibration):
@@ -491,8 +514,9 @@ def _best_mu(k, epsilon, fraction, unit, noise, tolerance):
 
     found = optimize.minimize_scalar(value, bounds=(math.log(low), math.log(low) + 30.0),
                                      method="bounded", options={"xatol": 1e-6})
-    candidates = [math.log(low), float(found.x)]
-    t = min(candidates, key=value)
+    if value(math.log(low)) <= value(float(found.x)):
+        return low, value(math.log(low))        # exactly lambda (Delta = 0) when low is lambda
+    t = float(found.x)
     return max(low, math.exp(t)), value(t)
 
 
@@ -621,11 +645,12 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     r"""Excess-risk bound of :func:`dpsolve.objective_perturbation`, explicit constants.
 
     With ``v = b/n`` the objective noise, Delta the extra regularisation, ``mu = lambda + Delta``,
-    ``gamma = sqrt(2 mu g)`` the certified gradient norm and ``r = sqrt(2g/mu)``: the inner
-    solution satisfies ``||grad F(theta_hat)|| <= gamma + ||v|| + Delta ||theta_hat||`` and
-    ``||theta_hat|| <= (2||v|| + sqrt(2 mu l_0)) / mu + r`` (``l_0`` = max loss at 0), so by
-    lambda-strong convexity ``F(theta_hat) - F* <= (A + C||v||)^2 / (2 lambda)`` with
-    ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``, ``C = 1 + 2 Delta / mu``; the output noise
+    ``gamma = sqrt(2 mu g)`` the certified gradient norm and ``r = sqrt(2g/mu)``, the inner
+    solution's excess risk is bounded by the smaller of two analyses
+    (both hold, so their minimum does): through lambda-strong convexity of F,
+    ``(A + C||v||)^2 / (2 lambda)`` with ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``,
+    ``C = 1 + 2 Delta / mu`` (``l_0`` = max loss at 0); through mu-strong convexity of the
+    regularised objective, ``||v||^2/mu + ||v|| r + g + Delta l_0 / lambda``. The output noise
     ``b_2`` adds ``(beta + lambda) E||b_2||^2 / 2``. Expectations use the gamma-norm moments of
     b (``||b|| ~ Gamma(p, 2B/epsilon')``). This is ``O(p^2 / (n^2 epsilon^2 lambda))``, the rate
     of Chaudhuri et al. (2011). Mean form (times n for ``form="sum"``). Not for multinomial
@@ -671,14 +696,11 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     noise, epsilon, delta, calibration = resolve_output_noise(
         noise, epsilon, delta, calibration, problem.n, output_fraction)
     n, p, lam = problem.n, problem.p, problem.reg
-    eps_prime = settings["epsilon_prime"]
     mu = lam + extra
+    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
     r = math.sqrt(2.0 * tolerance / mu)
-    l0 = _max_loss_at_zero(problem)
-    A = math.sqrt(2.0 * mu * tolerance) + extra * (math.sqrt(2.0 * mu * l0) / mu + r)
-    C = 1.0 + 2.0 * extra / mu
-    v1, v2 = _noise_moments("gamma_norm", 2.0 * problem.row_norm / eps_prime / n, p)
-    inner = (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * lam)
+    inner = _perturbed_minimiser_bound(_op_constants(problem), settings["epsilon_prime"], mu,
+                                       tolerance)
     scale = output_noise_scale(noise, output_fraction * epsilon, delta, 2.0 * r, calibration)
     _, m2 = _noise_moments(noise, scale, p)
     value = inner + 0.5 * (problem.smoothness + lam) * m2
