@@ -66,8 +66,8 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
         claim is (epsilon, delta).
     output_fraction : "auto" or float, default "auto"
         Share of epsilon for the output noise, in (0, 1); ``"auto"``: the share that minimises
-        the utility bound (with the inner solve certified to 1e-12 it is small: 0.001–0.005
-        at n = 1000, lambda = 1e-3, epsilon = 0.1–1).
+        the utility bound (small: 0.001–0.007 at n = 1000, lambda = 1e-3, epsilon = 0.1–3 with
+        the inner solve certified to 1e-12, and 1e-4–7e-4 with ``tolerance="auto"``).
     extra_reg : "auto", "cms" or float, default "auto"
         Delta ``>= 0`` added to the regulariser of the perturbed objective. ``"auto"``: the
         Delta that minimises the utility bound at the split; ``"cms"``: CMS 2011's two-branch
@@ -192,18 +192,23 @@ def auto_tolerance(problem, epsilon, delta=None, *, output_fraction="auto", extr
     float
         g, in ``[2 * floor, 1e-12]`` (1e-12 when the floor is above 5e-13).
     """
-    tolerance = DEFAULT_TOLERANCE
-    for _ in range(3):
+    def floor(tolerance):
         chosen = bounds.objective_perturbation_settings(
             problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
             noise=noise, tolerance=tolerance, calibration=calibration)
-        inner = fixed.objective_plan(problem, tolerance, chosen["extra_reg"],
-                                     2.0 * problem.row_norm / chosen["epsilon_prime"])
-        candidate = 2.0 * inner.floor
+        return fixed.objective_plan(problem, tolerance, chosen["extra_reg"],
+                                    2.0 * problem.row_norm / chosen["epsilon_prime"]).floor
+
+    tolerance = accepted = DEFAULT_TOLERANCE
+    for _ in range(3):
+        candidate = 2.0 * floor(tolerance)
         if not candidate < tolerance:
             break
         tolerance = candidate
-    return tolerance
+        # the floor grows (slowly) as g falls: keep only a g above its own floor
+        if floor(tolerance) <= tolerance:
+            accepted = tolerance
+    return accepted
 
 
 def run(problem, partition, plan, rng):
