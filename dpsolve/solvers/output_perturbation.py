@@ -131,14 +131,18 @@ def run(problem, partition, plan, rng):
 
 
 def bound(problem, partition, fit, options):
-    """:func:`dpsolve.bounds.output_perturbation_bound` at the sweep's epsilon and delta, its
-    other arguments at their defaults."""
+    """:func:`dpsolve.bounds.output_perturbation_bound` at the sweep's epsilon and delta and
+    the fit's noise, tolerance and calibration."""
     epsilon, delta = options["epsilon"], options.get("delta")
     if delta is not None and delta == 0:
         # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
         return None
-    return Bound(bounds.output_perturbation_bound(problem, epsilon, delta),
-                 "output perturbation (CMS 2011)")
+    settings = fit.settings
+    calibration = fit.calibration if fit.calibration not in ("paper", "explicit") else (
+        "paper" if fit.calibration == "paper" else "pld")
+    return Bound(bounds.output_perturbation_bound(
+        problem, epsilon, delta, noise=settings["noise"], tolerance=settings["tolerance"],
+        calibration=calibration), "output perturbation (CMS 2011)")
 
 
 SPEC = register(SolverSpec(
