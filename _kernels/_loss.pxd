@@ -49,6 +49,12 @@ cdef inline double loss_value(int kind, double z, double y, double h) noexcept n
         return 0.5 * m * m
 
 
+cdef inline double logistic_derivative_at(double y, double m, double e) noexcept nogil:
+    """The logistic loss' for label y at margin m = y z, given e = exp(-|m|) (kernels that
+    compute the exps of many rows first call this after)."""
+    return (-y * (e if m > 0.0 else 1.0)) / (1.0 + e)
+
+
 cdef inline double loss_derivative(int kind, double z, double y, double h) noexcept nogil:
     """d loss / dz; for hinge the subgradient -y 1[yz < 1]."""
     cdef double m, e
@@ -58,8 +64,7 @@ cdef inline double loss_derivative(int kind, double z, double y, double h) noexc
         # m is a coin flip on real data, and a mispredicted branch costs more than the select).
         # The same operations on the same values as the two branches, so the same bits.
         m = y * z
-        e = exp(-fabs(m))
-        return (-y * (e if m > 0.0 else 1.0)) / (1.0 + e)
+        return logistic_derivative_at(y, m, exp(-fabs(m)))
     elif kind == HINGE:
         return -y if y * z < 1.0 else 0.0
     elif kind == HUBER_HINGE:

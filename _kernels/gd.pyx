@@ -9,7 +9,8 @@ from cython.parallel cimport prange
 from libc.math cimport exp, fabs
 from libc.stdlib cimport free, malloc
 
-from _loss cimport LOGISTIC, check_loss_parameter, loss_derivative, multinomial_derivative
+from _loss cimport (LOGISTIC, check_loss_parameter, logistic_derivative_at, loss_derivative,
+                   multinomial_derivative)
 from _openmp cimport dps_max_threads
 from _rows cimport Rows, make_rows, row_axpy, row_dot
 
@@ -119,8 +120,8 @@ def clipped_gradient_sum(
 cdef void logistic_derivatives(double* z, const double* y, Py_ssize_t m,
                                double* e) noexcept nogil:
     """z[i] <- the logistic loss'(z[i]; y[i]) for i < m, as _loss.loss_derivative computes it
-    (the same operations, so the same bits), in three passes: the independent exp calls
-    back to back, where the core overlaps them, then the arithmetic, which vectorises."""
+    (the same operations, so the same bits), in two passes: the independent exp calls back to
+    back, where the core overlaps them, then the arithmetic."""
     cdef Py_ssize_t i
     cdef double u
     for i in range(m):
@@ -128,7 +129,7 @@ cdef void logistic_derivatives(double* z, const double* y, Py_ssize_t m,
         z[i] = u
         e[i] = exp(-fabs(u))
     for i in range(m):
-        z[i] = (-y[i] * (e[i] if z[i] > 0.0 else 1.0)) / (1.0 + e[i])
+        z[i] = logistic_derivative_at(y[i], z[i], e[i])
 
 
 cdef void margins(const Rows* R, Py_ssize_t c0, Py_ssize_t c1, const double* t,

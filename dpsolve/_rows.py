@@ -8,10 +8,6 @@ bit-identical to those of the same matrix stored densely.
 import numpy as np
 from scipy import sparse
 
-def is_sparse(X):
-    """Whether X is a scipy.sparse matrix or array."""
-    return sparse.issparse(X)
-
 
 def kernel_rows(X):
     """X as the kernels take it: the array itself, or ``(indptr, indices, data, n, p)`` of a
@@ -36,6 +32,15 @@ def row_norms(X):
     for start in range(0, X.shape[0], 4096):
         out[start:start + 4096] = np.linalg.norm(X[start:start + 4096], axis=1)
     return out
+
+
+def scale_rows(X, factors):
+    """Multiply row i of X by ``factors[i]``, in place (dense or CSR; a factor of 1 leaves its
+    row's bits unchanged)."""
+    if sparse.issparse(X):
+        X.data *= np.repeat(factors, np.diff(X.indptr))
+    else:
+        X *= factors[:, None]
 
 
 def weighted_gram(X, w):

@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from ._validation import check_choice, check_int, check_real
-from .privacy.calibration import (dpgd_noise, objective_perturbation_constants,
+from .privacy.calibration import (cms_objective_constants, dpgd_noise,
+                                  objective_perturbation_constants,
                                   output_noise_scale, resolve_output_noise)
 from .problem import Problem, reject_multinomial
 
@@ -533,9 +534,7 @@ def _objective_perturbation_search(k, epsilon, delta, output_fraction, extra_reg
             return _best_mu(k, epsilon, fraction, unit, noise, tolerance)
         eps_obj = (1.0 - fraction) * epsilon
         if extra_reg == "cms":
-            prime = eps_obj - math.log1p(2.0 * k.c * k.B ** 2 / (k.n * k.lam)
-                                         + (k.c * k.B ** 2 / (k.n * k.lam)) ** 2)
-            mu = k.lam if prime > 0.0 else k.c * k.B ** 2 / (k.n * math.expm1(eps_obj / 4.0))
+            mu = k.lam + cms_objective_constants(k.c * k.B ** 2, k.n, k.lam, eps_obj)[1]
         else:
             mu = k.lam + extra_reg
         return mu, _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise,

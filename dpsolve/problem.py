@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-from ._rows import row_norms
+from ._rows import row_norms, scale_rows
 from ._validation import check_choice, check_int, check_real
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
@@ -421,7 +421,7 @@ class Problem:
     # -- validation ------------------------------------------------------------------------
     def _validate_X(self, X, clip_rows):
         if sparse.issparse(X):
-            return self._validate_sparse_X(X, clip_rows)
+            return self._clip_rows(self._validate_sparse_X(X), clip_rows)
         if hasattr(X, "toarray") or hasattr(X, "tocsr"):
             raise TypeError(f"X must be a numpy array or a scipy.sparse matrix, got "
                             f"{type(X).__name__}")
@@ -434,10 +434,14 @@ class Problem:
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
         X = np.array(X, dtype=np.float64, order="C", copy=True)
-        bound = self.feature_row_norm       # the user's B: the intercept column comes after
         if not np.all(np.isfinite(X)):
             raise ValueError("X contains NaN or infinite values")
-        norms = np.linalg.norm(X, axis=1)
+        return self._clip_rows(X, clip_rows)
+
+    def _clip_rows(self, X, clip_rows):
+        """Scale the rows of X (dense or CSR, in place) above the user's bound B onto it."""
+        bound = self.feature_row_norm       # the user's B: the intercept column comes after
+        norms = row_norms(X)
         over = norms > bound
         # Rows normalised by the user can exceed the bound by a rounding error: clip those
         # silently; warn about (or refuse) only real excess.
@@ -448,24 +452,23 @@ class Problem:
                     f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={bound:g}; "
                     "pass clip_rows=True to clip them or choose a larger public bound"
                 )
-            X[over] *= (bound / norms[over])[:, None]
+            scale_rows(X, np.where(over, bound / np.where(over, norms, 1.0), 1.0))
             # Rounding can leave a scaled row an ulp above the bound: nudge it inside.
-            norms = np.linalg.norm(X, axis=1)
+            norms = row_norms(X)
             while np.any(still := norms > bound):
-                X[still] *= np.nextafter(1.0, 0.0)
-                norms[still] = np.linalg.norm(X[still], axis=1)
+                scale_rows(X, np.where(still, np.nextafter(1.0, 0.0), 1.0))
+                norms = row_norms(X)
             if np.any(beyond_rounding):
                 warnings.warn(
                     f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "
                     f"row_norm={bound:g} and were clipped to it",
-                    UserWarning, stacklevel=3,
+                    UserWarning, stacklevel=4,
                 )
         return X
 
-    def _validate_sparse_X(self, X, clip_rows):
+    def _validate_sparse_X(self, X):
         """A scipy.sparse X as a canonical CSR array of float64 with intp indices, copied once
-        (CSC, COO and the other formats converted), rows clipped like dense rows, never
-        densified."""
+        (CSC, COO and the other formats converted), never densified."""
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
         if X.dtype.kind not in "biuf":
@@ -475,29 +478,6 @@ class Problem:
         X = _canonical_csr(sparse.csr_array(X, dtype=np.float64, copy=True))
         if not np.all(np.isfinite(X.data)):
             raise ValueError("X contains NaN or infinite values")
-        bound = self.feature_row_norm       # the user's B: the intercept column comes after
-        counts = np.diff(X.indptr)
-        norms = row_norms(X)
-        over = norms > bound
-        beyond_rounding = norms > bound * (1.0 + 1e-12)
-        if np.any(over):
-            if not clip_rows and np.any(beyond_rounding):
-                raise ValueError(
-                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={bound:g}; "
-                    "pass clip_rows=True to clip them or choose a larger public bound"
-                )
-            X.data *= np.repeat(np.where(over, bound / np.where(over, norms, 1.0), 1.0),
-                                counts)
-            norms = row_norms(X)
-            while np.any(still := norms > bound):
-                X.data *= np.repeat(np.where(still, np.nextafter(1.0, 0.0), 1.0), counts)
-                norms = row_norms(X)
-            if np.any(beyond_rounding):
-                warnings.warn(
-                    f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "
-                    f"row_norm={bound:g} and were clipped to it",
-                    UserWarning, stacklevel=4,
-                )
         return X
 
     def _validate_y(self, y, n, default_coding):

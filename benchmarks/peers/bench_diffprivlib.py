@@ -38,15 +38,21 @@ EPSILONS = [0.1, 0.5, 1.0]
 SEEDS = range(40)
 
 
+def diffprivlib_theta(problem, epsilon, seed):
+    """diffprivlib's ``LogisticRegression`` on dpsolve's problem (unit rows, no intercept,
+    ``C = 1 / (n lambda)``, labels {0, 1}): its coefficients."""
+    model = diffprivlib.models.LogisticRegression(
+        epsilon=epsilon, data_norm=1.0, C=1.0 / (problem.reg * problem.n), fit_intercept=False,
+        random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(problem.X, (problem.y > 0).astype(int))
+    return model.coef_.ravel()
+
+
 def _fit(method, problem, epsilon, seed):
     if method == "diffprivlib":
-        model = diffprivlib.models.LogisticRegression(
-            epsilon=epsilon, data_norm=1.0, C=1.0 / (REG * problem.n), fit_intercept=False,
-            random_state=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model.fit(problem.X, (problem.y > 0).astype(int))
-        return model.coef_.ravel()
+        return diffprivlib_theta(problem, epsilon, seed)
     solver = getattr(dpsolve, method)
     return solver(problem, epsilon, rng=seed).theta
 

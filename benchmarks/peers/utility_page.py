@@ -28,10 +28,7 @@ import numpy as np
 
 import dpsolve
 
-try:
-    import diffprivlib.models
-except ImportError:          # the optional peers extra is not installed
-    diffprivlib = None
+from .bench_diffprivlib import diffprivlib, diffprivlib_theta
 
 REG = 1e-3
 EPSILONS = (0.1, 0.3, 1.0, 3.0)
@@ -63,18 +60,8 @@ def datasets():
     return out
 
 
-def _diffprivlib(problem, epsilon, seed):
-    model = diffprivlib.models.LogisticRegression(
-        epsilon=epsilon, data_norm=1.0, C=1.0 / (REG * problem.n), fit_intercept=False,
-        random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(problem.X, (problem.y > 0).astype(int))
-    return model.coef_.ravel()
-
-
 METHODS = {
-    "diffprivlib (ε)": _diffprivlib,
+    "diffprivlib (ε)": diffprivlib_theta,
     "dpsolve objective_perturbation (ε)":
         lambda P, e, s: dpsolve.objective_perturbation(P, e, rng=s).theta,
     "dpsolve auto (ε)": lambda P, e, s: dpsolve.choose_solver(P, e).fit(P, rng=s).theta,

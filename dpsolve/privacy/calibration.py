@@ -556,19 +556,41 @@ def objective_perturbation_constants(problem, epsilon, extra_reg=None):
         If ``extra_reg`` leaves ``epsilon' <= 0``; the message gives the smallest Delta that
         does not.
     """
-    if extra_reg is not None:
-        c = problem.loss_function.curvature
-        n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
-        extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
-        eps_prime = epsilon - 2.0 * math.log1p(c * B2 / (n * (lam + extra_reg)))
-        if not eps_prime > 0.0:
-            smallest = max(c * B2 / (n * math.expm1(min(epsilon / 2.0, 700.0))) - lam, 0.0)
-            raise ValueError(f"extra_reg={extra_reg:g} leaves no epsilon for the objective noise "
-                             f"at epsilon={epsilon:g}: it must exceed {smallest:.6g}")
-        return eps_prime, extra_reg
     c = problem.loss_function.curvature
     n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
-    eps_prime = epsilon - math.log1p(2.0 * c * B2 / (n * lam) + (c * B2 / (n * lam)) ** 2)
+    if extra_reg is None:
+        return cms_objective_constants(c * B2, n, lam, epsilon)
+    extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
+    eps_prime = epsilon - 2.0 * math.log1p(c * B2 / (n * (lam + extra_reg)))
+    if not eps_prime > 0.0:
+        smallest = max(c * B2 / (n * math.expm1(min(epsilon / 2.0, 700.0))) - lam, 0.0)
+        raise ValueError(f"extra_reg={extra_reg:g} leaves no epsilon for the objective noise "
+                         f"at epsilon={epsilon:g}: it must exceed {smallest:.6g}")
+    return eps_prime, extra_reg
+
+
+def cms_objective_constants(cB2, n, lam, epsilon):
+    """CMS 2011's two-branch rule for ``(epsilon', Delta)`` from ``c B^2``, n, lambda and the
+    objective budget epsilon (see :func:`objective_perturbation_constants`).
+
+    Parameters
+    ----------
+    cB2 : float
+        The loss's curvature bound times the squared row bound.
+    n : int
+        Number of records.
+    lam : float
+        The regularisation lambda, ``> 0``.
+    epsilon : float
+        The objective-perturbation budget, ``> 0``.
+
+    Returns
+    -------
+    epsilon_prime, extra_reg : float
+        ``(epsilon - ln(1 + 2a + a^2), 0)`` with ``a = cB^2/(n lambda)`` when that is positive,
+        else ``(epsilon / 2, cB^2 / (n (e^{epsilon/4} - 1)) - lambda)``.
+    """
+    eps_prime = epsilon - math.log1p(2.0 * cB2 / (n * lam) + (cB2 / (n * lam)) ** 2)
     if eps_prime > 0.0:
         return eps_prime, 0.0
-    return epsilon / 2.0, c * B2 / (n * math.expm1(epsilon / 4.0)) - lam
+    return epsilon / 2.0, cB2 / (n * math.expm1(epsilon / 4.0)) - lam

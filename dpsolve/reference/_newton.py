@@ -305,7 +305,6 @@ def newton_cg_ball(problem, theta, tol, max_iter=60):
     grad0 = _Model(problem, np.zeros(problem.theta_shape)).grad
     lo, hi = 0.0, float(np.linalg.norm(grad0)) / R + 1e-300
     mu = hi
-    best, best_gap = None, math.inf
     for _ in range(max_iter):
         theta, model = _minimise_with_multiplier(problem, theta, mu, gtol)
         norm = float(np.linalg.norm(theta))
@@ -328,10 +327,7 @@ def newton_cg_ball(problem, theta, tol, max_iter=60):
                 break
         mu = candidate if lo < candidate < hi else 0.5 * (lo + hi)
     final = project(problem, center(problem, theta))
-    gap = default_gap(problem, final)
-    if gap < best_gap:
-        best, best_gap = final, gap
-    return best, best_gap
+    return final, default_gap(problem, final)
 
 
 def minimise_smooth(problem, theta, tol):
