@@ -235,18 +235,24 @@ def output_plan(problem, tolerance, n=None):
     return _plan(problem, problem.smoothness + lam, lam, G0 * D0, D0, tolerance, n)
 
 
-def objective_plan(problem, tolerance, extra_reg, noise_scale):
+def objective_plan(problem, tolerance, extra_reg, noise_scale, noise="gamma_norm"):
     """Plan for ``min F_b`` (objective perturbation) from ``x_0 = -b / (n mu)``.
 
     ``mu = lambda + Delta``, ``L_f = beta + mu``, ``C_0 = L^2 / mu`` whatever b is (module
     docstring). For the floor only, ``||x*|| <= ||x_0|| + L / mu`` with ``||x_0|| <= t / (n mu)``,
-    ``t = s (p + sqrt(2 p a) + a)``, which ``||b||`` (gamma-norm of scale ``s = noise_scale``)
-    exceeds with probability at most ``e^{-a} < 1e-20`` (a = ``NOISE_TAIL``).
+    which ``||b||`` exceeds with probability at most ``e^{-a} < 1e-20`` (a = ``NOISE_TAIL``):
+    ``t = s (p + sqrt(2 p a) + a)`` for gamma-norm noise of scale ``s = noise_scale``,
+    ``t = s (sqrt(p) + sqrt(2 a))`` for Gaussian noise of standard deviation s (the norm is
+    1-Lipschitz: Gaussian concentration).
     """
     mu = problem.reg + extra_reg
     L = problem.lipschitz
     p, a = problem.p, NOISE_TAIL
-    start_norm = noise_scale * (p + math.sqrt(2.0 * p * a) + a) / (problem.n * mu)
+    if noise == "gaussian":
+        tail = math.sqrt(p) + math.sqrt(2.0 * a)
+    else:
+        tail = p + math.sqrt(2.0 * p * a) + a
+    start_norm = noise_scale * tail / (problem.n * mu)
     return _plan(problem, problem.smoothness + mu, mu, L * L / mu, start_norm + L / mu,
                  tolerance)
 

@@ -21,9 +21,11 @@ import math
 import numpy as np
 
 from ._validation import check_choice, check_int, check_real
-from .privacy.calibration import (cms_objective_constants, dpgd_noise,
-                                  objective_perturbation_constants,
-                                  output_noise_scale, resolve_output_noise)
+from .privacy.calibration import (OUTPUT_NOISES, cms_objective_constants, dpgd_noise,
+                                  gaussian_objective_constants, gaussian_objective_sigma,
+                                  objective_jacobian_term, objective_perturbation_constants,
+                                  output_noise_scale, resolve_objective_noise,
+                                  resolve_output_noise)
 from .problem import Problem, reject_multinomial
 
 FORMS = ("mean", "sum")
@@ -449,10 +451,32 @@ def _op_constants(problem):
                         problem.smoothness)
 
 
-def _perturbed_minimiser_bound(k, eps_prime, mu, tolerance):
+def _objective_moments(k, objective, eps_obj, mu):
+    """``(E||v||, E||v||^2, noise parameter)`` of the objective noise ``v = b/n`` at the budget
+    ``eps_obj`` and ``mu = lambda + Delta``, or None where the Jacobian term spends it all.
+    ``objective``: ``("gamma_norm", 0)`` (the parameter returned is epsilon'), ``("cms", 0)``
+    (CMS 2011's constants, with mu from their rule) or ``("gaussian", delta_obj)`` (sigma)."""
+    kind, delta_obj = objective
+    cB2 = k.c * k.B * k.B
+    if kind == "gaussian":
+        sigma = gaussian_objective_sigma(cB2, k.B, k.n, mu, eps_obj, delta_obj)
+        if not math.isfinite(sigma):
+            return None
+        return (*_noise_moments("gaussian", sigma / k.n, k.p), sigma)
+    if kind == "cms":
+        eps_prime = cms_objective_constants(cB2, k.n, k.lam, eps_obj)[0]
+    else:
+        eps_prime = eps_obj - objective_jacobian_term(cB2, k.n, mu)
+    if not eps_prime > 0.0:
+        return None
+    return (*_noise_moments("gamma_norm", 2.0 * k.B / eps_prime / k.n, k.p), eps_prime)
+
+
+def _perturbed_minimiser_bound(k, v1, v2, mu, tolerance):
     r"""Bound on ``F(theta_tilde) - F*`` for the inner solution ``theta_tilde`` of objective
     perturbation (before the output noise), the smaller of two analyses (both hold, so their
-    minimum does), with ``v = b/n``, ``Delta = mu - lambda``, ``r = sqrt(2g/mu)``:
+    minimum does), with ``v = b/n`` (``v1 = E||v||``, ``v2 = E||v||^2``), ``Delta = mu -
+    lambda``, ``r = sqrt(2g/mu)``:
 
     * through lambda-strong convexity of F: ``||grad F(theta_tilde)|| <= gamma + ||v|| +
       Delta ||theta_tilde||`` with ``gamma = sqrt(2 mu g)`` and ``||theta_tilde|| <=
@@ -460,31 +484,34 @@ def _perturbed_minimiser_bound(k, eps_prime, mu, tolerance):
       ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``, ``C = 1 + 2 Delta/mu``;
     * through mu-strong convexity of ``G = F + (Delta/2)||.||^2``: its minimiser moves by at
       most ``||v||/mu`` under the linear term, so ``G(theta_tilde) - G* <= ||v|| (||v||/mu + r)
-      + g``, and ``F(theta_tilde) - F* <= G(theta_tilde) - G* + (Delta/2)||theta*||^2`` with
-      ``||theta*||^2 <= 2 l_0 / lambda`` (``F(0) <= l_0``, losses >= 0): the bias of Delta is
-      ``Delta l_0 / lambda``, and the noise is divided by mu, not lambda.
-
-    Expectations over ``||b|| ~ Gamma(p, 2B/epsilon')``."""
+      + g``, and ``F(theta_tilde) - F* <= G(theta_tilde) - G* + (G* - F*)``. The bias of
+      Delta: with ``a = F(0) - F*``, ``b = F* >= (lambda/2)||theta*||^2`` (losses >= 0, so
+      ``a + b <= l_0``) and t = Delta/lambda, convexity along ``s theta*`` gives
+      ``G* - F* <= (1 - s) a + s^2 t b <= l_0 max(1 - s, s^2 t)`` for every s in [0, 1]; at
+      ``s = 2 / (1 + sqrt(1 + 4t))`` that is ``l_0 (1 - s)``: about ``Delta l_0 / lambda``
+      for a small Delta, never above ``l_0``. The noise is divided by mu, not lambda."""
     extra = mu - k.lam
     r = math.sqrt(2.0 * tolerance / mu)
     A = math.sqrt(2.0 * mu * tolerance) + extra * (math.sqrt(2.0 * mu * k.l0) / mu + r)
     C = 1.0 + 2.0 * extra / mu
-    v1, v2 = _noise_moments("gamma_norm", 2.0 * k.B / eps_prime / k.n, k.p)
     through_lambda = (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * k.lam)
-    through_mu = v2 / mu + v1 * r + tolerance + extra * k.l0 / k.lam
+    t = extra / k.lam
+    bias = k.l0 * (1.0 - 2.0 / (1.0 + math.sqrt(1.0 + 4.0 * t)))
+    through_mu = v2 / mu + v1 * r + tolerance + bias
     return min(through_lambda, through_mu)
 
 
-def _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise, tolerance):
+def _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise, tolerance,
+                                  objective):
     """The bound of :func:`objective_perturbation_bound` (mean form) for the constants ``k`` at
     the split ``fraction`` and the total regularisation ``mu = lambda + Delta``, with the output
-    noise's scale per unit of sensitivity ``unit``; inf where ``epsilon' <= 0``."""
-    eps_prime = (1.0 - fraction) * epsilon - 2.0 * math.log1p(k.c * k.B * k.B / (k.n * mu))
-    if not eps_prime > 0.0 or not math.isfinite(unit):
+    noise's scale per unit of sensitivity ``unit``; inf where the objective has no budget."""
+    moments = _objective_moments(k, objective, (1.0 - fraction) * epsilon, mu)
+    if moments is None or not math.isfinite(unit):
         return math.inf
     r = math.sqrt(2.0 * tolerance / mu)
     _, m2 = _noise_moments(noise, unit * 2.0 * r, k.p)
-    return (_perturbed_minimiser_bound(k, eps_prime, mu, tolerance)
+    return (_perturbed_minimiser_bound(k, moments[0], moments[1], mu, tolerance)
             + 0.5 * (k.beta + k.lam) * m2)
 
 
@@ -500,18 +527,18 @@ def _unit_output_scale(noise, epsilon, delta, calibration):
     return gaussian_sigma_analytic(1.0, epsilon, delta)
 
 
-def _best_mu(k, epsilon, fraction, unit, noise, tolerance):
+def _best_mu(k, epsilon, fraction, unit, noise, tolerance, objective):
     """The total regularisation ``mu >= lambda`` that minimises the bound at this split: a
-    bounded search in log mu above the smallest mu that leaves ``epsilon' > 0``, and
-    ``Delta = 0`` itself when lambda alone leaves some."""
+    bounded search in log mu above the smallest mu whose Jacobian term leaves some of the
+    objective's budget, and ``Delta = 0`` itself when lambda alone leaves some."""
     from scipy import optimize
-    half = (1.0 - fraction) * epsilon / 2.0
-    floor = k.c * k.B * k.B / (k.n * math.expm1(half)) if half < 700.0 else 0.0
+    eps_obj = (1.0 - fraction) * epsilon
+    floor = k.c * k.B * k.B / (k.n * math.expm1(eps_obj)) if eps_obj < 700.0 else 0.0
     low = max(k.lam, floor * (1.0 + 1e-9))
 
     def value(t):
         return _objective_perturbation_value(k, epsilon, fraction, math.exp(t), unit, noise,
-                                             tolerance)
+                                             tolerance, objective)
 
     found = optimize.minimize_scalar(value, bounds=(math.log(low), math.log(low) + 30.0),
                                      method="bounded", options={"xatol": 1e-6})
@@ -523,22 +550,22 @@ def _best_mu(k, epsilon, fraction, unit, noise, tolerance):
 
 @functools.lru_cache(maxsize=256)
 def _objective_perturbation_search(k, epsilon, delta, output_fraction, extra_reg, noise,
-                                   tolerance, calibration):
-    """The search of :func:`objective_perturbation_settings` (arguments checked; a pure
-    function of public constants, cached)."""
+                                   tolerance, calibration, objective):
+    """The search of :func:`objective_perturbation_settings` (arguments checked, ``delta`` the
+    output noise's; a pure function of public constants, cached)."""
     from scipy import optimize
 
     def at(fraction):
         unit = _unit_output_scale(noise, fraction * epsilon, delta, calibration)
         if extra_reg == "auto":
-            return _best_mu(k, epsilon, fraction, unit, noise, tolerance)
+            return _best_mu(k, epsilon, fraction, unit, noise, tolerance, objective)
         eps_obj = (1.0 - fraction) * epsilon
         if extra_reg == "cms":
             mu = k.lam + cms_objective_constants(k.c * k.B ** 2, k.n, k.lam, eps_obj)[1]
         else:
             mu = k.lam + extra_reg
         return mu, _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise,
-                                                 tolerance)
+                                                 tolerance, objective)
 
     if output_fraction == "auto":
         results = [at(f) for f in _FRACTIONS]
@@ -559,23 +586,61 @@ def _objective_perturbation_search(k, epsilon, delta, output_fraction, extra_reg
     return fraction, extra, value
 
 
-def objective_perturbation_settings(problem, epsilon, delta=None, *, output_fraction="auto",
-                                    extra_reg="auto", noise=None, tolerance=1e-12,
-                                    calibration="pld"):
-    r"""The split and the extra regularisation of :func:`dpsolve.objective_perturbation`,
-    chosen from public constants only: the ones that minimise :func:`objective_perturbation_bound`.
+def _one_objective_noise(problem, epsilon, delta, objective_noise, output_fraction, extra_reg,
+                         noise, tolerance, calibration):
+    """objective_perturbation_settings for one kind of objective noise (arguments checked)."""
+    noise, delta_obj, delta_out = resolve_objective_noise(objective_noise, noise, delta)
+    if objective_noise == "gaussian" and extra_reg == "cms":
+        raise ValueError('extra_reg="cms" is CMS 2011\'s rule for their (gamma-norm) objective '
+                         'noise; with objective_noise="gaussian" use "auto" or a number')
+    share = 0.5 if output_fraction == "auto" else output_fraction
+    noise, epsilon, delta_out, calibration = resolve_output_noise(
+        noise, epsilon, delta_out, calibration, problem.n, share)
+    kind = "cms" if extra_reg == "cms" else objective_noise
+    objective = (kind, delta_obj)
+    k = _op_constants(problem)
+    fraction, extra, value = _objective_perturbation_search(
+        k, epsilon, delta_out, output_fraction, extra_reg, noise, tolerance, calibration,
+        objective)
+    eps_obj = (1.0 - fraction) * epsilon
+    # these check a fixed extra_reg (ValueError naming the smallest usable one)
+    if objective_noise == "gaussian":
+        sigma, extra = gaussian_objective_constants(problem, eps_obj, delta_obj, extra)
+        parameter = {"objective_sigma": sigma}
+    else:
+        eps_prime, extra = objective_perturbation_constants(
+            problem, eps_obj, None if extra_reg == "cms" else extra)
+        parameter = {"epsilon_prime": eps_prime}
+    if not math.isfinite(value):
+        raise ValueError(f"objective perturbation has no usable settings at epsilon={epsilon:g} "
+                         f"(noise={noise!r}, calibration={calibration!r}, output_fraction="
+                         f"{fraction:g}): the classic Gaussian mechanism needs the output "
+                         "share of epsilon below 1")
+    return {"objective_noise": objective_noise, "output_fraction": fraction,
+            "extra_reg": extra, **parameter, "noise": noise, "delta_objective": delta_obj,
+            "delta_output": delta_out, "bound": value}
+
+
+def objective_perturbation_settings(problem, epsilon, delta=None, *, objective_noise="auto",
+                                    output_fraction="auto", extra_reg="auto", noise=None,
+                                    tolerance=1e-12, calibration="pld"):
+    r"""The objective noise, the split and the extra regularisation of
+    :func:`dpsolve.objective_perturbation`, chosen from public constants only: the ones that
+    minimise :func:`objective_perturbation_bound`.
 
     Objective perturbation may add any ``Delta >= 0`` to the regulariser, fixed before seeing
-    the data, as long as ``epsilon' = epsilon_obj - 2 ln(1 + cB^2/(n (lambda + Delta))) > 0``
-    (:func:`dpsolve.privacy.calibration.objective_perturbation_constants`). CMS 2011's rule
-    takes ``Delta = 0`` whenever that is positive, which can leave almost nothing: at n = 1000,
-    lambda = 1e-3, epsilon_obj = 0.45 (logistic, B = 1) it leaves ``epsilon' = 0.004`` and a
-    noise scale of 500, where ``Delta = 0.01`` leaves ``epsilon' = 0.40`` and a scale of 5.
-    Here ``mu = lambda + Delta`` minimises the bound for each split (a 1-D search in log mu),
-    and the split f (``output_fraction``) is searched over a geometric grid from 1e-4 to 0.5,
-    then refined around the best. Only n, p, lambda, B, the loss's constants, epsilon, delta,
-    the noise and the tolerance enter: the choice is public. For Gaussian output noise the
-    search uses the exact Gaussian calibration (Balle–Wang) that a single release's
+    the data, as long as the Jacobian term ``ln(1 + cB^2/(n (lambda + Delta)))`` leaves some of
+    the objective's budget (:func:`dpsolve.privacy.calibration.objective_jacobian_term`). CMS
+    2011's rule takes ``Delta = 0`` whenever that is positive, which can leave almost nothing:
+    at n = 1000, lambda = 1e-3, epsilon_obj = 0.45 (logistic, B = 1) their constants leave
+    ``epsilon' = 0.004`` and a noise scale of 500. Here ``mu = lambda + Delta`` minimises the
+    bound for each split (a 1-D search in log mu), and the split f (``output_fraction``) is
+    searched over a geometric grid from 1e-4 to 0.5, then refined around the best. With
+    ``delta`` given and ``objective_noise="auto"``, both objective noises are searched and the
+    smaller bound wins (gamma-norm noise has ``E||b||^2 = p(p+1) s^2``, Gaussian ``p sigma^2``:
+    Gaussian wins in high dimension). Only n, p, lambda, B, the loss's constants, epsilon,
+    delta, the noises and the tolerance enter: the choice is public. For Gaussian output noise
+    the search uses the exact Gaussian calibration (Balle–Wang) that a single release's
     accountants agree with; the fit then calibrates with ``calibration``.
 
     Parameters
@@ -585,13 +650,18 @@ def objective_perturbation_settings(problem, epsilon, delta=None, *, output_frac
     epsilon : float
         Target epsilon, ``> 0``.
     delta : float, optional
-        None for gamma-norm output noise; in (0, 1) for Gaussian output noise.
+        Target delta, in (0, 1), or None for epsilon-DP.
+    objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
+        The noise b in the objective; ``"gaussian"`` needs delta; ``"auto"``: gamma-norm
+        without delta, else the one with the smaller bound.
     output_fraction : "auto" or float, default "auto"
         The split f in (0, 1), or ``"auto"`` to search it.
     extra_reg : "auto", "cms" or float, default "auto"
-        Delta ``>= 0``; ``"cms"`` for CMS 2011's two-branch rule; ``"auto"`` to search it.
+        Delta ``>= 0``; ``"cms"`` for CMS 2011's rule (gamma-norm objective noise only);
+        ``"auto"`` to search it.
     noise : {"gamma_norm", "gaussian"}, optional
-        The output noise; default gamma-norm without delta, else Gaussian.
+        The output noise; default Gaussian when gamma-norm objective noise is given delta,
+        else gamma-norm. Delta is split evenly when both noises are Gaussian.
     tolerance : float, default 1e-12
         The inner solver's gap g, in (0, 1e-2].
     calibration : str, default "pld"
@@ -601,46 +671,49 @@ def objective_perturbation_settings(problem, epsilon, delta=None, *, output_frac
     Returns
     -------
     dict
-        ``output_fraction``, ``extra_reg`` (Delta), ``epsilon_prime`` and ``bound`` (the mean-form
-        bound at those settings, with the search's calibration).
+        ``objective_noise``, ``output_fraction``, ``extra_reg`` (Delta), ``epsilon_prime``
+        (gamma-norm objective noise) or ``objective_sigma`` (Gaussian, sum form), ``noise``
+        (the output noise), ``delta_objective``, ``delta_output`` and ``bound`` (the
+        mean-form bound at those settings, with the search's calibration).
 
     Raises
     ------
     ValueError
-        For an invalid argument, or a fixed ``extra_reg`` that leaves ``epsilon' <= 0``.
+        For an invalid argument, or a fixed ``extra_reg`` that leaves the objective no budget.
+    TypeError
+        For ``objective_noise="gaussian"`` or ``noise="gaussian"`` without delta.
     """
     _check(problem, epsilon, None, "mean")
     reject_multinomial(problem, "objective_perturbation_settings")
     if problem.reg <= 0.0 or problem.radius is not None:
         raise ValueError("objective perturbation needs reg > 0 and radius=None")
+    check_choice(objective_noise, "objective_noise", ("auto",) + OUTPUT_NOISES)
     if output_fraction != "auto":
         output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
     if isinstance(extra_reg, str):
         check_choice(extra_reg, "extra_reg", ("auto", "cms"))
     else:
         extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
-    share = 0.5 if output_fraction == "auto" else output_fraction
-    noise, epsilon, delta, calibration = resolve_output_noise(
-        noise, epsilon, delta, calibration, problem.n, share)
     tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
-    fraction, extra, value = _objective_perturbation_search(
-        _op_constants(problem), epsilon, delta, output_fraction, extra_reg, noise, tolerance,
-        calibration)
-    # checks a fixed extra_reg (ValueError naming the smallest usable one) and gives epsilon'
-    eps_prime, extra = objective_perturbation_constants(
-        problem, (1.0 - fraction) * epsilon, None if extra_reg == "cms" else extra)
-    if not math.isfinite(value):
-        raise ValueError(f"objective perturbation has no usable settings at epsilon={epsilon:g} "
-                         f"(noise={noise!r}, calibration={calibration!r}, output_fraction="
-                         f"{fraction:g}): the classic Gaussian mechanism needs the output "
-                         "share of epsilon below 1")
-    return {"output_fraction": fraction, "extra_reg": extra, "epsilon_prime": eps_prime,
-            "bound": value}
+    args = (output_fraction, extra_reg, noise, tolerance, calibration)
+    if objective_noise != "auto":
+        return _one_objective_noise(problem, epsilon, delta, objective_noise, *args)
+    if delta is None or delta == 0 or extra_reg == "cms":
+        return _one_objective_noise(problem, epsilon, delta, "gamma_norm", *args)
+    found, errors = [], []
+    for kind in OUTPUT_NOISES:
+        try:
+            found.append(_one_objective_noise(problem, epsilon, delta, kind, *args))
+        except ValueError as error:     # this kind cannot take these options; the other may
+            errors.append(error)
+    if not found:
+        raise errors[0]
+    return min(found, key=lambda settings: settings["bound"])
 
 
-def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fraction="auto",
-                                 extra_reg="auto", noise=None, tolerance=1e-12,
-                                 calibration="pld", form="mean"):
+def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_noise="auto",
+                                 output_fraction="auto", extra_reg="auto", noise=None,
+                                 tolerance=1e-12, calibration="pld", form="mean"):
     r"""Excess-risk bound of :func:`dpsolve.objective_perturbation`, explicit constants.
 
     With ``v = b/n`` the objective noise, Delta the extra regularisation, ``mu = lambda + Delta``,
@@ -649,11 +722,15 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     (both hold, so their minimum does): through lambda-strong convexity of F,
     ``(A + C||v||)^2 / (2 lambda)`` with ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``,
     ``C = 1 + 2 Delta / mu`` (``l_0`` = max loss at 0); through mu-strong convexity of the
-    regularised objective, ``||v||^2/mu + ||v|| r + g + Delta l_0 / lambda``. The output noise
-    ``b_2`` adds ``(beta + lambda) E||b_2||^2 / 2``. Expectations use the gamma-norm moments of
-    b (``||b|| ~ Gamma(p, 2B/epsilon')``). This is ``O(p^2 / (n^2 epsilon^2 lambda))``, the rate
-    of Chaudhuri et al. (2011). Mean form (times n for ``form="sum"``). Not for multinomial
-    problems (objective_perturbation does not take them).
+    regularised objective, ``||v||^2/mu + ||v|| r + g + l_0 (1 - 2/(1 + sqrt(1 + 4 Delta /
+    lambda)))`` (the last term, Delta's bias, is about ``Delta l_0 / lambda`` for a small Delta
+    and never above ``l_0``). The output noise
+    ``b_2`` adds ``(beta + lambda) E||b_2||^2 / 2``. Expectations use the moments of b
+    (gamma-norm: ``||b|| ~ Gamma(p, 2B/epsilon')``; Gaussian: ``E||b||^2 = p sigma^2``). This is
+    ``O(p^2 / (n^2 epsilon^2 lambda))`` for gamma-norm noise, the rate of Chaudhuri et al.
+    (2011), and ``O(p log(1/delta) / (n^2 epsilon^2 lambda))`` for Gaussian noise. Mean form
+    (times n for ``form="sum"``). Not for multinomial problems (objective_perturbation does not
+    take them).
 
     Parameters
     ----------
@@ -662,7 +739,9 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     epsilon : float
         Target epsilon, ``> 0``.
     delta : float, optional
-        None (or 0) for gamma-norm output noise; in (0, 1) for Gaussian output noise.
+        None (or 0) for epsilon-DP; in (0, 1) for (epsilon, delta).
+    objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
+        As in :func:`objective_perturbation_settings`.
     output_fraction : "auto" or float, default "auto"
         In (0, 1): the share of epsilon spent on the output noise ``b_2``; the rest goes to the
         objective noise b. ``"auto"``: the share :func:`objective_perturbation_settings`
@@ -670,8 +749,7 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     extra_reg : "auto", "cms" or float, default "auto"
         Delta, as in :func:`objective_perturbation_settings`.
     noise : {"gamma_norm", "gaussian"}, optional
-        The output noise ``b_2``; default ``"gamma_norm"`` without ``delta`` (epsilon-DP), else
-        ``"gaussian"``.
+        The output noise ``b_2``, as in :func:`objective_perturbation_settings`.
     tolerance : float, default 1e-12
         The optimisation tolerance g of the inner solver, in (0, 1e-2].
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
@@ -689,21 +767,24 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, output_fractio
     _check(problem, epsilon, None, form)
     reject_multinomial(problem, "objective_perturbation_bound")
     settings = objective_perturbation_settings(
-        problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
-        noise=noise, tolerance=tolerance, calibration=calibration)
-    output_fraction, extra = settings["output_fraction"], settings["extra_reg"]
-    noise, epsilon, delta, calibration = resolve_output_noise(
-        noise, epsilon, delta, calibration, problem.n, output_fraction)
-    n, p, lam = problem.n, problem.p, problem.reg
+        problem, epsilon, delta, objective_noise=objective_noise,
+        output_fraction=output_fraction, extra_reg=extra_reg, noise=noise, tolerance=tolerance,
+        calibration=calibration)
+    fraction, extra, noise = (settings["output_fraction"], settings["extra_reg"],
+                              settings["noise"])
+    p, lam = problem.p, problem.reg
     mu = lam + extra
-    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
     r = math.sqrt(2.0 * tolerance / mu)
-    inner = _perturbed_minimiser_bound(_op_constants(problem), settings["epsilon_prime"], mu,
-                                       tolerance)
-    scale = output_noise_scale(noise, output_fraction * epsilon, delta, 2.0 * r, calibration)
+    k = _op_constants(problem)
+    kind = "cms" if extra_reg == "cms" else settings["objective_noise"]
+    moments = _objective_moments(k, (kind, settings["delta_objective"]),
+                                 (1.0 - fraction) * epsilon, mu)
+    inner = _perturbed_minimiser_bound(k, moments[0], moments[1], mu, tolerance)
+    scale = output_noise_scale(noise, fraction * epsilon, settings["delta_output"], 2.0 * r,
+                               calibration)
     _, m2 = _noise_moments(noise, scale, p)
     value = inner + 0.5 * (problem.smoothness + lam) * m2
-    return value if form == "mean" else value * n
+    return value if form == "mean" else value * problem.n
 
 
 # -- multi-party gradient descent (SGD2; Jayaraman et al. 2018's gradient perturbation) ---------

@@ -504,3 +504,33 @@ def test_objective_perturbation_audit_with_the_chosen_extra_reg():
 
     caught = audit(silent, D, D2, runs=2000, statistic=statistic, rng=1)
     assert caught.epsilon > 1.0, caught
+
+
+@pytest.mark.slow
+def test_gaussian_objective_perturbation_audit():
+    """Objective perturbation with Gaussian objective noise (Kifer et al. 2012's variant with
+    dpsolve's constants, ``dpsolve.privacy.calibration.gaussian_objective_sigma``) at
+    ``(1, DELTA)``: the claim holds on the canary pair, and the audit catches the objective
+    noise at a tenth of its sigma while the claim stays the same."""
+    import dpsolve.solvers.objective_perturbation as module
+    P = _tiny_problem("huber_hinge", radius=None, reg=0.005)
+    D, D2, statistic = canary_neighbours(P)
+
+    def run(problem, rng):
+        return dpsolve.objective_perturbation(problem, 1.0, DELTA, objective_noise="gaussian",
+                                              rng=rng).theta
+
+    fit = dpsolve.objective_perturbation(D, 1.0, DELTA, objective_noise="gaussian", rng=0)
+    assert fit.settings["objective_noise"] == "gaussian" and fit.privacy.holds
+    honest = audit(run, D, D2, runs=2000, statistic=statistic, delta=DELTA, rng=1)
+    assert honest.epsilon <= 1.0, honest
+    real = module._inner._draw
+
+    def weak(problem, rng):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(module._inner, "_draw", lambda kind, scale, p, rng: real(
+                kind, scale / 10.0 if kind == "gaussian" else scale, p, rng))
+            return run(problem, rng)
+
+    caught = audit(weak, D, D2, runs=2000, statistic=statistic, delta=DELTA, rng=1)
+    assert caught.epsilon > 1.0, caught

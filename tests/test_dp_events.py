@@ -3,6 +3,7 @@
 around without dp_accounting or serialised, and dpsolve's accountants give the round-tripped
 event the same epsilon. dpsolve's own :class:`~dpsolve.privacy.PureDpEvent` must therefore be an
 attrs class, as dp_accounting's events are."""
+import math
 import warnings
 
 import attr
@@ -143,3 +144,40 @@ def test_pure_dp_event_is_a_frozen_hashable_attrs_event():
         PureDpEvent("1.0")
     with pytest.raises(TypeError, match="epsilon"):
         PureDpEvent(True)
+
+
+def test_approx_dp_event_composes_and_round_trips():
+    """An (epsilon, delta)-DP release (Gaussian objective perturbation's objective part):
+    basic composition is exact at the delta it spends, less delta is infinite, zCDP cannot read
+    it, and dpsolve's PLD composes it as Kairouz-Oh-Viswanath's worst case."""
+    event = dpsolve.privacy.ApproxDpEvent(0.9, 1e-6)
+    assert epsilon_of(event, 1e-6) == pytest.approx(0.9, abs=1e-9)
+    assert epsilon_of(event, 5e-7) == float("inf")
+    with pytest.raises(ValueError, match="zcdp"):
+        epsilon_of(event, 1e-5, "zcdp")
+    both = dp_accounting.ComposedDpEvent([event, pure_event(0.1)])
+    assert epsilon_of(both, 1e-6, "basic") == pytest.approx(1.0)
+    assert epsilon_of(both, 1e-6, "pld") <= 1.0 + 1e-9
+    # with a Gaussian beside it, basic gives the Gaussian what delta is left
+    mixed = dp_accounting.ComposedDpEvent([event, accounting.gaussian_event(50.0, 1.0)])
+    rest = dpsolve.privacy.gaussian_epsilon(1.0 / 50.0, 1e-6)
+    assert epsilon_of(mixed, 2e-6, "basic") == pytest.approx(0.9 + rest)
+    assert epsilon_of(mixed, 2e-6, "pld") <= 0.9 + rest + 1e-9
+    back = dp_accounting.DpEvent.from_named_tuple(event.to_named_tuple())
+    assert back == event and hash(back) == hash(event)
+    with pytest.raises(ValueError, match="delta"):
+        dpsolve.privacy.ApproxDpEvent(1.0, 1.5)
+
+
+def test_delta_of_a_pure_release_is_randomized_response():
+    """delta_of composes pure-DP releases (it used to drop them: delta 0 at every epsilon).
+    For one epsilon_0-DP release the worst case is randomized response, whose delta at
+    epsilon is ``(e^{epsilon_0} - e^epsilon) / (1 + e^{epsilon_0})``; dp_accounting's PLD
+    discretises it pessimistically (an upper bound within its 1e-4 grid)."""
+    e0, e = 0.5, 0.1
+    exact = (math.exp(e0) - math.exp(e)) / (1.0 + math.exp(e0))
+    got = dpsolve.privacy.delta_of(pure_event(e0), e)
+    assert exact <= got <= exact * (1 + 1e-3)
+    assert dpsolve.privacy.delta_of(pure_event(e0), e0) <= 1e-4
+    with pytest.raises(ValueError, match="rdp"):
+        dpsolve.privacy.delta_of(pure_event(e0), e, "rdp")

@@ -181,8 +181,32 @@ def test_objective_privacy_report_and_noise_free_limit():
     (dict(epsilon=12.0, delta=1e-6, calibration="paper"), "epsilon < 1"),
 ])
 def test_bad_inputs(solver, kwargs, match):
+    if solver is dpsolve.objective_perturbation and match in ("gamma_norm", "epsilon < 1"):
+        # with delta, objective perturbation may take Gaussian objective noise and gamma-norm
+        # output noise; these cases are about the output noise beside gamma-norm objective noise
+        kwargs = {**kwargs, "objective_noise": "gamma_norm"}
     with pytest.raises(ValueError, match=match):
         solver(_problem(100), **kwargs)
+
+
+def test_objective_noise_choices_and_bad_values():
+    problem = _problem(100)
+    with pytest.raises(ValueError, match="objective_noise"):
+        dpsolve.objective_perturbation(problem, 1.0, 1e-6, objective_noise="laplace")
+    with pytest.raises(TypeError, match='objective_noise="gaussian" needs delta'):
+        dpsolve.objective_perturbation(problem, 1.0, objective_noise="gaussian")
+    with pytest.raises(ValueError, match='extra_reg="cms"'):
+        dpsolve.objective_perturbation(problem, 1.0, 1e-6, objective_noise="gaussian",
+                                       extra_reg="cms")
+    # delta with gamma-norm output noise: only Gaussian objective noise can use that delta
+    fit = dpsolve.objective_perturbation(problem, 1.0, 1e-6, noise="gamma_norm", rng=0)
+    assert fit.settings["objective_noise"] == "gaussian" and fit.settings["noise"] == "gamma_norm"
+    assert fit.settings["delta_objective"] == 1e-6 and fit.privacy.holds
+    # both Gaussian: delta split evenly
+    both = dpsolve.objective_perturbation(problem, 1.0, 1e-6, objective_noise="gaussian",
+                                          noise="gaussian", rng=0)
+    assert both.settings["delta_objective"] == 5e-7 and both.privacy.holds
+    assert both.delta == 1e-6
 
 
 def test_requirements():
@@ -538,9 +562,9 @@ def test_fixed_settings_and_bad_settings():
     fit = dpsolve.objective_perturbation(P, 1.0, output_fraction=0.2, extra_reg=0.01, rng=0)
     assert fit.settings["output_fraction"] == 0.2 and fit.settings["extra_reg"] == 0.01
     assert fit.settings["epsilon_prime"] == pytest.approx(
-        0.8 - 2 * math.log1p(0.25 / (1000 * 0.011)), rel=1e-14)
+        0.8 - math.log1p(0.25 / (1000 * 0.011)), rel=1e-14)
     with pytest.raises(ValueError, match="extra_reg=0 leaves no epsilon.*exceed"):
-        dpsolve.objective_perturbation(P, 0.4, output_fraction=0.1, extra_reg=0.0)
+        dpsolve.objective_perturbation(P, 0.2, output_fraction=0.1, extra_reg=0.0)
     with pytest.raises(ValueError, match="extra_reg"):
         dpsolve.objective_perturbation(P, 1.0, extra_reg=-1.0)
     with pytest.raises(ValueError, match="extra_reg"):

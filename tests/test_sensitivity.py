@@ -44,6 +44,8 @@ import dpsolve
 from dpsolve import Parties, Problem
 from dpsolve._kernels import gd as _gd
 from dpsolve._kernels import losses as _losses
+from dpsolve.privacy.calibration import (gaussian_objective_sigma, gaussian_objective_tail,
+                                        objective_jacobian_term)
 
 SEED = 20240611
 EPS = np.finfo(float).eps
@@ -691,6 +693,105 @@ def test_clipped_gd_sensitivity(case, clip_factor):
             code)
 
 
+# -- objective perturbation's privacy loss, exactly, in one dimension -------------------------------
+def _output_log_density(records, mu, theta, log_noise_density):
+    """Log density of objective perturbation's output at each theta (p = 1, sum form): the
+    noise that produces theta is ``b(theta) = -(sum_i loss'(y_i x_i theta) y_i x_i + n mu
+    theta)``, and the density is ``nu(b(theta)) |b'(theta)|`` (change of variables; b is a
+    strictly decreasing bijection of the line)."""
+    x, y = records
+    n = x.size
+    margins = np.multiply.outer(theta, y * x)
+    ones = np.ones(margins.size)
+    first = _losses.loss_derivatives(0, np.ascontiguousarray(margins.ravel()), ones, 0.0)
+    second = _losses.loss_second_derivatives(0, np.ascontiguousarray(margins.ravel()), ones,
+                                             0.0)
+    first, second = first.reshape(margins.shape), second.reshape(margins.shape)
+    b = -(first @ (y * x) + n * mu * theta)
+    jacobian = second @ (x * x) + n * mu
+    return log_noise_density(b) + np.log(jacobian)
+
+
+def _neighbour_pairs(B):
+    """Base datasets of 3 logistic records on [-B, B] and replaced records chosen to stress the
+    two terms: the gradient flips sign (``u = 2B``) and the curvature vanishes (x' = 0: the
+    largest change of the Jacobian)."""
+    rng = np.random.default_rng(SEED)
+    bases = [(np.array([B, -B, 0.5 * B]), np.array([1.0, 1.0, -1.0])),
+             (np.zeros(3), np.ones(3)),
+             (rng.uniform(-B, B, 3), rng.choice([-1.0, 1.0], 3))]
+    replaced = [((B, 1.0), (B, -1.0)), ((B, 1.0), (0.0, 1.0)), ((B, 1.0), (-B, 1.0)),
+                ((0.3 * B, -1.0), (B, -1.0))]
+    for x0, y0 in bases:
+        for (a, ya), (c, yc) in replaced:
+            yield ((np.append(x0, a), np.append(y0, ya)), (np.append(x0, c), np.append(y0, yc)))
+
+
+@pytest.mark.parametrize("epsilon, mu", [(0.3, 0.2), (0.3, 1.0), (2.0, 0.01), (2.0, 0.2)])
+def test_objective_perturbation_privacy_loss_in_one_dimension(epsilon, mu):
+    """The privacy loss of objective perturbation, computed exactly on tiny problems (p = 1,
+    n = 4, logistic, B = 1), against what dpsolve's calibration claims for it under replace-one
+    neighbours (the Jacobian term ``J = ln(1 + cB^2/(n mu))`` once, not CMS 2011's twice):
+
+    * gamma-norm noise (a Laplace density in one dimension) at ``epsilon' = epsilon - J``:
+      ``max_theta |ln p_D(theta) - ln p_D'(theta)| <= epsilon`` on a grid covering the noise up
+      to 60 scales. It comes within 5% of J (attained at theta = 0 when x' = 0 replaces x = B
+      beside records at 0) or of epsilon'/2 (for logistic, swapping a label gives ``u = -B`` at
+      every theta: a Laplace mechanism of sensitivity B), whichever is larger;
+    * Gaussian noise at ``gaussian_objective_sigma``: ``delta(epsilon) = int (p_D - e^epsilon
+      p_D')_+ <= delta`` (trapezoid rule in theta; the total mass is 1 within 1e-7). The label
+      swap is exactly a Gaussian mechanism of sensitivity B (the Jacobians agree, since
+      logistic's loss'' is even), so there the integral must equal the analytic delta of that
+      mechanism: a check of the integration itself, which must also find a violation at 0.9
+      times the sigma that mechanism needs."""
+    B, n, c = 1.0, 4, 0.25
+    jac = objective_jacobian_term(c * B * B, n, mu)
+    eps_prime = epsilon - jac           # > 0 at every (epsilon, mu) above
+    scale = 2.0 * B / eps_prime
+
+    def laplace(b):
+        return -np.abs(b) / scale - math.log(2.0 * scale)
+
+    theta = np.linspace(-60.0 * scale / (n * mu), 60.0 * scale / (n * mu), 40001)
+    worst = 0.0
+    for D, Dp in _neighbour_pairs(B):
+        loss = (_output_log_density(D, mu, theta, laplace)
+                - _output_log_density(Dp, mu, theta, laplace))
+        worst = max(worst, float(np.max(np.abs(loss))))
+    # each log density is a few dozen float64 operations on values below 1e4
+    assert worst <= epsilon + 1e-9
+    assert worst >= 0.95 * max(jac, eps_prime / 2.0)
+    _record("objective perturbation: max privacy loss (gamma-norm)", f"eps={epsilon} mu={mu}",
+            worst, epsilon)
+
+    delta = 1e-3
+    swap = ((np.array([B, -B, 0.5 * B, B]), np.array([1.0, 1.0, -1.0, 1.0])),
+            (np.array([B, -B, 0.5 * B, B]), np.array([1.0, 1.0, -1.0, -1.0])))
+
+    def integrated(sd, pairs):
+        def gauss(b):
+            return -0.5 * (b / sd) ** 2 - math.log(sd * math.sqrt(2.0 * math.pi))
+        grid = np.linspace(-12.0 * sd / (n * mu), 12.0 * sd / (n * mu), 400001)
+        worst = 0.0
+        for D, Dp in pairs:
+            p_D = np.exp(_output_log_density(D, mu, grid, gauss))
+            p_Dp = np.exp(_output_log_density(Dp, mu, grid, gauss))
+            assert abs(np.trapezoid(p_D, grid) - 1.0) <= 1e-7
+            worst = max(worst, float(np.trapezoid(np.maximum(p_D - math.exp(epsilon) * p_Dp,
+                                                             0.0), grid)))
+        return worst
+
+    sigma = gaussian_objective_sigma(c * B * B, B, n, mu, epsilon, delta)
+    achieved = integrated(sigma, list(_neighbour_pairs(B)) + [swap])
+    assert achieved <= delta
+    _record("objective perturbation: delta(eps) (Gaussian)", f"eps={epsilon} mu={mu}",
+            achieved, delta)
+    exact = math.exp(dpsolve.privacy.gaussian_log_delta(B / sigma, epsilon))
+    assert integrated(sigma, [swap]) == pytest.approx(exact, rel=1e-6, abs=1e-300)
+    needed = dpsolve.privacy.gaussian_sigma_analytic(B, epsilon, delta)
+    assert integrated(0.9 * needed, [swap]) > delta
+
+
 OBJECTIVE_CASES = [Case("logistic"), Case("huber_hinge", h=0.1), Case("huber_hinge", h=0.5),
                    Case("huber_hinge", h=2.0), Case("logistic", B=2.0)]
 
@@ -699,8 +800,9 @@ OBJECTIVE_CASES = [Case("logistic"), Case("huber_hinge", h=0.1), Case("huber_hin
 @pytest.mark.parametrize("epsilon", [4.0, 0.05])
 def test_objective_perturbation_constants(case, epsilon):
     """objective_perturbation: the curvature constant c it uses (read back from the fit, from
-    ``epsilon_prime = eps_obj - 2 ln(1 + c B^2/(n (lambda + Delta)))``, whatever Delta the
-    fit chose, and from CMS 2011's rule ``Delta = c B^2/(n (e^{eps_obj/4} - 1)) - lambda``
+    ``epsilon_prime = eps_obj - ln(1 + c B^2/(n (lambda + Delta)))``, whatever Delta the
+    fit chose, from the Gaussian sigma's ``2 s^2 + 2 z s = eps_obj - ln(1 + c B^2/(n mu))``
+    (s = B/sigma), and from CMS 2011's rule ``Delta = c B^2/(n (e^{eps_obj/4} - 1)) - lambda``
     when it is asked for and needs an extra regulariser) bounds
     |loss''(z)| over all margins z (no constraint) and both labels, and is attained (logistic at
     z = 0, huber_hinge on its quadratic piece). The noise b it draws, density
@@ -714,8 +816,15 @@ def test_objective_perturbation_constants(case, epsilon):
     fit = dpsolve.objective_perturbation(problem, epsilon, rng=SEED)
     st, B = fit.settings, case.B
     mu = reg + st["extra_reg"]
-    c = math.expm1((st["epsilon_objective"] - st["epsilon_prime"]) / 2.0) * n * mu / B ** 2
+    c = math.expm1(st["epsilon_objective"] - st["epsilon_prime"]) * n * mu / B ** 2
     assert c == pytest.approx(problem.loss_function.curvature, rel=1e-9)
+    gauss = dpsolve.objective_perturbation(problem, epsilon, 1e-6, objective_noise="gaussian",
+                                           rng=SEED).settings
+    s = B / gauss["objective_sigma"]
+    z = gaussian_objective_tail(1e-6)
+    jacobian = gauss["epsilon_objective"] - 2.0 * s * s - 2.0 * z * s
+    c = math.expm1(jacobian) * n * (reg + gauss["extra_reg"]) / B ** 2
+    assert c == pytest.approx(problem.loss_function.curvature, rel=1e-6)
     cms = dpsolve.objective_perturbation(problem, epsilon, extra_reg="cms", rng=SEED).settings
     if cms["extra_reg"] == 0.0:
         c = math.expm1((cms["epsilon_objective"] - cms["epsilon_prime"]) / 2.0) * n * reg / B ** 2

@@ -11,12 +11,12 @@ neighbour relation (see :mod:`.accounting`).
   ``simplified_strong_composition`` (Lemma 1 of the multi-party SGD notes, a labelled
   reproduction; ``seed000_lemma1_composition`` is its deprecated alias), ``group_privacy``,
   ``gaussian_zcdp``, ``zcdp_to_dp``;
-- accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``epsilon_of``, ``delta_of``, ``calibrate``,
+- accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``, ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
   and ``Stream``, the faster stream (SFC64 and a ziggurat, inlined) that noisy SGD draws from.
 """
-from .accounting import (ACCOUNTANTS, NEIGHBOURS, PoissonSampling, PrivacyReport, PrivacyWarning,
+from .accounting import (ACCOUNTANTS, NEIGHBOURS, ApproxDpEvent, PoissonSampling, PrivacyReport, PrivacyWarning,
                          PureDpEvent, UniformSampling, calibrate, certify, delta_of, epsilon_of,
                          gaussian_event, pure_event, tightest_accountant)
 from .composition import (basic_composition, drv_composition, gaussian_zcdp, group_privacy,
@@ -27,7 +27,7 @@ from .mechanisms import (gaussian_epsilon, gaussian_log_delta, gaussian_sigma_an
 from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
-    "ACCOUNTANTS", "NEIGHBOURS", "PoissonSampling", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
+    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "PoissonSampling", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
     "Stream",
     "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",
     "drv_composition", "epsilon_of", "gamma_norm_noise", "gamma_norm_scale", "gaussian_noise", "gaussian_epsilon", "gaussian_event",

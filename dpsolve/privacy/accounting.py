@@ -108,6 +108,26 @@ class PureDpEvent(dp_accounting.DpEvent):
     epsilon = attr.ib(type=float, converter=_check_epsilon)
 
 
+def _check_event_delta(value):
+    return check_real(value, "delta", low=0.0, high=1.0, low_inclusive=True)
+
+
+@attr.s(frozen=True, slots=True)
+class ApproxDpEvent(dp_accounting.DpEvent):
+    """A release that is ``(epsilon, delta)``-DP and described by nothing finer.
+
+    Gaussian objective perturbation is one: its privacy loss is bounded through a tail bound,
+    not shown to be a Gaussian mechanism's. dpsolve's accountants read it as the worst case for
+    ``(epsilon, delta)``-DP, the mechanism of Kairouz, Oh & Viswanath 2015 (randomized response
+    with an extra outcome of probability delta that reveals the input), which dominates every
+    ``(epsilon, delta)``-DP mechanism. dp_accounting's own accountants do not read it. A frozen
+    attrs class like :class:`PureDpEvent`.
+    """
+
+    epsilon = attr.ib(type=float, converter=_check_epsilon)
+    delta = attr.ib(type=float, converter=_check_event_delta)
+
+
 def pure_event(epsilon, *, steps=1):
     """DpEvent of ``steps`` adaptively composed ``epsilon``-DP releases (:class:`PureDpEvent`).
 
@@ -174,12 +194,13 @@ def gaussian_event(sigma, sensitivity, *, steps=1, sampling=None):
 @dataclasses.dataclass(frozen=True)
 class _Component:
     """``count`` releases of a Gaussian with multiplier m (sigma / Delta), sampled or not; or,
-    when ``pure`` is set, of a ``pure``-DP mechanism (multiplier inf)."""
+    when ``pure`` is set, of a ``(pure, delta)``-DP mechanism (multiplier inf)."""
 
     count: int
     multiplier: float
     sampling: object = None     # None, ("poisson", q) or ("uniform", q)
     pure: float = None
+    delta: float = 0.0
 
 
 def _components(event, count=1):
@@ -192,6 +213,8 @@ def _components(event, count=1):
         return [_Component(count, event.noise_multiplier)]
     if isinstance(event, PureDpEvent):
         return [_Component(count, math.inf, pure=event.epsilon)]
+    if isinstance(event, ApproxDpEvent):
+        return [_Component(count, math.inf, pure=event.epsilon, delta=event.delta)]
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         return _components(event.event, count * event.count)
     if isinstance(event, dp_accounting.ComposedDpEvent):
@@ -317,37 +340,50 @@ def _compute_epsilon(event, delta, accountant, neighbours):
 
 
 def _epsilon_with_pure(components, delta, accountant, neighbours):
-    """Epsilon of a composition that includes pure-DP components (and unsampled Gaussians)."""
+    """Epsilon of a composition that includes (epsilon_i, delta_i)-DP components (pure when
+    delta_i = 0) and unsampled Gaussians."""
     pure = [c for c in components if c.pure is not None]
     gaussians = [c for c in components if c.pure is None]
     pure_sum = sum(c.count * c.pure for c in pure)
+    pure_delta = sum(c.count * c.delta for c in pure)
+    if delta < pure_delta or (delta == pure_delta and gaussians):
+        return math.inf     # the approximate-DP components alone spend more than delta
     if not gaussians and (delta == 0.0 or accountant == "basic"):
-        return pure_sum                     # basic composition is exact at delta = 0
-    if delta == 0.0:
-        return math.inf
+        return pure_sum                     # basic composition: (sum eps_i, sum delta_i)
     if any(c.sampling is not None for c in gaussians):
         _unsupported(accountant, "cannot compose a pure-DP release with sampled Gaussians")
     mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in gaussians))
-    basic = pure_sum + (mechanisms.gaussian_epsilon(mu, delta) if gaussians else 0.0)
+    basic = pure_sum + (mechanisms.gaussian_epsilon(mu, delta - pure_delta) if gaussians
+                        else 0.0)
     if accountant == "basic":
         return basic
     if accountant == "zcdp":
+        if pure_delta > 0.0:
+            _unsupported("zcdp", "cannot read an ApproxDpEvent (approximate DP has no zCDP "
+                                 "bound)")
         # epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
         rho = sum(c.count * c.pure ** 2 / 2.0 for c in pure) + mu ** 2 / 2.0
         return composition.zcdp_to_dp(rho, delta)
     if accountant != "pld":
-        _unsupported(accountant, "cannot read a PureDpEvent")
-    # Randomized response dominates every epsilon-DP mechanism; the Gaussians compose exactly to
-    # one Gaussian of parameter mu. PLDs are discretised pessimistically (an upper bound).
+        _unsupported(accountant, "cannot read a PureDpEvent or an ApproxDpEvent")
+    return min(float(_dominating_pld(pure, gaussians).get_epsilon_for_delta(delta)), basic)
+
+
+def _dominating_pld(pure, gaussians):
+    """A PLD that dominates the composition: each (epsilon, delta)-DP component as Kairouz, Oh &
+    Viswanath's worst case (which dominates every such mechanism), the Gaussians composed
+    exactly into one. dp_accounting discretises pessimistically (an upper bound)."""
     from dp_accounting.pld import common, privacy_loss_distribution as pldlib
     total = None
     for c in pure:
-        one = pldlib.from_privacy_parameters(common.DifferentialPrivacyParameters(c.pure, 0.0))
+        one = pldlib.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(c.pure, c.delta))
         one = one.self_compose(c.count) if c.count > 1 else one
         total = one if total is None else total.compose(one)
     if gaussians:
+        mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in gaussians))
         total = total.compose(pldlib.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0))
-    return min(float(total.get_epsilon_for_delta(delta)), basic)
+    return total
 
 
 def _event_of(event_or_fit, neighbours):
@@ -452,6 +488,13 @@ def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
     components = _components(event)
     if any(c.multiplier == 0.0 for c in components):
         return 1.0
+    if any(c.pure is not None for c in components):
+        pure = [c for c in components if c.pure is not None]
+        gaussians = [c for c in components if c.pure is None]
+        if accountant != "pld" or any(c.sampling is not None for c in gaussians):
+            _unsupported(accountant, "cannot give delta for a PureDpEvent or an ApproxDpEvent "
+                                     "(only unsampled Gaussians beside them, under 'pld')")
+        return min(float(_dominating_pld(pure, gaussians).get_delta_for_epsilon(epsilon)), 1.0)
     if accountant == "pld" and all(c.sampling is None for c in components):
         mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in components))
         return math.exp(mechanisms.gaussian_log_delta(mu, epsilon))

@@ -517,22 +517,52 @@ def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
     return calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
 
 
+def objective_jacobian_term(cB2, n, mu):
+    """The Jacobian term ``ln(1 + cB^2/(n mu))`` of objective perturbation's privacy loss under
+    replace-one neighbours: the most the log-determinant of the perturbed objective's Hessian
+    can change when one record is replaced.
+
+    With ``H_0 >= n mu I`` the Hessian (sum form) of everything but the replaced record, the two
+    neighbours' Hessians are ``H_0 + a x x^T`` and ``H_0 + a' x' x'^T`` (``0 <= a, a' <= c``,
+    ``||x||, ||x'|| <= B``), whose determinants are ``det H_0 (1 + a x^T H_0^{-1} x)``, each in
+    ``det H_0 [1, 1 + cB^2/(n mu)]``. CMS 2011 (Thm 9) bound the ratio by the square of that,
+    ``ln(1 + 2cB^2/(n mu) + c^2 B^4/(n^2 mu^2))``, through the rank-two difference of the two
+    Hessians; the factor it loses is what Redberg, Koskela & Wang (2023) also remove.
+
+    Parameters
+    ----------
+    cB2 : float
+        The loss's curvature bound c times the squared row bound B^2.
+    n : int
+        Number of records.
+    mu : float
+        The perturbed objective's regularisation ``lambda + Delta``, ``> 0``.
+
+    Returns
+    -------
+    float
+    """
+    return math.log1p(cB2 / (n * mu))
+
+
 def objective_perturbation_constants(problem, epsilon, extra_reg=None):
-    """Kifer et al. (2012) / CMS (2011) Alg. 2 constants for an objective-perturbation budget
-    ``epsilon``: returns ``(epsilon_prime, extra_reg)``.
+    """Constants of epsilon-DP objective perturbation (CMS 2011 Alg. 2 with the tight Jacobian
+    term) for an objective-perturbation budget ``epsilon``: returns
+    ``(epsilon_prime, extra_reg)``.
 
     With ``c`` the bound on ``loss''`` (1/4 logistic, 1/(2h) huber_hinge; the loss's
     ``curvature``), B the row bound and ``mu = lambda + Delta`` the regularisation of the
     perturbed objective, the noise may spend
-    ``epsilon' = epsilon - ln(1 + 2cB^2/(n mu) + c^2 B^4/(n^2 mu^2))``
-    ``= epsilon - 2 ln(1 + cB^2/(n mu))`` (the Jacobian term of the proof), for any
+    ``epsilon' = epsilon - ln(1 + cB^2/(n mu))`` (:func:`objective_jacobian_term`), for any
     ``Delta >= 0`` fixed from public constants that leaves ``epsilon' > 0``.
 
-    ``extra_reg=None`` is CMS 2011's two-branch rule: ``Delta = 0`` if that leaves
-    ``epsilon' > 0``, else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda`` and
-    ``epsilon' = epsilon / 2``. (diffprivlib uses ``cB`` for ``cB^2``, which is not
-    conservative for B > 1.) :func:`dpsolve.bounds.objective_perturbation_settings` chooses
-    ``Delta`` from the utility bound instead.
+    ``extra_reg=None`` is CMS 2011's rule as they state it, kept as a labelled reproduction:
+    ``epsilon' = epsilon - ln(1 + 2cB^2/(n lambda) + c^2 B^4/(n^2 lambda^2))`` and
+    ``Delta = 0`` if that is positive, else ``Delta = cB^2 / (n (e^{epsilon/4} - 1)) - lambda``
+    and ``epsilon' = epsilon / 2`` (sound, with the looser Jacobian term). (diffprivlib uses
+    ``cB`` for ``cB^2``, which is not conservative for B > 1.)
+    :func:`dpsolve.bounds.objective_perturbation_settings` chooses ``Delta`` from the utility
+    bound instead.
 
     Parameters
     ----------
@@ -561,12 +591,168 @@ def objective_perturbation_constants(problem, epsilon, extra_reg=None):
     if extra_reg is None:
         return cms_objective_constants(c * B2, n, lam, epsilon)
     extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
-    eps_prime = epsilon - 2.0 * math.log1p(c * B2 / (n * (lam + extra_reg)))
+    eps_prime = epsilon - objective_jacobian_term(c * B2, n, lam + extra_reg)
     if not eps_prime > 0.0:
-        smallest = max(c * B2 / (n * math.expm1(min(epsilon / 2.0, 700.0))) - lam, 0.0)
-        raise ValueError(f"extra_reg={extra_reg:g} leaves no epsilon for the objective noise "
-                         f"at epsilon={epsilon:g}: it must exceed {smallest:.6g}")
+        _no_objective_budget(c * B2, n, lam, epsilon, extra_reg)
     return eps_prime, extra_reg
+
+
+def _no_objective_budget(cB2, n, lam, epsilon, extra_reg):
+    smallest = max(cB2 / (n * math.expm1(min(epsilon, 700.0))) - lam, 0.0)
+    raise ValueError(f"extra_reg={extra_reg:g} leaves no epsilon for the objective noise "
+                     f"at epsilon={epsilon:g}: it must exceed {smallest:.6g}")
+
+
+def gaussian_objective_tail(delta):
+    """The z of :func:`gaussian_objective_sigma`: ``P(|<b, x>| + |<b, x'>| > 2 B sigma z) <=
+    delta`` for ``b ~ N(0, sigma^2 I)`` and any ``||x||, ||x'|| <= B``.
+
+    The smaller of the union bound ``4 Phi_bar(z) = delta`` and the chi-square bound
+    ``exp(-z^2 / 2) = delta`` (both hold: ``|<b, x>| + |<b, x'>| <= 2 B ||P b||`` with P the
+    projection on span{x, x'}, and ``||P b||^2 / sigma^2`` is at most chi-square with 2 degrees
+    of freedom).
+
+    Parameters
+    ----------
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        z.
+    """
+    from scipy import stats
+    union = float(stats.norm.isf(delta / 4.0))
+    chi2 = math.sqrt(2.0 * -math.log(delta))
+    return min(union, chi2)
+
+
+def gaussian_objective_sigma(cB2, B, n, mu, epsilon, delta):
+    r"""Standard deviation sigma of the Gaussian b (sum form) for which objective perturbation
+    is ``(epsilon, delta)``-DP under replace-one neighbours, or inf if the Jacobian term alone
+    spends epsilon. dpsolve's analysis, after Kifer, Smith & Thakurta 2012 (Thm 2, the Gaussian
+    variant) and with the Jacobian term of Redberg, Koskela & Wang 2023
+    (:func:`objective_jacobian_term`); the proof is sketched in docs/perturbation.md.
+
+    The output theta determines the noise, ``b = -grad L(theta; D)`` (L the sum-form perturbed
+    objective without b). For the neighbour D', ``b' = b + u`` with ``u = loss'(z) x -
+    loss'(z') x'`` (``|loss'| <= 1``, so ``||u|| <= 2B`` and ``|<b, u>| <= |<b, x>| + |<b,
+    x'>|``). The privacy loss at theta is
+    ``(2 <b, u> + ||u||^2) / (2 sigma^2) + J(theta)`` with ``|J| <= ln(1 + cB^2/(n mu))``, so with
+    probability at least ``1 - delta`` over b it is at most
+    ``J + 2 z B / sigma + 2 B^2 / sigma^2`` (z from :func:`gaussian_objective_tail`), and a
+    privacy loss below epsilon with probability ``1 - delta`` gives ``(epsilon, delta)``-DP.
+    Solving ``2 s^2 + 2 z s = epsilon - J`` for ``s = B / sigma`` gives sigma.
+
+    Parameters
+    ----------
+    cB2 : float
+        The loss's curvature bound times the squared row bound.
+    B : float
+        The row bound.
+    n : int
+        Number of records.
+    mu : float
+        ``lambda + Delta``, ``> 0``.
+    epsilon : float
+        The objective's budget, ``> 0``.
+    delta : float
+        Its delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        sigma (sum form: the objective gets ``<b, theta> / n`` in mean form), or inf.
+    """
+    room = epsilon - objective_jacobian_term(cB2, n, mu)
+    if not room > 0.0:
+        return math.inf
+    z = gaussian_objective_tail(delta)
+    s = room / (z + math.sqrt(z * z + 2.0 * room))      # the positive root, without cancellation
+    return B / s
+
+
+def gaussian_objective_constants(problem, epsilon, delta, extra_reg):
+    """``(sigma, extra_reg)`` of Gaussian objective perturbation at the budget
+    ``(epsilon, delta)`` and a fixed ``Delta = extra_reg`` (:func:`gaussian_objective_sigma`).
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives n, lambda, B and c.
+    epsilon : float
+        The objective's budget, ``> 0``.
+    delta : float
+        Its delta, in (0, 1).
+    extra_reg : float
+        Delta ``>= 0``.
+
+    Returns
+    -------
+    sigma : float
+        The noise's standard deviation (sum form).
+    extra_reg : float
+        Delta, checked.
+
+    Raises
+    ------
+    ValueError
+        If ``extra_reg`` leaves no epsilon beyond the Jacobian term (the message gives the
+        smallest Delta that does).
+    """
+    c = problem.loss_function.curvature
+    n, lam, B = problem.n, problem.reg, problem.row_norm
+    extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
+    sigma = gaussian_objective_sigma(c * B * B, B, n, lam + extra_reg, epsilon, delta)
+    if not math.isfinite(sigma):
+        _no_objective_budget(c * B * B, n, lam, epsilon, extra_reg)
+    return sigma, extra_reg
+
+
+def resolve_objective_noise(objective_noise, noise, delta):
+    """The split of delta between objective perturbation's two noises: returns
+    ``(output noise, objective delta, delta passed on for the output noise)``.
+
+    Gaussian objective noise takes all of delta when the output noise is gamma-norm (its
+    default then) and half when the output noise is Gaussian too; gamma-norm objective noise
+    leaves delta to the output noise (Gaussian by default when delta is given).
+
+    Parameters
+    ----------
+    objective_noise : {"gamma_norm", "gaussian"}
+        The objective noise.
+    noise : {"gamma_norm", "gaussian"} or None
+        The output noise as the user gave it.
+    delta : float or None
+        The solver's delta.
+
+    Returns
+    -------
+    noise : str or None
+        The output noise (None: :func:`resolve_output_noise`'s default for the delta passed on).
+    delta_objective : float
+        The objective noise's delta (0 for gamma-norm).
+    delta_output : float or None
+        What to pass to :func:`resolve_output_noise` as its delta.
+
+    Raises
+    ------
+    TypeError
+        For Gaussian objective noise without delta.
+    """
+    objective_noise = check_choice(objective_noise, "objective_noise", OUTPUT_NOISES)
+    if objective_noise == "gamma_norm":
+        return noise, 0.0, delta
+    if delta is None:
+        raise TypeError('objective_noise="gaussian" needs delta')
+    delta = check_real(delta, "delta", low=0.0, high=1.0)
+    if noise is None:
+        noise = "gamma_norm"
+    noise = check_choice(noise, "noise", OUTPUT_NOISES)
+    if noise == "gamma_norm":
+        return noise, delta, None
+    return noise, delta / 2.0, delta / 2.0
 
 
 def cms_objective_constants(cB2, n, lam, epsilon):

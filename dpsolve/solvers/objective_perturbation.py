@@ -8,8 +8,9 @@ import dp_accounting
 from .. import _fixed_iteration as fixed
 from .. import bounds
 from .._validation import Passthrough, check_real
-from ..privacy.accounting import pure_event
-from ..privacy.calibration import objective_perturbation_constants, resolve_output_noise
+from ..privacy.accounting import ApproxDpEvent, pure_event
+from ..privacy.calibration import (gaussian_objective_constants, objective_perturbation_constants,
+                                   resolve_objective_noise, resolve_output_noise)
 from . import _inner, register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
@@ -20,6 +21,7 @@ SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thak
 LOSSES = ("logistic", "huber_hinge")
 
 PARAMETERS = {
+    "objective_noise": Passthrough(),        # checked with delta (resolve_objective_noise)
     "tolerance": Passthrough(),              # "auto" or a real in (0, 1e-2]: checked in plan
     "output_fraction": Passthrough(),        # "auto" or a real in (0, 1): checked by the search
     "extra_reg": Passthrough(),              # "auto", "cms" or a real >= 0: checked likewise
@@ -29,9 +31,9 @@ PARAMETERS = {
 
 
 @document
-def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="auto",
-                           extra_reg="auto", noise=None, tolerance="auto", calibration="pld",
-                           secure=False, rng=None):
+def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="auto",
+                           output_fraction="auto", extra_reg="auto", noise=None,
+                           tolerance="auto", calibration="pld", secure=False, rng=None):
     r"""Differentially private ERM by objective perturbation, run as Approximate Minima
     Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
 
@@ -41,9 +43,11 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
     utility bound, chosen from public constants only
     (:func:`dpsolve.bounds.objective_perturbation_settings`).
 
-    1. ``epsilon' = epsilon_obj - 2 ln(1 + cB^2 / (n (lambda + Delta)))`` (Kifer et al. 2012's
-       constants, for any Delta fixed in advance that leaves it positive); draw ``b`` with
-       density proportional to ``exp(-epsilon' ||b|| / (2B))``.
+    1. ``epsilon' = epsilon_obj - ln(1 + cB^2 / (n (lambda + Delta)))`` (the Jacobian term
+       once: CMS 2011 and Kifer et al. 2012 subtract it twice; docs/perturbation.md), for any
+       Delta fixed in advance that leaves it positive; draw ``b`` with density proportional to
+       ``exp(-epsilon' ||b|| / (2B))``, or, with ``objective_noise="gaussian"``, from
+       ``N(0, sigma^2 I)`` at ``(epsilon_obj, delta)``.
     2. Minimise ``F_b(theta) = F(theta) + <b, theta>/n + (Delta/2)||theta||^2`` to
        ``F_b(theta_hat) - min F_b <= g``, g = ``tolerance`` fixed in advance. Research mode:
        Newton's method until ``||grad F_b|| <= sqrt(2 (lambda + Delta) g)``, which certifies
@@ -62,8 +66,17 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
     epsilon : float
         Total epsilon > 0.
     delta : float, optional
-        None: epsilon-DP (gamma-norm output noise). In (0, 1): Gaussian output noise, and the
-        claim is (epsilon, delta).
+        None: epsilon-DP (gamma-norm noise in the objective and on the output). In (0, 1): the
+        claim is (epsilon, delta), and Gaussian noise goes where the bound says it helps.
+    objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
+        The noise b in the objective. ``"gamma_norm"``: density proportional to
+        ``exp(-epsilon' ||b|| / (2B))``, epsilon-DP. ``"gaussian"`` (needs delta):
+        ``N(0, sigma^2 I)`` with sigma from
+        :func:`~dpsolve.privacy.calibration.gaussian_objective_sigma`, an
+        ``(epsilon_obj, delta)``-DP release (Kifer et al. 2012's Gaussian variant, dpsolve's
+        constants). ``"auto"``: gamma-norm without delta, else the one with the smaller utility
+        bound (Gaussian in high dimension: ``E||b||^2`` is ``p sigma^2`` against
+        ``p (p + 1) s^2``).
     output_fraction : "auto" or float, default "auto"
         Share of epsilon for the output noise, in (0, 1); ``"auto"``: the share that minimises
         the utility bound (small: 0.001–0.007 at n = 1000, lambda = 1e-3, epsilon = 0.1–3 with
@@ -74,7 +87,9 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
         rule (Delta = 0 whenever that leaves epsilon' > 0, however little; the behaviour of
         dpsolve 0.2); a number: that Delta (ValueError if it leaves no epsilon').
     noise : {"gamma_norm", "gaussian"}, optional
-        Output noise; default gamma-norm when delta is None, else Gaussian.
+        Output noise. Default: Gaussian when gamma-norm objective noise is given delta, else
+        gamma-norm (with Gaussian objective noise, which then takes all of delta). When both
+        noises are Gaussian, delta is split evenly between them.
     tolerance : "auto" or float, default "auto"
         Gap g of the inner solve, in (0, 1e-2]. ``"auto"``: twice the float64 floor of the
         fixed-iteration solver for this problem, at most 1e-12 (:func:`auto_tolerance`; a
@@ -93,11 +108,13 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
     Returns
     -------
     Fit
-        ``noise = {"objective_gamma_norm": 2B/epsilon', "gamma_norm" or "gaussian": ...}``,
-        ``settings`` with epsilon', Delta, the split, the tolerance, ``inner_solver``
-        (``"fixed"`` or ``"certified_else_fixed"``) and ``inner_steps`` (the public K);
-        ``dp_event`` the composition of a :class:`~dpsolve.privacy.PureDpEvent` (objective)
-        and the output event.
+        ``noise = {"objective_gamma_norm": 2B/epsilon'`` or ``"objective_gaussian": sigma,
+        "gamma_norm" or "gaussian": ...}``, ``settings`` with ``objective_noise``, epsilon' (or
+        ``objective_sigma`` and ``delta_objective``), Delta, the split, the tolerance,
+        ``inner_solver`` (``"fixed"`` or ``"certified_else_fixed"``) and ``inner_steps`` (the
+        public K); ``dp_event`` the composition of a :class:`~dpsolve.privacy.PureDpEvent` (or,
+        for Gaussian objective noise, an :class:`~dpsolve.privacy.ApproxDpEvent`) and the
+        output event.
 
     Notes
     -----
@@ -109,52 +126,65 @@ def objective_perturbation(problem, epsilon, delta=None, *, output_fraction="aut
     un-noised minimiser, the perturbed objective's gap. Utility:
     :func:`dpsolve.bounds.objective_perturbation_bound`.
     """
-    return fit(SPEC, problem, None, epsilon, delta, output_fraction=output_fraction,
+    return fit(SPEC, problem, None, epsilon, delta, objective_noise=objective_noise,
+               output_fraction=output_fraction,
                extra_reg=extra_reg, noise=noise, tolerance=tolerance, calibration=calibration,
                secure=secure, rng=rng)
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction="auto",
-         extra_reg="auto", noise=None, tolerance="auto", calibration="pld"):
-    """The budget split and Delta (from the utility bound, or as given), Kifer et al.'s
-    constants, both noise scales and the inner solve's K, from public constants."""
+def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="auto",
+         output_fraction="auto", extra_reg="auto", noise=None, tolerance="auto",
+         calibration="pld"):
+    """The objective noise, the budget split and Delta (from the utility bound, or as given),
+    the noise scales and the inner solve's K, from public constants."""
     if problem.radius is not None:
         raise ValueError("objective_perturbation's analysis is for an unconstrained problem: "
                          "use a Problem with radius=None (and reg > 0)")
     _inner._lipschitz("objective_perturbation", problem)
+    options = {"objective_noise": objective_noise, "output_fraction": output_fraction,
+               "extra_reg": extra_reg, "noise": noise, "calibration": calibration}
     if isinstance(tolerance, str) and tolerance == "auto":
-        tolerance = auto_tolerance(problem, epsilon, delta, output_fraction=output_fraction,
-                                   extra_reg=extra_reg, noise=noise, calibration=calibration)
+        tolerance = auto_tolerance(problem, epsilon, delta, **options)
     elif isinstance(tolerance, str):
         raise ValueError(f"tolerance must be 'auto' or a number in (0, 1e-2], got {tolerance!r}")
     else:
         tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
-    chosen = bounds.objective_perturbation_settings(
-        problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
-        noise=noise, tolerance=tolerance, calibration=calibration)
-    output_fraction = chosen["output_fraction"]
-    noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta, calibration,
-                                                              problem.n, output_fraction)
-    lam, B = problem.reg, problem.row_norm
+    chosen = bounds.objective_perturbation_settings(problem, epsilon, delta,
+                                                    tolerance=tolerance, **options)
+    output_fraction, objective_noise = chosen["output_fraction"], chosen["objective_noise"]
+    noise, delta_obj, delta_out = resolve_objective_noise(objective_noise, noise, delta)
+    noise, epsilon, delta_out, calibration = resolve_output_noise(
+        noise, epsilon, delta_out, calibration, problem.n, output_fraction)
+    lam = problem.reg
     eps_obj = (1.0 - output_fraction) * epsilon
     eps_out = output_fraction * epsilon
-    eps_prime, extra_reg = objective_perturbation_constants(
-        problem, eps_obj, None if extra_reg == "cms" else chosen["extra_reg"])
-    objective_scale = 2.0 * B / eps_prime
+    if objective_noise == "gaussian":
+        objective_scale, extra_reg = gaussian_objective_constants(problem, eps_obj, delta_obj,
+                                                                  chosen["extra_reg"])
+        objective_event = ApproxDpEvent(eps_obj, delta_obj)
+        objective_settings = {"objective_sigma": objective_scale, "delta_objective": delta_obj}
+    else:
+        eps_prime, extra_reg = objective_perturbation_constants(
+            problem, eps_obj, None if extra_reg == "cms" else chosen["extra_reg"])
+        objective_scale = 2.0 * problem.row_norm / eps_prime
+        objective_event = pure_event(eps_obj)
+        objective_settings = {"epsilon_prime": eps_prime}
     sensitivity = 2.0 * math.sqrt(2.0 * tolerance / (lam + extra_reg))
     # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
-    inner = fixed.objective_plan(problem, tolerance, extra_reg, objective_scale)
+    inner = fixed.objective_plan(problem, tolerance, extra_reg, objective_scale,
+                                 objective_noise)
     if secure:
         fixed.check_tolerance(inner, "objective_perturbation")
-    scale, out_event, out_noise, sigma = _inner._output_noise(noise, delta, eps_out, sensitivity,
-                                                              calibration)
-    return Plan(epsilon=epsilon, delta=delta,
+    scale, out_event, out_noise, sigma = _inner._output_noise(noise, delta_out, eps_out,
+                                                              sensitivity, calibration)
+    return Plan(epsilon=epsilon, delta=delta_obj + delta_out,
                 method="paper" if noise == "gamma_norm" else calibration,
-                event=dp_accounting.ComposedDpEvent([pure_event(eps_obj), out_event]),
-                sigma=sigma, noise={"objective_gamma_norm": objective_scale, **out_noise},
-                settings={"epsilon_objective": eps_obj, "epsilon_output": eps_out,
-                          "output_fraction": output_fraction,
-                          "epsilon_prime": eps_prime, "extra_reg": extra_reg,
+                event=dp_accounting.ComposedDpEvent([objective_event, out_event]),
+                sigma=sigma,
+                noise={f"objective_{objective_noise}": objective_scale, **out_noise},
+                settings={"objective_noise": objective_noise, "epsilon_objective": eps_obj,
+                          "epsilon_output": eps_out, "output_fraction": output_fraction,
+                          **objective_settings, "extra_reg": extra_reg,
                           "tolerance": tolerance, "output_sensitivity": sensitivity,
                           "noise": noise, **_inner._inner_settings(inner, secure)},
                 state={"inner": inner, "secure": secure, "scale": scale})
@@ -164,8 +194,8 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, output_fraction="au
 DEFAULT_TOLERANCE = 1e-12
 
 
-def auto_tolerance(problem, epsilon, delta=None, *, output_fraction="auto", extra_reg="auto",
-                   noise=None, calibration="pld"):
+def auto_tolerance(problem, epsilon, delta=None, *, objective_noise="auto",
+                   output_fraction="auto", extra_reg="auto", noise=None, calibration="pld"):
     """The inner solve's tolerance g for ``tolerance="auto"``: twice the float64 floor of the
     fixed-iteration solver at the chosen settings (what secure mode can deliver by
     construction, :func:`dpsolve._fixed_iteration.float_floor`), at most 1e-12.
@@ -184,7 +214,7 @@ def auto_tolerance(problem, epsilon, delta=None, *, output_fraction="auto", extr
         Target epsilon.
     delta : float, optional
         Target delta (Gaussian output noise), or None.
-    output_fraction, extra_reg, noise, calibration
+    objective_noise, output_fraction, extra_reg, noise, calibration
         As :func:`objective_perturbation` takes them.
 
     Returns
@@ -194,10 +224,15 @@ def auto_tolerance(problem, epsilon, delta=None, *, output_fraction="auto", extr
     """
     def floor(tolerance):
         chosen = bounds.objective_perturbation_settings(
-            problem, epsilon, delta, output_fraction=output_fraction, extra_reg=extra_reg,
-            noise=noise, tolerance=tolerance, calibration=calibration)
-        return fixed.objective_plan(problem, tolerance, chosen["extra_reg"],
-                                    2.0 * problem.row_norm / chosen["epsilon_prime"]).floor
+            problem, epsilon, delta, objective_noise=objective_noise,
+            output_fraction=output_fraction, extra_reg=extra_reg, noise=noise,
+            tolerance=tolerance, calibration=calibration)
+        if chosen["objective_noise"] == "gaussian":
+            scale = chosen["objective_sigma"]
+        else:
+            scale = 2.0 * problem.row_norm / chosen["epsilon_prime"]
+        return fixed.objective_plan(problem, tolerance, chosen["extra_reg"], scale,
+                                    chosen["objective_noise"]).floor
 
     tolerance = accepted = DEFAULT_TOLERANCE
     for _ in range(3):
@@ -215,7 +250,8 @@ def run(problem, partition, plan, rng):
     """Draw b, minimise the perturbed objective, draw the output noise b_2."""
     settings, state = plan.settings, plan.state
     mu = problem.reg + settings["extra_reg"]
-    b = _inner._draw("gamma_norm", plan.noise["objective_gamma_norm"], problem.p, rng)
+    kind = settings["objective_noise"]
+    b = _inner._draw(kind, plan.noise[f"objective_{kind}"], problem.p, rng)
     linear = b / problem.n
     if state["secure"]:
         theta_hat = fixed.minimize(problem, state["inner"], linear=linear, start=-linear / mu)
@@ -237,9 +273,11 @@ def bound(problem, partition, fit, options):
         return None
     settings = fit.settings
     return Bound(bounds.objective_perturbation_bound(
-        problem, epsilon, delta, output_fraction=settings["output_fraction"],
-        extra_reg=settings["extra_reg"], noise=settings["noise"],
-        tolerance=settings["tolerance"]), "objective perturbation (CMS 2011 / AMP)")
+        problem, epsilon, delta, objective_noise=settings["objective_noise"],
+        output_fraction=settings["output_fraction"],
+        extra_reg="cms" if options.get("extra_reg") == "cms" else settings["extra_reg"],
+        noise=settings["noise"], tolerance=settings["tolerance"]),
+        "objective perturbation (CMS 2011 / AMP)")
 
 
 SPEC = register(SolverSpec(
