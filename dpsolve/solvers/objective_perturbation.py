@@ -9,8 +9,9 @@ from .. import _fixed_iteration as fixed
 from .. import bounds
 from .._validation import Passthrough, check_real
 from ..privacy.accounting import ApproxDpEvent, pure_event
-from ..privacy.calibration import (gaussian_objective_constants, objective_perturbation_constants,
-                                   resolve_objective_noise, resolve_output_noise)
+from ..privacy.calibration import (gaussian_objective_constants, objective_jacobian_term,
+                                   objective_perturbation_constants, resolve_objective_noise,
+                                   resolve_output_noise)
 from . import _inner, register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
@@ -110,7 +111,8 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     Fit
         ``noise = {"objective_gamma_norm": 2B/epsilon'`` or ``"objective_gaussian": sigma,
         "gamma_norm" or "gaussian": ...}``, ``settings`` with ``objective_noise``, epsilon' (or
-        ``objective_sigma`` and ``delta_objective``), Delta, the split, the tolerance,
+        ``objective_sigma`` and ``delta_objective``), the Jacobian term it paid
+        (``jacobian_term``; CMS 2011's with ``extra_reg="cms"``), Delta, the split, the tolerance,
         ``inner_solver`` (``"fixed"`` or ``"certified_else_fixed"``) and ``inner_steps`` (the
         public K); ``dp_event`` the composition of a :class:`~dpsolve.privacy.PureDpEvent` (or,
         for Gaussian objective noise, an :class:`~dpsolve.privacy.ApproxDpEvent`) and the
@@ -163,12 +165,16 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="au
                                                                   chosen["extra_reg"])
         objective_event = ApproxDpEvent(eps_obj, delta_obj)
         objective_settings = {"objective_sigma": objective_scale, "delta_objective": delta_obj}
+        c = problem.loss_function.curvature
+        jacobian = objective_jacobian_term(c * problem.row_norm ** 2, problem.n,
+                                           lam + extra_reg)
     else:
         eps_prime, extra_reg = objective_perturbation_constants(
             problem, eps_obj, None if extra_reg == "cms" else chosen["extra_reg"])
         objective_scale = 2.0 * problem.row_norm / eps_prime
         objective_event = pure_event(eps_obj)
         objective_settings = {"epsilon_prime": eps_prime}
+        jacobian = eps_obj - eps_prime
     sensitivity = 2.0 * math.sqrt(2.0 * tolerance / (lam + extra_reg))
     # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
     inner = fixed.objective_plan(problem, tolerance, extra_reg, objective_scale,
@@ -184,7 +190,8 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="au
                 noise={f"objective_{objective_noise}": objective_scale, **out_noise},
                 settings={"objective_noise": objective_noise, "epsilon_objective": eps_obj,
                           "epsilon_output": eps_out, "output_fraction": output_fraction,
-                          **objective_settings, "extra_reg": extra_reg,
+                          **objective_settings, "jacobian_term": jacobian,
+                          "extra_reg": extra_reg,
                           "tolerance": tolerance, "output_sensitivity": sensitivity,
                           "noise": noise, **_inner._inner_settings(inner, secure)},
                 state={"inner": inner, "secure": secure, "scale": scale})
