@@ -116,8 +116,8 @@ def _check_event_delta(value):
 class ApproxDpEvent(dp_accounting.DpEvent):
     """A release that is ``(epsilon, delta)``-DP and described by nothing finer.
 
-    Gaussian objective perturbation is one: its privacy loss is bounded through a tail bound,
-    not shown to be a Gaussian mechanism's. dpsolve's accountants read it as the worst case for
+    Gaussian objective perturbation is one: its privacy loss is only bounded (through the tail
+    of a random variable that depends on the output), not shown to be a Gaussian mechanism's. dpsolve's accountants read it as the worst case for
     ``(epsilon, delta)``-DP, the mechanism of Kairouz, Oh & Viswanath 2015 (randomized response
     with an extra outcome of probability delta that reveals the input), which dominates every
     ``(epsilon, delta)``-DP mechanism. dp_accounting's own accountants do not read it. A frozen
@@ -461,7 +461,9 @@ def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
     For unsampled Gaussian compositions ``"pld"`` is exact and in closed form
     (:func:`~dpsolve.privacy.gaussian_log_delta` at ``mu = sqrt(sum count / m^2)``); otherwise
     dp_accounting's accountant computes it (PLD with the multipliers rescaled as in
-    :func:`epsilon_of`).
+    :func:`epsilon_of`). :class:`PureDpEvent` and :class:`ApproxDpEvent` components (``"pld"``
+    only, beside unsampled Gaussians) enter as Kairouz, Oh & Viswanath's worst case for their
+    (epsilon, delta).
 
     Parameters
     ----------
