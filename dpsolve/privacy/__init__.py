@@ -13,6 +13,8 @@ neighbour relation (see :mod:`.accounting`).
   ``gaussian_zcdp``, ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``, ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
+- quantile: ``private_quantile`` (Smith 2011), ``estimate_row_norm``, ``estimate_label_bound``
+  (``PrivateEstimate``): norm bounds chosen privately;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
   and ``Stream``, the faster stream (SFC64 and a ziggurat, inlined) that noisy SGD draws from.
 """
@@ -24,10 +26,13 @@ from .composition import (basic_composition, drv_composition, gaussian_zcdp, gro
                           strong_composition, zcdp_to_dp)
 from .mechanisms import (gaussian_epsilon, gaussian_log_delta, gaussian_sigma_analytic,
                          gaussian_sigma_classic, gamma_norm_scale, laplace_scale)
+from .quantile import (PrivateEstimate, estimate_label_bound, estimate_row_norm,
+                       private_quantile)
 from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
-    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "PoissonSampling", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
+    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "PoissonSampling", "PrivateEstimate",
+    "estimate_label_bound", "estimate_row_norm", "private_quantile", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
     "Stream",
     "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",
     "drv_composition", "epsilon_of", "gamma_norm_noise", "gamma_norm_scale", "gaussian_noise", "gaussian_epsilon", "gaussian_event",

@@ -1,0 +1,182 @@
+"""Private quantiles, for choosing norm bounds without looking at the data: Smith (2011)'s
+exponential-mechanism quantile over a public interval.
+
+A solver's row bound B (and a regression's label bound) must be public. Choosing it from the
+data (the largest row norm, say) leaks, and guessing it blind either clips most rows or wastes
+noise. :func:`private_quantile` spends a small epsilon on a quantile of the norms instead; its
+DpEvent composes with the fit's (docs/privacy.md, "Private norm bounds").
+"""
+import dataclasses
+
+import dp_accounting
+import numpy as np
+
+from .._validation import check_real, check_rng
+from .accounting import pure_event
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivateEstimate:
+    """A released private statistic.
+
+    Attributes
+    ----------
+    value : float
+        The estimate.
+    epsilon : float
+        What releasing it cost (pure epsilon-DP under replace-one neighbours).
+    dp_event : dp_accounting.DpEvent
+        Its event, to compose with the fits that use it.
+    """
+
+    value: float
+    epsilon: float
+    dp_event: dp_accounting.DpEvent
+
+
+def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None):
+    r"""The ``quantile`` of ``values`` by Smith (2011)'s exponential mechanism, epsilon-DP.
+
+    The values are clipped to the public interval ``[lower, upper]`` and sorted,
+    ``lower = v_(0) <= v_(1) <= ... <= v_(n) <= v_(n+1) = upper``. The output has the density,
+    on ``[lower, upper]``,
+
+    .. math::
+
+        p(x) \propto \exp\left(-\frac{\epsilon}{2} \left| \#\{i : v_i < x\} - q n \right|\right),
+
+    so the interval ``(v_(k), v_(k+1))`` is drawn with weight
+    ``(v_(k+1) - v_(k)) exp(-epsilon |k - q n| / 2)`` (by the Gumbel-max trick on log weights)
+    and the output is uniform in it. Replacing one record moves every count
+    ``#{i : v_i < x}`` by at most 1, so the density and its normaliser each change by at most
+    ``e^{epsilon/2}``: epsilon-DP under replace-one neighbours (n is public). Never outside
+    ``[lower, upper]``; empty intervals (ties) have weight 0.
+
+    Parameters
+    ----------
+    values : array_like of float
+        One value per record (1-D, finite), e.g. row norms. Not modified.
+    quantile : float
+        q in [0, 1].
+    epsilon : float
+        ``> 0``.
+    upper : float
+        Public upper end of the interval, ``> lower``; chosen without looking at the data.
+    lower : float, default 0.0
+        Public lower end.
+    rng : None, int, SeedSequence or Generator
+        Source of the randomness (a Gumbel draw per interval, then a uniform).
+
+    Returns
+    -------
+    PrivateEstimate
+        The value, epsilon and a :class:`~dpsolve.privacy.PureDpEvent`.
+
+    Notes
+    -----
+    Smith, "Privacy-preserving statistical estimation with optimal convergence rates", STOC
+    2011. The sampler works in floating point, like the rest of dpsolve's research mode: it is
+    not hardened against floating-point side channels (docs/secure_noise.md).
+    """
+    epsilon = check_real(epsilon, "epsilon", low=0.0)
+    quantile = check_real(quantile, "quantile", low=0.0, high=1.0, low_inclusive=True,
+                          high_inclusive=True)
+    lower = check_real(lower, "lower")
+    upper = check_real(upper, "upper", low=lower)
+    array = np.asarray(values)
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"values must be a non-empty 1-D array, got shape {array.shape}")
+    if not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
+        raise TypeError(f"values must be real numbers, got dtype {array.dtype}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError("values must be finite")
+    rng = check_rng(rng)
+    n = array.size
+    edges = np.concatenate(([lower], np.sort(np.clip(array.astype(float), lower, upper)),
+                            [upper]))
+    lengths = np.diff(edges)
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(lengths) - 0.5 * epsilon * np.abs(np.arange(n + 1) - quantile * n)
+    k = int(np.argmax(log_weights + rng.gumbel(size=n + 1)))
+    value = float(edges[k] + rng.random() * lengths[k])
+    return PrivateEstimate(value=min(max(value, lower), upper), epsilon=epsilon,
+                           dp_event=pure_event(epsilon))
+
+
+def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None):
+    """A private row bound for a Problem's ``row_norm``: the ``quantile`` of the rows' L2
+    norms by :func:`private_quantile` on ``[0, upper]``.
+
+    Rows above the bound are then clipped by the Problem (docs/conventions.md); at
+    ``quantile=0.95`` about 5% are. Its ``dp_event`` composes with the fit's: the total is the
+    fit's epsilon plus this one (basic composition, exact for pure DP).
+
+    Parameters
+    ----------
+    X : array_like or scipy.sparse matrix, shape (n, p)
+        The rows. Not modified.
+    epsilon : float
+        ``> 0``.
+    upper : float
+        Public upper end, ``> 0``: a bound no norm is believed to exceed by much, chosen
+        without the data (for standardised features, ``sqrt(p)`` times a few).
+    quantile : float, default 0.95
+        In [0, 1].
+    rng : None, int, SeedSequence or Generator
+        Source of the randomness (:func:`private_quantile`).
+
+    Returns
+    -------
+    PrivateEstimate
+        The bound, its epsilon and its DpEvent.
+    """
+    from scipy import sparse
+
+    from .._rows import row_norms
+    if sparse.issparse(X):
+        X = sparse.csr_array(X, dtype=float)          # a copy: the caller's X is untouched
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError("X must be finite")
+    else:
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if not np.issubdtype(X.dtype, np.number) or np.iscomplexobj(X):
+            raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
+        if not np.all(np.isfinite(X)):
+            raise ValueError("X must be finite")
+        X = X.astype(float, copy=False)
+    return private_quantile(row_norms(X), quantile, epsilon, upper=upper, rng=rng)
+
+
+def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None):
+    """A private bound on ``|y|`` for regression (the squared loss's label bound): the
+    ``quantile`` of ``|y_i|`` by :func:`private_quantile` on ``[0, upper]``.
+
+    Parameters
+    ----------
+    y : array_like, shape (n,)
+        The labels. Not modified.
+    epsilon : float
+        ``> 0``.
+    upper : float
+        Public upper end, ``> 0``.
+    quantile : float, default 0.95
+        In [0, 1].
+    rng : None, int, SeedSequence or Generator
+        Source of the randomness (:func:`private_quantile`).
+
+    Returns
+    -------
+    PrivateEstimate
+        The bound, its epsilon and its DpEvent.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if not np.issubdtype(y.dtype, np.number) or np.iscomplexobj(y):
+        raise TypeError(f"y must hold real numbers, got dtype {y.dtype}")
+    return private_quantile(np.abs(y.astype(float)), quantile, epsilon, upper=upper, rng=rng)
+
