@@ -41,6 +41,21 @@ def check_choice(value, name, choices):
     return value
 
 
+def check_real_array(value, name, ndim):
+    """``value`` as a float64 array after checking its dimension, its dtype (integers or
+    floats) and that every entry is finite; a new array whenever a conversion was needed, and
+    never modified here."""
+    array = np.asarray(value)
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {array.shape}")
+    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite")
+    return array
+
+
 def check_rng(rng):
     """Convert ``rng`` (None, int, SeedSequence or Generator) with ``np.random.default_rng``.
 

@@ -221,3 +221,16 @@ def test_bad_input_types():
     squared = dpsolve.Problem(problem.X, np.zeros(100), "squared", radius=None, reg=1.0)
     with pytest.raises(ValueError, match="clip_norm"):
         dpsolve.clipped_gd(squared, 0.5, 1e-6)
+
+
+def test_no_bound_for_a_step_size_or_projection_the_analysis_did_not_use():
+    """The bounds assume the default step size and the projection: a fit with a step size of
+    its own or ``project=False`` gets none (it used to get the default's)."""
+    spec = dpsolve.solvers.get("clipped_gd")
+    problem = _problem()
+    target = {"epsilon": 1.0, "delta": 1e-6}
+    fit = dpsolve.clipped_gd(problem, 1.0, 1e-6, rng=0)
+    assert spec.bound(problem, None, fit, target) is not None
+    for options in ({"step_size": 0.5}, {"project": False}):
+        fit = dpsolve.clipped_gd(problem, 1.0, 1e-6, rng=0, **options)
+        assert spec.bound(problem, None, fit, {**target, **options}) is None

@@ -46,6 +46,13 @@ N, P = 10_000, 50
 EPOCHS, LEARNING_RATE = 15, 1.0
 
 
+def _torch_on_both_cores():
+    """asv's setup: skip without the peers extra, else both cores for PyTorch."""
+    if torch is None:
+        raise NotImplementedError("needs the peers extra: pip install '.[peers]'")
+    torch.set_num_threads(2)
+
+
 def opacus_theta(problem, epsilon, delta, seed, neighbours="add_remove"):
     """Opacus DP-SGD on ``problem`` (logistic or multinomial, no intercept) at
     ``(epsilon, delta)`` with the settings of this module's docstring: dpsolve's theta (shape
@@ -107,9 +114,7 @@ class OpacusDPSGD:
     timeout = 600
 
     def setup(self, batch_size):
-        if torch is None:
-            raise NotImplementedError("needs the peers extra: pip install '.[peers]'")
-        torch.set_num_threads(2)
+        _torch_on_both_cores()
         torch.manual_seed(0)
         self.problem = synthetic_problem(N, P)
         order = np.random.default_rng(1).permutation(N)
@@ -189,9 +194,7 @@ class OpacusUtility:
     timeout = 900
 
     def setup(self, epsilon):
-        if torch is None:
-            raise NotImplementedError("needs the peers extra: pip install '.[peers]'")
-        torch.set_num_threads(2)
+        _torch_on_both_cores()
         problem = synthetic_problem(10_000, 20, radius=None, reg=1e-3)
         reference = dpsolve.reference_minimizer(problem)
         choice = dpsolve.choose_solver(problem, epsilon, 1e-6)

@@ -11,7 +11,7 @@ import dataclasses
 import dp_accounting
 import numpy as np
 
-from .._validation import check_real, check_rng
+from .._validation import check_real, check_real_array, check_rng
 from .accounting import pure_event
 
 
@@ -83,17 +83,12 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None):
                           high_inclusive=True)
     lower = check_real(lower, "lower")
     upper = check_real(upper, "upper", low=lower)
-    array = np.asarray(values)
-    if array.ndim != 1 or array.size == 0:
-        raise ValueError(f"values must be a non-empty 1-D array, got shape {array.shape}")
-    if not np.issubdtype(array.dtype, np.number) or np.iscomplexobj(array):
-        raise TypeError(f"values must be real numbers, got dtype {array.dtype}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("values must be finite")
+    array = check_real_array(values, "values", 1)
+    if array.size == 0:
+        raise ValueError("values must be non-empty")
     rng = check_rng(rng)
     n = array.size
-    edges = np.concatenate(([lower], np.sort(np.clip(array.astype(float), lower, upper)),
-                            [upper]))
+    edges = np.concatenate(([lower], np.sort(np.clip(array, lower, upper)), [upper]))
     lengths = np.diff(edges)
     with np.errstate(divide="ignore"):
         log_weights = np.log(lengths) - 0.5 * epsilon * np.abs(np.arange(n + 1) - quantile * n)
@@ -140,14 +135,7 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None):
         if not np.all(np.isfinite(X.data)):
             raise ValueError("X must be finite")
     else:
-        X = np.asarray(X)
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        if not np.issubdtype(X.dtype, np.number) or np.iscomplexobj(X):
-            raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X must be finite")
-        X = X.astype(float, copy=False)
+        X = check_real_array(X, "X", 2)
     return private_quantile(row_norms(X), quantile, epsilon, upper=upper, rng=rng)
 
 
@@ -173,10 +161,6 @@ def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None):
     PrivateEstimate
         The bound, its epsilon and its DpEvent.
     """
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if not np.issubdtype(y.dtype, np.number) or np.iscomplexobj(y):
-        raise TypeError(f"y must hold real numbers, got dtype {y.dtype}")
-    return private_quantile(np.abs(y.astype(float)), quantile, epsilon, upper=upper, rng=rng)
+    y = check_real_array(y, "y", 1)
+    return private_quantile(np.abs(y), quantile, epsilon, upper=upper, rng=rng)
 

@@ -290,11 +290,15 @@ def bound(problem, partition, fit, options):
     """The lecture's DP-GD optimisation bound at this fit's T and C
     (:func:`dpsolve.bounds.clipped_gd_bound`), at the target (epsilon, delta) of ``options``.
 
-    None without a target (an explicit ``sigma``: epsilon None, or no delta), or when C is below
-    the Lipschitz constant (the clipped gradient is biased and no such bound holds).
+    None without a target (an explicit ``sigma``: epsilon None, or no delta), when C is below
+    the Lipschitz constant (the clipped gradient is biased and no such bound holds), or when
+    the analysis's step size or projection was not used (a given ``step_size``,
+    ``project=False``).
     """
     epsilon, delta = options["epsilon"], options.get("delta")
     if epsilon is None or delta is None:
+        return None
+    if options.get("step_size") is not None or not fit.settings["project"]:
         return None
     clip_norm = fit.settings["clip_norm"]
     if clip_norm < problem.lipschitz:

@@ -9,8 +9,7 @@ from .. import _fixed_iteration as fixed
 from .. import bounds
 from .._validation import Passthrough, check_real
 from ..privacy.accounting import ApproxDpEvent, pure_event
-from ..privacy.calibration import (gaussian_objective_constants, objective_jacobian_term,
-                                   objective_perturbation_constants, resolve_objective_noise,
+from ..privacy.calibration import (objective_jacobian_term, resolve_objective_noise,
                                    resolve_output_noise)
 from . import _inner, register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
@@ -160,17 +159,17 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="au
     lam = problem.reg
     eps_obj = (1.0 - output_fraction) * epsilon
     eps_out = output_fraction * epsilon
+    # the settings' search already checked Delta and computed the objective noise's constants
+    extra_reg = chosen["extra_reg"]
     if objective_noise == "gaussian":
-        objective_scale, extra_reg = gaussian_objective_constants(problem, eps_obj, delta_obj,
-                                                                  chosen["extra_reg"])
+        objective_scale = chosen["objective_sigma"]
         objective_event = ApproxDpEvent(eps_obj, delta_obj)
         objective_settings = {"objective_sigma": objective_scale, "delta_objective": delta_obj}
         c = problem.loss_function.curvature
         jacobian = objective_jacobian_term(c * problem.row_norm ** 2, problem.n,
                                            lam + extra_reg)
     else:
-        eps_prime, extra_reg = objective_perturbation_constants(
-            problem, eps_obj, None if extra_reg == "cms" else chosen["extra_reg"])
+        eps_prime = chosen["epsilon_prime"]
         objective_scale = 2.0 * problem.row_norm / eps_prime
         objective_event = pure_event(eps_obj)
         objective_settings = {"epsilon_prime": eps_prime}
