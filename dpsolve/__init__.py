@@ -11,7 +11,9 @@ notes, and Jayaraman et al. 2018's gradient perturbation) and
 :func:`joint_sgd` (Huang et al. 2023, joint DP across data owners; more in
 :mod:`dpsolve.joint`); :func:`reference_minimizer` and :func:`excess_risk` (certified exact
 minimisers); the theorems' bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver
-released). Accounting and noise are in :mod:`dpsolve.privacy`, statistical privacy audits in
+released). A privacy budget across fits is a :class:`BudgetAccountant`; private hyperparameter
+selection is :mod:`dpsolve.private_selection`, scikit-learn estimators
+:mod:`dpsolve.estimators`. Accounting and noise are in :mod:`dpsolve.privacy`, statistical privacy audits in
 :mod:`dpsolve.audit`. Conventions shared by all of them: docs/conventions.md; the source
 documents: docs/sources.md.
 """
@@ -19,7 +21,7 @@ from . import audit, bounds, datasets, joint, privacy
 from .fit import Fit
 from .joint import joint_sgd
 from .parties import Parties
-from .privacy import PrivacyWarning
+from .privacy import BudgetAccountant, PrivacyWarning
 from .problem import Problem
 from .solvers.noisy_sgd import noisy_sgd
 from .solvers.clipped_gd import clipped_gd
@@ -32,7 +34,7 @@ from .solvers.dp_sgd import dp_sgd
 from .solvers.choose import choose_solver
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
-__all__ = ["Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
+__all__ = ["BudgetAccountant", "Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
            "aggregated_output_perturbation", "audit", "bounds", "choose_solver", "clipped_gd",
            "datasets", "dp_sgd",
            "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",

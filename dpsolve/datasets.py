@@ -133,6 +133,31 @@ def load_breast_cancer():
     return unit_rows(np.log1p(data.data)), data.target.astype(np.float64)
 
 
+def breast_cancer_ranges():
+    """Each feature's documented range in scikit-learn's breast-cancer data: the minimum and
+    maximum that the dataset's description (``DESCR``, "Summary Statistics") lists.
+
+    A private model needs feature scales chosen without reading the records; a deployment takes
+    them from domain knowledge (a measurement's physical range). The documentation plays that
+    part in dpsolve's examples. Those numbers were computed from these very records, so an
+    example that uses them claims privacy for its fits given the ranges, not for the ranges.
+
+    Returns
+    -------
+    low, high : ndarray, shape (30,)
+        The documented minimum and maximum of each feature, in the columns' order.
+    """
+    import re
+
+    from sklearn.datasets import load_breast_cancer as _load
+
+    rows = re.findall(r"^([a-z][a-z ()]+?):\s+([0-9.]+)\s+([0-9.]+)\s*$", _load().DESCR,
+                      re.M)
+    if len(rows) != 30:
+        raise RuntimeError(f"expected the 30 documented feature ranges, found {len(rows)}")
+    return (np.array([float(r[1]) for r in rows]), np.array([float(r[2]) for r in rows]))
+
+
 def load_digits():
     """scikit-learn's handwritten digits (1,797 images of 8 x 8 pixels, 10 classes; shipped with
     scikit-learn, never downloaded): each image scaled to unit norm and a constant feature

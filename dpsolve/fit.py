@@ -84,6 +84,13 @@ class Fit:
         object.__setattr__(self, "settings", types.MappingProxyType(dict(self.settings)))
         object.__setattr__(self, "observers", types.MappingProxyType(dict(self.observers)))
 
+    def __reduce__(self):
+        # the read-only mappings do not pickle: rebuild from plain dicts
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name in ("noise", "settings", "observers"):
+            values[name] = dict(values[name])
+        return (_rebuild, (type(self), values))
+
     @property
     def epsilon(self):
         """Claimed epsilon."""
@@ -122,3 +129,8 @@ class Fit:
             The certified epsilon, under the fit's neighbour relation.
         """
         return epsilon_of(self, self.delta if delta is None else delta, accountant)
+
+
+def _rebuild(cls, values):
+    """Unpickle a Fit (:meth:`Fit.__reduce__`)."""
+    return cls(**values)

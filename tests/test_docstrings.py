@@ -17,7 +17,8 @@ PUBLIC_MODULES = [
     "dpsolve.joint", "dpsolve.losses", "dpsolve.parties", "dpsolve.problem", "dpsolve.reference",
     "dpsolve.privacy", "dpsolve.privacy.accounting", "dpsolve.privacy.calibration",
     "dpsolve.privacy.composition", "dpsolve.privacy.mechanisms", "dpsolve.privacy.samplers",
-    "dpsolve.solvers", "dpsolve.experiments",
+    "dpsolve.solvers", "dpsolve.experiments", "dpsolve.privacy.budget", "dpsolve.privacy.quantile",
+    "dpsolve.private_selection", "dpsolve.estimators",
 ]
 CHECKED = {"GL08", "PR01", "PR02", "RT01"}
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import dpsolve
-from dpsolve.privacy import PrivacyWarning, PureDpEvent, accounting, epsilon_of, pure_event
+from dpsolve.privacy import (ApproxDpEvent, PrivacyWarning, PureDpEvent, accounting, delta_of,
+                             epsilon_of, pure_event)
 from conftest import synthetic_problem
 
 
@@ -181,3 +182,33 @@ def test_delta_of_a_pure_release_is_randomized_response():
     assert dpsolve.privacy.delta_of(pure_event(e0), e0) <= 1e-4
     with pytest.raises(ValueError, match="rdp"):
         dpsolve.privacy.delta_of(pure_event(e0), e, "rdp")
+
+
+def test_laplace_event_is_read_as_pure():
+    assert epsilon_of(dp_accounting.LaplaceDpEvent(2.0), 0.0) == pytest.approx(0.5)
+
+
+def test_pure_event_under_rdp_is_randomized_response():
+    # the RDP accountant reads a PureDpEvent as binary randomized response at its epsilon,
+    # whose Renyi divergence has a closed form
+    from dpsolve.privacy.accounting import _rdp_accountant
+    eps = 0.7
+    acc = _rdp_accountant(PureDpEvent(eps), "replace_one")
+    p = math.exp(eps) / (1 + math.exp(eps))
+    for alpha, value in zip(acc._orders, acc._rdp):
+        if 1.5 <= alpha <= 100:
+            exact = math.log(p ** alpha * (1 - p) ** (1 - alpha)
+                             + (1 - p) ** alpha * p ** (1 - alpha)) / (alpha - 1)
+            assert value == pytest.approx(exact, rel=1e-9)
+    assert epsilon_of(PureDpEvent(eps), 1e-6, "rdp") <= eps
+    with pytest.raises(ValueError, match="ApproxDpEvent"):
+        epsilon_of(ApproxDpEvent(eps, 1e-6), 1e-5, "rdp")
+
+
+def test_repeat_and_select_delta_by_rdp_only():
+    from dp_accounting import dp_event
+    event = dp_event.RepeatAndSelectDpEvent(dp_accounting.GaussianDpEvent(4.0), 5.0, 0.5)
+    eps = epsilon_of(event, 1e-6, "rdp")
+    assert delta_of(event, eps, "rdp") == pytest.approx(1e-6, rel=1e-3)
+    with pytest.raises(ValueError, match="'rdp' does"):
+        delta_of(event, eps, "pld")

@@ -13,6 +13,7 @@ neighbour relation (see :mod:`.accounting`).
   ``gaussian_zcdp``, ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``, ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
+- budget: ``BudgetAccountant`` (a budget across releases; ``BudgetExceededError``);
 - quantile: ``private_quantile`` (Smith 2011), ``estimate_row_norm``, ``estimate_label_bound``
   (``PrivateEstimate``): norm bounds chosen privately;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
@@ -21,6 +22,7 @@ neighbour relation (see :mod:`.accounting`).
 from .accounting import (ACCOUNTANTS, NEIGHBOURS, ApproxDpEvent, PoissonSampling, PrivacyReport, PrivacyWarning,
                          PureDpEvent, UniformSampling, calibrate, certify, delta_of, epsilon_of,
                          gaussian_event, pure_event, tightest_accountant)
+from .budget import BudgetAccountant, BudgetExceededError
 from .composition import (basic_composition, drv_composition, gaussian_zcdp, group_privacy,
                           seed000_lemma1_composition, simplified_strong_composition,
                           strong_composition, zcdp_to_dp)
@@ -31,7 +33,7 @@ from .quantile import (PrivateEstimate, estimate_label_bound, estimate_row_norm,
 from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
-    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "PoissonSampling", "PrivateEstimate",
+    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "BudgetAccountant", "BudgetExceededError", "PoissonSampling", "PrivateEstimate",
     "estimate_label_bound", "estimate_row_norm", "private_quantile", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
     "Stream",
     "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",

@@ -23,7 +23,7 @@ import warnings
 
 import attr
 import dp_accounting
-from dp_accounting import pld, rdp
+from dp_accounting import dp_event, pld, rdp
 from scipy import optimize
 
 from .._validation import check_choice, check_int, check_real
@@ -203,10 +203,29 @@ class _Component:
     delta: float = 0.0
 
 
+class _NeedsRdp(ValueError):
+    """The event holds a selection (``RepeatAndSelectDpEvent``) that only an RDP analysis
+    (Papernot & Steinke 2022) reads."""
+
+
 def _components(event, count=1):
-    """Flatten an event into Gaussian components; ValueError for what dpsolve cannot read."""
+    """Flatten an event into Gaussian and (epsilon, delta)-DP components; ValueError for what
+    dpsolve cannot read, :class:`_NeedsRdp` for a selection only RDP reads."""
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return []
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        # noise multiplier b / Delta: (1 / multiplier)-DP
+        return [_Component(count, math.inf, pure=1.0 / event.noise_multiplier)]
+    if isinstance(event, dp_event.RepeatAndSelectDpEvent):
+        inner = _components(event.event)
+        if (event.shape == 1 and inner and all(c.pure is not None and c.delta == 0.0
+                                               for c in inner)):
+            # Liu & Talwar 2019, Thm 3.4: random stopping (a geometric number of runs) over an
+            # epsilon-DP run, keeping the best, is 3 epsilon-DP
+            return [_Component(count, math.inf, pure=3.0 * sum(c.count * c.pure
+                                                                for c in inner))]
+        raise _NeedsRdp("a RepeatAndSelectDpEvent over this event is read by 'rdp' only "
+                        "(Papernot & Steinke 2022)")
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return [_Component(count, 0.0)]
     if isinstance(event, dp_accounting.GaussianDpEvent):
@@ -289,13 +308,19 @@ def _epsilon(event, delta, accountant, neighbours):
 
 
 def _compute_epsilon(event, delta, accountant, neighbours):
-    components = _components(event)
+    try:
+        components = _components(event)
+    except _NeedsRdp:
+        if accountant != "rdp":
+            _unsupported(accountant, "cannot read a RepeatAndSelectDpEvent unless it repeats a "
+                                     "pure-DP run a geometric number of times; 'rdp' does")
+        return _rdp_accountant(event, neighbours).get_epsilon(delta)
     if not components:
         return 0.0
     if any(c.multiplier == 0.0 for c in components):
         return math.inf
     if any(c.pure is not None for c in components):
-        return _epsilon_with_pure(components, delta, accountant, neighbours)
+        return _epsilon_with_pure(event, components, delta, accountant, neighbours)
     if delta == 0.0:
         return math.inf     # a Gaussian is never (epsilon, 0)-DP
     relation = _RELATIONS[neighbours]
@@ -339,7 +364,7 @@ def _compute_epsilon(event, delta, accountant, neighbours):
     return best
 
 
-def _epsilon_with_pure(components, delta, accountant, neighbours):
+def _epsilon_with_pure(event, components, delta, accountant, neighbours):
     """Epsilon of a composition that includes (epsilon_i, delta_i)-DP components (pure when
     delta_i = 0) and unsampled Gaussians."""
     pure = [c for c in components if c.pure is not None]
@@ -364,9 +389,47 @@ def _epsilon_with_pure(components, delta, accountant, neighbours):
         # epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
         rho = sum(c.count * c.pure ** 2 / 2.0 for c in pure) + mu ** 2 / 2.0
         return composition.zcdp_to_dp(rho, delta)
+    if accountant == "rdp":
+        if pure_delta > 0.0:
+            _unsupported("rdp", "cannot read an ApproxDpEvent (approximate DP has no Renyi-DP "
+                                "bound)")
+        return min(float(_rdp_accountant(event, neighbours).get_epsilon(delta)), basic)
     if accountant != "pld":
         _unsupported(accountant, "cannot read a PureDpEvent or an ApproxDpEvent")
     return min(float(_dominating_pld(pure, gaussians).get_epsilon_for_delta(delta)), basic)
+
+
+def _rdp_event(event):
+    """The event as dp_accounting's RDP accountant reads it: a :class:`PureDpEvent` becomes
+    binary randomized response at its epsilon (which dominates every epsilon-DP mechanism;
+    Kairouz, Oh & Viswanath 2015); an :class:`ApproxDpEvent` with delta > 0 has no RDP bound."""
+    if isinstance(event, PureDpEvent):
+        return dp_event.RandomizedResponseDpEvent(
+            noise_parameter=2.0 / (1.0 + math.exp(event.epsilon)), num_buckets=2)
+    if isinstance(event, ApproxDpEvent):
+        if event.delta > 0.0:
+            _unsupported("rdp", "cannot read an ApproxDpEvent with delta > 0 (approximate DP "
+                                "has no Renyi-DP bound)")
+        return _rdp_event(PureDpEvent(event.epsilon))
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return dp_accounting.SelfComposedDpEvent(_rdp_event(event.event), event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return dp_accounting.ComposedDpEvent([_rdp_event(e) for e in event.events])
+    if isinstance(event, dp_event.RepeatAndSelectDpEvent):
+        return dp_event.RepeatAndSelectDpEvent(_rdp_event(event.event), event.mean,
+                                                    event.shape)
+    return event
+
+
+def _rdp_accountant(event, neighbours):
+    """dp_accounting's RDP accountant with ``event`` composed (pure-DP parts as randomized
+    response, which dp_accounting reads under replace-one only)."""
+    acc = rdp.RdpAccountant(neighboring_relation=_RELATIONS[neighbours])
+    translated = _rdp_event(event)
+    if not acc.supports(translated):
+        _unsupported("rdp", f"does not support this event under {neighbours} neighbours")
+    acc.compose(translated)
+    return acc
 
 
 def _dominating_pld(pure, gaussians):
@@ -415,7 +478,10 @@ def tightest_accountant(event_or_fit, neighbours=None):
         ``"pld"`` or ``"rdp"``.
     """
     event, neighbours = _event_of(event_or_fit, neighbours)
-    components = _components(event)
+    try:
+        components = _components(event)
+    except _NeedsRdp:
+        return "rdp"
     if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
         return "rdp"
     return "pld"
@@ -487,7 +553,12 @@ def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
     event, neighbours = _event_of(event_or_fit, neighbours)
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=True)
     accountant = check_choice(accountant, "accountant", ("pld", "rdp"))
-    components = _components(event)
+    try:
+        components = _components(event)
+    except _NeedsRdp:
+        if accountant != "rdp":
+            _unsupported("pld", "cannot read this RepeatAndSelectDpEvent; 'rdp' does")
+        return float(_rdp_accountant(event, neighbours).get_delta(epsilon))
     if any(c.multiplier == 0.0 for c in components):
         return 1.0
     if any(c.pure is not None for c in components):

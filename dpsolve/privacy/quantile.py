@@ -13,6 +13,7 @@ import numpy as np
 
 from .._validation import check_real, check_real_array, check_rng
 from .accounting import pure_event
+from .budget import check_accountant
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +35,8 @@ class PrivateEstimate:
     dp_event: dp_accounting.DpEvent
 
 
-def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None):
+def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
+                     accountant=None):
     r"""The ``quantile`` of ``values`` by Smith (2011)'s exponential mechanism, epsilon-DP.
 
     The values are clipped to the public interval ``[lower, upper]`` and sorted,
@@ -66,6 +68,9 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None):
         Public lower end.
     rng : None, int, SeedSequence or Generator
         Source of the randomness (a Gumbel draw per interval, then a uniform).
+    accountant : BudgetAccountant, optional
+        A budget (:class:`dpsolve.BudgetAccountant`) charged with the release before the values
+        are read (refused with a ValueError if it cannot afford it).
 
     Returns
     -------
@@ -79,6 +84,7 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None):
     not hardened against floating-point side channels (docs/secure_noise.md).
     """
     epsilon = check_real(epsilon, "epsilon", low=0.0)
+    check_accountant(accountant)
     quantile = check_real(quantile, "quantile", low=0.0, high=1.0, low_inclusive=True,
                           high_inclusive=True)
     lower = check_real(lower, "lower")
@@ -87,6 +93,9 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None):
     if array.size == 0:
         raise ValueError("values must be non-empty")
     rng = check_rng(rng)
+    event = pure_event(epsilon)
+    if accountant is not None:
+        accountant.spend(event, label="private_quantile")
     n = array.size
     edges = np.concatenate(([lower], np.sort(np.clip(array, lower, upper)), [upper]))
     lengths = np.diff(edges)
@@ -95,10 +104,11 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None):
     k = int(np.argmax(log_weights + rng.gumbel(size=n + 1)))
     value = float(edges[k] + rng.random() * lengths[k])
     return PrivateEstimate(value=min(max(value, lower), upper), epsilon=epsilon,
-                           dp_event=pure_event(epsilon))
+                           dp_event=event)
 
 
-def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None):
+def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
+                        accountant=None):
     """A private row bound for a Problem's ``row_norm``: the ``quantile`` of the rows' L2
     norms by :func:`private_quantile` on ``[0, upper]``.
 
@@ -119,6 +129,8 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None):
         In [0, 1].
     rng : None, int, SeedSequence or Generator
         Source of the randomness (:func:`private_quantile`).
+    accountant : BudgetAccountant, optional
+        A budget charged with the release (:func:`private_quantile`).
 
     Returns
     -------
@@ -136,10 +148,12 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None):
             raise ValueError("X must be finite")
     else:
         X = check_real_array(X, "X", 2)
-    return private_quantile(row_norms(X), quantile, epsilon, upper=upper, rng=rng)
+    return private_quantile(row_norms(X), quantile, epsilon, upper=upper, rng=rng,
+                            accountant=accountant)
 
 
-def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None):
+def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None,
+                           accountant=None):
     """A private bound on ``|y|`` for regression (the squared loss's label bound): the
     ``quantile`` of ``|y_i|`` by :func:`private_quantile` on ``[0, upper]``.
 
@@ -155,6 +169,8 @@ def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None):
         In [0, 1].
     rng : None, int, SeedSequence or Generator
         Source of the randomness (:func:`private_quantile`).
+    accountant : BudgetAccountant, optional
+        A budget charged with the release (:func:`private_quantile`).
 
     Returns
     -------
@@ -162,5 +178,6 @@ def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None):
         The bound, its epsilon and its DpEvent.
     """
     y = check_real_array(y, "y", 1)
-    return private_quantile(np.abs(y), quantile, epsilon, upper=upper, rng=rng)
+    return private_quantile(np.abs(y), quantile, epsilon, upper=upper, rng=rng,
+                            accountant=accountant)
 

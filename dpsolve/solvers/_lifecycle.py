@@ -14,7 +14,8 @@ A solver module declares a :class:`SolverSpec` and three functions (after scikit
 :func:`fit` runs the lifecycle every public solver function goes through, in this order:
 ``secure`` against ``rng``; the Problem and its loss; the partition of the rows; the declared
 parameter constraints; the random generator; ``plan``; the privacy report (and its
-PrivacyWarning); ``run``, timed; the non-finite check on the released values only; the
+PrivacyWarning); the budget's charge (``accountant=``, refused before the data are read);
+``run``, timed; the non-finite check on the released values only; the
 observers' warnings; the :class:`~dpsolve.Fit`; and ``release`` (``secure=True``: the grid,
 no timing). Every check that raises does so before the data are touched.
 """
@@ -32,6 +33,7 @@ from .._validation import check_parameters
 from ..fit import Fit
 from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
+from ..privacy.budget import check_accountant
 from ..problem import Problem
 
 #: Parameter documentation shared by every solver; a docstring line holding only ``{{name}}``
@@ -46,6 +48,12 @@ secure : bool, default False
     must then be None), released parameters rounded to the ``2**-32`` grid, and ``wall_time``
     NaN. See docs/secure_noise.md for what this does and does not protect against. The default
     is a reproducible research run.""",
+    "accountant": """\
+accountant : BudgetAccountant, optional
+    A privacy budget (:class:`dpsolve.BudgetAccountant`) to charge this fit's ``dp_event`` to.
+    The fit is refused with a :class:`~dpsolve.privacy.budget.BudgetExceededError` (a
+    ValueError), before any data is read, if the budget cannot afford it; once admitted it is
+    charged, also if it then fails.""",
     "rng": """\
 rng : None, int, SeedSequence or Generator
     Source of the noise (``numpy.random.default_rng(rng)``; a Generator is used as it is and
@@ -268,7 +276,8 @@ def check_problem(spec, problem):
         refuse_sparse(problem, spec.name)
 
 
-def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **options):
+def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, accountant=None,
+        **options):
     """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the
     released :class:`~dpsolve.Fit`.
 
@@ -290,6 +299,8 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **o
         parameters rounded to the ``2**-32`` grid (docs/secure_noise.md).
     rng : None, int, SeedSequence or Generator
         Source of the noise when not ``secure``.
+    accountant : BudgetAccountant or None
+        The budget charged with the plan's event before ``run`` (refused: nothing is read).
     **options
         The solver's keyword options, checked against ``spec.parameters`` (TypeError for an
         unknown one).
@@ -310,6 +321,10 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **o
         If the certified epsilon, overall or against an observer, exceeds the claim.
     """
     secure = check_secure(secure, rng, options.get("record_transcript", False))
+    accountant = check_accountant(accountant)
+    if accountant is not None and spec.guarantee != "dp":
+        raise ValueError(f"{spec.name}'s guarantee is {spec.guarantee}, which a "
+                         "BudgetAccountant (differential privacy) cannot compose")
     check_problem(spec, problem)
     if spec.partition is not None:
         check_parties(problem, partition, spec.partition)
@@ -318,6 +333,8 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, **o
     plan = spec.plan(problem, partition, epsilon, delta, secure=secure, rng=rng, **options)
     report = certify(plan.event, plan.epsilon, plan.delta, plan.method, stacklevel=4)
     plan = dataclasses.replace(plan, report=report)
+    if accountant is not None:
+        accountant.spend(plan.event, neighbours=report.neighbours, label=spec.name)
 
     start = time.perf_counter()
     # no overflow warnings mid-run either: the only signal is the check on the release below

@@ -25,7 +25,7 @@ PARAMETERS = {
 @document
 def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noise=None,
                                    tolerance=1e-10, calibration="pld", project=True,
-                                   secure=False, rng=None):
+                                   secure=False, rng=None, accountant=None):
     r"""Differentially private ERM across parties by averaging their local minimisers and
     perturbing the average once (Jayaraman et al. 2018).
 
@@ -74,6 +74,7 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     {{secure}}
         With ``secure=True`` every local solve is the fixed-iteration solver (a smooth loss is
         needed: hinge is refused, use huber_hinge).
+    {{accountant}}
 
     Returns
     -------
@@ -90,7 +91,8 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     mistake and what dpsolve does about it: docs/multiparty.md and docs/source_mistakes.md.
     """
     return fit(SPEC, problem, parties, epsilon, delta, noise=noise, tolerance=tolerance,
-               calibration=calibration, project=project, secure=secure, rng=rng)
+               calibration=calibration, project=project, secure=secure, rng=rng,
+               accountant=accountant)
 
 
 def plan(problem, parties, epsilon, delta, *, secure, rng, noise=None, tolerance=1e-10,

@@ -99,7 +99,7 @@ def default_step_size(problem, clip_norm, steps, sigma):
 @document
 def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None, step_size=None,
                calibration="pld", sigma=None, project=True, output="average", secure=False,
-               rng=None):
+               rng=None, accountant=None):
     r"""Differentially private ERM by full-batch gradient descent with per-sample clipping
     (Alg. DP-GD of the lecture notes "DP Gradient Descent"; the clipping of Abadi et al.
     2016).
@@ -164,6 +164,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     rng : None, int, SeedSequence or Generator
         Source of the noise, ``rng.standard_normal(problem.theta_shape)`` once per step.
     {{secure}}
+    {{accountant}}
 
     Returns
     -------
@@ -191,7 +192,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     """
     return fit(SPEC, problem, None, epsilon, delta, clip_norm=clip_norm, steps=steps,
                step_size=step_size, calibration=calibration, sigma=sigma, project=project,
-               output=output, secure=secure, rng=rng)
+               output=output, secure=secure, rng=rng, accountant=accountant)
 
 
 def default_clip_norm(problem):

@@ -41,7 +41,7 @@ PARAMETERS = {
 @document
 def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
            clip_norm=None, step_size=None, calibration="pld", sigma=None, secure=False,
-           rng=None):
+           rng=None, accountant=None):
     r"""Differentially private ERM by DP-SGD (Abadi et al. 2016): Poisson-subsampled,
     per-sample clipped, noisy projected gradient steps, averaged.
 
@@ -84,6 +84,7 @@ def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
     rng : None, int, SeedSequence or Generator
         Source of the samples (``rng.random(n)`` per step) and the noise
         (``rng.standard_normal(p)`` per step), in that order.
+    {{accountant}}
 
     Returns
     -------
@@ -103,7 +104,7 @@ def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
     """
     return fit(SPEC, problem, None, epsilon, delta, sampling_rate=sampling_rate, steps=steps,
                clip_norm=clip_norm, step_size=step_size, calibration=calibration, sigma=sigma,
-               secure=secure, rng=rng)
+               secure=secure, rng=rng, accountant=accountant)
 
 
 def second_moment_bound(problem, clip_norm, sampling_rate, sigma, radius):

@@ -26,7 +26,7 @@ PARAMETERS = {
 
 @document
 def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", step_size=1.0,
-                  noise_scale=None, secure=False, rng=None):
+                  noise_scale=None, secure=False, rng=None, accountant=None):
     r"""Epsilon-DP ERM by one pass of mini-batch SGD with gamma-norm gradient noise
     (Song, Chaudhuri & Sarwate 2013).
 
@@ -67,6 +67,7 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     rng : None, int, SeedSequence or Generator
         Source of the row order (``rng.permutation(n)``, drawn first) and of the noise.
     {{secure}}
+    {{accountant}}
 
     Returns
     -------
@@ -95,7 +96,8 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     notes summarising the paper, see docs/sources.md).
     """
     return fit(SPEC, problem, None, epsilon, None, batch_size=batch_size, schedule=schedule,
-               step_size=step_size, noise_scale=noise_scale, secure=secure, rng=rng)
+               step_size=step_size, noise_scale=noise_scale, secure=secure, rng=rng,
+               accountant=accountant)
 
 
 def plan(problem, partition, epsilon, delta, *, secure, rng, batch_size=10, schedule="inv_sqrt",

@@ -150,7 +150,7 @@ class GradientTranscript:
 def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_party", steps=None,
                   step_size=None, calibration="pld", sigma=None, weighting=None, output=None,
                   initial="zero", record_transcript=False, transcript_limit=2 ** 28,
-                  secure=False, rng=None):
+                  secure=False, rng=None, accountant=None):
     r"""Differentially private ERM by gradient descent across parties, each holding its rows.
 
     Two protocols, differing in who adds the noise (docs/multiparty.md):
@@ -234,6 +234,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         Spawned into one independent Generator per party, and one for B (``initial``) or the
         secure aggregator: no noise is shared or reused.
     {{secure}}
+    {{accountant}}
 
     Returns
     -------
@@ -261,7 +262,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     return fit(SPEC, problem, parties, epsilon, delta, noise=noise, steps=steps,
                step_size=step_size, calibration=calibration, sigma=sigma, weighting=weighting,
                output=output, initial=initial, record_transcript=record_transcript,
-               transcript_limit=transcript_limit, secure=secure, rng=rng)
+               transcript_limit=transcript_limit, secure=secure, rng=rng, accountant=accountant)
 
 
 # -- plan: defaults and noise from public constants ------------------------------------------------

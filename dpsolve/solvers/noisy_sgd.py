@@ -39,7 +39,7 @@ PARAMETERS = {
 @document
 def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="paper", sigma=None,
               step_size="lipschitz", parties=None, record_transcript=False,
-              transcript_limit=2 ** 28, secure=False, rng=None):
+              transcript_limit=2 ** 28, secure=False, rng=None, accountant=None):
     r"""Differentially private ERM by per-sample noisy projected SGD (Algorithm SGD1 of the
     multi-party SGD notes, after Bassily-Smith-Thakurta 2014).
 
@@ -101,6 +101,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         ``rng`` itself advances by six 64-bit words. The same seed gives bit-identical results,
         whether the noise is drawn inline or a block ahead on a second core.
     {{secure}}
+    {{accountant}}
 
     Returns
     -------
@@ -138,7 +139,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     return fit(SPEC, problem, None, epsilon, delta, steps=steps, calibration=calibration,
                sigma=sigma, step_size=step_size, parties=parties,
                record_transcript=record_transcript, transcript_limit=transcript_limit,
-               secure=secure, rng=rng)
+               secure=secure, rng=rng, accountant=accountant)
 
 
 def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibration="paper",

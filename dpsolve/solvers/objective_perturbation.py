@@ -33,7 +33,8 @@ PARAMETERS = {
 @document
 def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="auto",
                            output_fraction="auto", extra_reg="auto", noise=None,
-                           tolerance="auto", calibration="pld", secure=False, rng=None):
+                           tolerance="auto", calibration="pld", secure=False, rng=None,
+                           accountant=None):
     r"""Differentially private ERM by objective perturbation, run as Approximate Minima
     Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
 
@@ -104,6 +105,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     {{secure}}
         With ``secure=True`` the inner solve is the fixed-iteration solver only (no Newton, no
         certificate, no data-dependent branch or exception).
+    {{accountant}}
 
     Returns
     -------
@@ -130,7 +132,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     return fit(SPEC, problem, None, epsilon, delta, objective_noise=objective_noise,
                output_fraction=output_fraction,
                extra_reg=extra_reg, noise=noise, tolerance=tolerance, calibration=calibration,
-               secure=secure, rng=rng)
+               secure=secure, rng=rng, accountant=accountant)
 
 
 def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="auto",

@@ -21,7 +21,7 @@ PARAMETERS = {
 
 @document
 def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
-                        calibration="pld", project=True, secure=False, rng=None):
+                        calibration="pld", project=True, secure=False, rng=None, accountant=None):
     r"""Differentially private ERM by output perturbation (Chaudhuri, Monteleoni & Sarwate
     2011, Alg. 1).
 
@@ -73,6 +73,7 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
         With ``secure=True`` the minimiser comes from the fixed-iteration solver only (no
         certificate, no data-dependent branch or exception), so the loss must be smooth (hinge
         is refused: use huber_hinge).
+    {{accountant}}
 
     Returns
     -------
@@ -97,7 +98,8 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     docs/sources.md).
     """
     return fit(SPEC, problem, None, epsilon, delta, noise=noise, tolerance=tolerance,
-               calibration=calibration, project=project, secure=secure, rng=rng)
+               calibration=calibration, project=project, secure=secure, rng=rng,
+               accountant=accountant)
 
 
 def plan(problem, partition, epsilon, delta, *, secure, rng, noise=None, tolerance=1e-10,

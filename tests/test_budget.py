@@ -1,0 +1,160 @@
+"""dpsolve.BudgetAccountant: composition of what it admits, refusal before the data are read,
+parallel composition, and the plumbing through every solver's ``accountant=``."""
+import copy
+import dataclasses
+import math
+import pickle
+
+import dp_accounting
+import numpy as np
+import pytest
+
+import dpsolve
+from dpsolve.datasets import make_synthetic
+from dpsolve.privacy import (BudgetAccountant, BudgetExceededError, PureDpEvent, epsilon_of,
+                             gaussian_event)
+from dpsolve.solvers import registry
+
+
+@pytest.fixture(scope="module")
+def problem():
+    X, y = make_synthetic(400, 4, rng=0)
+    return dpsolve.Problem(X, y, radius=None, reg=1e-2)
+
+
+def test_pure_budget_adds_epsilons_and_refuses_the_excess():
+    budget = BudgetAccountant(1.0)
+    budget.spend(PureDpEvent(0.25))
+    budget.spend(PureDpEvent(0.5))
+    assert budget.spent() == (0.75, 0.0)
+    assert budget.remaining() == pytest.approx(0.25)
+    with pytest.raises(BudgetExceededError, match=r"spent epsilon=0\.75.*needs "
+                                                  r"epsilon=0\.3 alone.*did not run"):
+        budget.spend(PureDpEvent(0.3))
+    assert len(budget.ledger) == 2            # nothing charged
+    budget.spend(PureDpEvent(0.25))           # exactly the rest is admitted
+    with pytest.raises(BudgetExceededError):
+        budget.check(PureDpEvent(1e-6))
+
+
+def test_pure_budget_refuses_gaussians():
+    with pytest.raises(BudgetExceededError, match="epsilon=inf"):
+        BudgetAccountant(10.0).spend(gaussian_event(1.0, 1.0))
+
+
+def test_gaussian_ledger_is_composed_not_summed():
+    # ten Gaussians of multiplier 10 compose to one of multiplier 10/sqrt(10): far below the
+    # sum of their epsilons
+    budget = BudgetAccountant(2.0, 1e-6, accountant="pld")
+    event = gaussian_event(10.0, 1.0)
+    for _ in range(10):
+        budget.spend(event)
+    alone = epsilon_of(event, 1e-6, "pld")
+    composed = epsilon_of(dp_accounting.ComposedDpEvent([event] * 10), 1e-6, "pld")
+    assert budget.spent()[0] == pytest.approx(composed)
+    assert composed < 10 * alone / 2
+    rdp = BudgetAccountant(2.0, 1e-6, accountant="rdp")
+    for _ in range(10):
+        rdp.spend(event)
+    assert rdp.spent()[0] == pytest.approx(epsilon_of(
+        dp_accounting.ComposedDpEvent([event] * 10), 1e-6, "rdp"))
+
+
+def test_parallel_group_costs_its_worst_part():
+    budget = BudgetAccountant(1.0)
+    with budget.parallel():
+        budget.spend(PureDpEvent(0.5), label="part a")
+        budget.spend(PureDpEvent(0.75), label="part b")
+        budget.spend(PureDpEvent(0.25), label="part c")
+    assert budget.spent()[0] == pytest.approx(0.75)
+    # two groups over possibly different partitions: the worst placement of the record
+    with budget.parallel():
+        budget.spend(PureDpEvent(0.1))
+        budget.spend(PureDpEvent(0.2))
+    assert budget.spent()[0] == pytest.approx(0.95)
+    assert "parallel group of 3: part a, part b, part c" in budget.report()
+    with budget.parallel():
+        with pytest.raises(BudgetExceededError):
+            budget.spend(PureDpEvent(0.06))
+        with pytest.raises(RuntimeError, match="do not nest"):
+            with budget.parallel():
+                pass
+
+
+def test_neighbour_relations_must_match():
+    budget = BudgetAccountant(1.0, neighbours="add_remove")
+    with pytest.raises(ValueError, match="do not compose"):
+        budget.spend(PureDpEvent(0.1), neighbours="replace_one")
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"epsilon": 0.0}, ValueError), ({"epsilon": 1.0, "delta": 1.0}, ValueError),
+    ({"epsilon": 1.0, "accountant": "zcdp"}, ValueError),
+    ({"epsilon": "1"}, TypeError)])
+def test_bad_budgets(kwargs, error):
+    with pytest.raises(error):
+        BudgetAccountant(**kwargs)
+
+
+def test_clones_and_copies_share_the_budget():
+    budget = BudgetAccountant(1.0)
+    assert copy.deepcopy(budget) is budget and copy.copy(budget) is budget
+    back = pickle.loads(pickle.dumps(budget))
+    assert back is not budget and back.epsilon == 1.0
+
+
+@pytest.mark.parametrize("spec", [s for s in registry() if s.guarantee == "dp"],
+                         ids=lambda s: s.name)
+def test_every_dp_solver_charges_its_event(spec):
+    from test_common_checks import example_problem, run
+    budget = BudgetAccountant(1e6, 0.5)
+    fit = run(spec, example_problem(spec), rng=0, accountant=budget)
+    assert len(budget.ledger) == 1
+    assert budget.ledger[0].events == (fit.dp_event,)
+    assert budget.ledger[0].labels == (spec.name,)
+
+
+def test_refused_fit_never_runs(problem, monkeypatch):
+    import dpsolve.solvers.output_perturbation as module
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the solver ran")
+    monkeypatch.setattr(module, "SPEC", dataclasses.replace(module.SPEC, run=boom))
+    budget = BudgetAccountant(0.5)
+    with pytest.raises(BudgetExceededError, match="output_perturbation"):
+        dpsolve.output_perturbation(problem, 1.0, accountant=budget, rng=0)
+    assert budget.ledger == ()
+
+
+def test_joint_dp_is_not_accepted(problem):
+    from dpsolve.solvers import _lifecycle, get
+    with pytest.raises(ValueError, match="joint_dp"):
+        _lifecycle.fit(get("joint_sgd"), problem, None, 1.0, 1e-5,
+                       accountant=BudgetAccountant(10.0, 1e-3))
+
+
+def test_accountant_type_checked(problem):
+    with pytest.raises(TypeError, match="BudgetAccountant"):
+        dpsolve.output_perturbation(problem, 1.0, accountant="budget")
+
+
+def test_quantile_charges_before_reading():
+    budget = BudgetAccountant(0.15)
+    dpsolve.privacy.private_quantile(np.arange(5.0), 0.5, 0.1, upper=5.0, accountant=budget)
+    with pytest.raises(BudgetExceededError, match="private_quantile"):
+        dpsolve.privacy.private_quantile(np.arange(5.0), 0.5, 0.1, upper=5.0,
+                                         accountant=budget)
+    assert budget.spent()[0] == pytest.approx(0.1)
+
+
+def test_large_parallel_products_fall_back_to_sequential():
+    from dpsolve.privacy import budget as module
+    budget = BudgetAccountant(100.0)
+    for _ in range(3):
+        with budget.parallel():
+            for _ in range(17):
+                budget.spend(PureDpEvent(0.01))
+    # 17**3 > MAX_PARALLEL_COMBINATIONS placements: every event composed (a valid bound)
+    assert 17 ** 3 > module.MAX_PARALLEL_COMBINATIONS
+    assert budget.spent()[0] == pytest.approx(0.51)
+    assert math.isfinite(budget.remaining())
