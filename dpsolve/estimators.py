@@ -96,6 +96,10 @@ class _DPLinearModel(BaseEstimator):
         if self.solver != "auto" and self.solver not in names:
             raise ValueError(f"solver must be 'auto' or one of {names} (the single-machine "
                              f"solvers that take loss={loss!r}), got {self.solver!r}")
+        for reserved in ("epsilon", "delta", "rng", "secure", "accountant"):
+            if reserved in (self.solver_options or {}):
+                raise ValueError(f"solver_options must not set {reserved!r}: it is one of "
+                                 f"{type(self).__name__}'s parameters")
         if self.secure and self.random_state is not None:
             raise ValueError("secure=True draws its noise from the operating system: "
                              "random_state must be None")
@@ -131,10 +135,6 @@ class _DPLinearModel(BaseEstimator):
         else:
             name = self.solver
         options = dict(self.solver_options or {})
-        for reserved in ("epsilon", "delta", "rng", "secure", "accountant"):
-            if reserved in options:
-                raise ValueError(f"solver_options must not set {reserved!r}: it is one of "
-                                 f"{type(self).__name__}'s parameters")
         if delta > 0.0:
             options["delta"] = delta
         return problem, _solvers.get(name), options
@@ -558,7 +558,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
 
 def expected_failed_checks(estimator):
     """The checks of ``sklearn.utils.estimator_checks.check_estimator`` that privacy makes
-    ``estimator`` fail, with the reason for each.
+    ``estimator`` fail at its default parameters, with the reason for each.
 
     For ``parametrize_with_checks(..., expected_failed_checks=expected_failed_checks)`` and
     ``check_estimator(..., expected_failed_checks=...)``.

@@ -327,7 +327,8 @@ class PrivateGridSearch:
     from the grid, fits a clone of ``estimator`` with it on the training part and scores it on
     the held-out part with :func:`noisy_accuracy` at ``score_epsilon``. :func:`select` keeps
     the best run. One run's event is the fit's event composed with the score's (the same for
-    every setting, or a :func:`_dominating_event` of them); the search's is
+    every setting, or one that dominates them all: a pure event at the largest epsilon, or
+    their composition); the search's is
     ``RepeatAndSelectDpEvent(run, mean, shape)``, charged to ``accountant`` before any fit.
 
     Parameters
@@ -392,6 +393,7 @@ class PrivateGridSearch:
         """Run the search on ``(X, y)``; returns self."""
         from sklearn.base import clone
         from sklearn.model_selection import ParameterGrid
+        from sklearn.utils import _safe_indexing
 
         budget = check_accountant(self.accountant)
         final = self.estimator.steps[-1][1] if hasattr(self.estimator, "steps") \
@@ -421,16 +423,16 @@ class PrivateGridSearch:
                              f"to score on with n={n}")
         order = split_rng.permutation(n)
         val, train = order[:n_val], order[n_val:]
-        X_train, y_train = X[train], y[train]
-        X_val, y_val = X[val], y[val]
+        X_train, y_train = _safe_indexing(X, train), y[train]
+        X_val, y_val = _safe_indexing(X, val), y[val]
         # every setting's fit event, from its plan (public constants of the training part)
         # the runs are charged together, as the selection: not each fit on its own
         key = (f"{self.estimator.steps[-1][0]}__accountant" if hasattr(self.estimator, "steps")
                else "accountant")
         models = [clone(self.estimator).set_params(**{**params, key: None})
                   for params in grid]
-        fit_event = _dominating_event([self._planned_event(m, X_train, y_train)
-                                       for m in models])
+        planned = [self._planned_event(m, X_train, y_train) for m in models]
+        fit_event = _dominating_event(planned)
         run_event = dp_accounting.ComposedDpEvent([fit_event, laplace_event(score_epsilon)])
 
         def run(k, rng):
@@ -440,6 +442,11 @@ class PrivateGridSearch:
                        else "random_state")
                 model.set_params(**{key: int(rng.integers(2 ** 31 - 1))})
             model.fit(X_train, y_train)
+            final = model.steps[-1][1] if hasattr(model, "steps") else model
+            if repr(final.dp_event_) != repr(planned[k]):
+                # the accounting is of the plans: a fit that released something else is a bug
+                raise RuntimeError(f"the fit released {final.dp_event_!r}, not its planned "
+                                   f"{planned[k]!r}")
             return noisy_accuracy(model, X_val, y_val, score_epsilon, rng=rng), model
 
         selection = select(run, range(len(grid)), run_event, method=self.method,

@@ -315,6 +315,74 @@ CATALOGUE += [
          ValueError, "parties"),
 ]
 
+# -- budgets, estimators and selections -----------------------------------------------------
+CATALOGUE += [
+    case("budget-epsilon-0", lambda: dpsolve.BudgetAccountant(0.0), ValueError, "epsilon"),
+    case("budget-delta-1", lambda: dpsolve.BudgetAccountant(1.0, delta=1.0), ValueError, "delta"),
+    case("budget-accountant-zcdp", lambda: dpsolve.BudgetAccountant(1.0, accountant="zcdp"), ValueError, "accountant"),
+    case("budget-neighbours-unknown", lambda: dpsolve.BudgetAccountant(1.0, neighbours="swap"), ValueError, "neighbours"),
+]
+for name, solve in SOLVERS.items():
+    # joint_sgd takes no budget (joint DP does not compose with DP): its TypeError names it too
+    CATALOGUE.append(case(f"accountant-not-a-budget-{name}",
+                          lambda s=solve: s(accountant="budget"), TypeError, "accountant"))
+
+
+def _estimator_fit(**params):
+    from dpsolve.estimators import DPLogisticRegression
+    options = {"row_norm": 1.0, "classes": [-1, 1], **params}
+    return DPLogisticRegression(**options).fit(X, Y)
+
+
+def _select(**changes):
+    from dpsolve.private_selection import select
+    arguments = {"run": lambda c, rng: (0.0, c), "candidates": [1, 2],
+                 "run_event": dpsolve.privacy.PureDpEvent(0.1), **changes}
+    return select(arguments.pop("run"), arguments.pop("candidates"), arguments.pop("run_event"),
+                  **arguments)
+
+
+def _search(**changes):
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    return PrivateGridSearch(DPLogisticRegression(row_norm=1.0, classes=[-1, 1]),
+                             {"reg": [0.1]}, **changes).fit(X, Y)
+
+
+CATALOGUE += [
+    case("estimator-epsilon-0", lambda: _estimator_fit(epsilon=0.0), ValueError, "epsilon"),
+    case("estimator-delta-1", lambda: _estimator_fit(delta=1.0), ValueError, "delta"),
+    case("estimator-solver-unknown", lambda: _estimator_fit(solver="newton"), ValueError,
+         "solver"),
+    case("estimator-solver-for-another-loss",
+         lambda: _estimator_fit(classes=[0, 1, 2], solver="objective_perturbation"),
+         ValueError, "solver"),
+    case("estimator-solver-options-epsilon",
+         lambda: _estimator_fit(solver_options={"epsilon": 2.0}), ValueError, "solver_options"),
+    case("estimator-classes-one", lambda: _estimator_fit(classes=[1]), ValueError, "classes"),
+    case("estimator-accountant-not-a-budget", lambda: _estimator_fit(accountant="budget"),
+         TypeError, "accountant"),
+    case("estimator-secure-with-seed", lambda: _estimator_fit(secure=True, random_state=0),
+         ValueError, "random_state"),
+    case("select-no-candidates", lambda: _select(candidates=[]), ValueError, "candidates"),
+    case("select-mean-below-1", lambda: _select(mean=0.5), ValueError, "mean"),
+    case("select-method-unknown", lambda: _select(method="exponential"), ValueError, "method"),
+    case("select-shape-negative", lambda: _select(method="negative_binomial", shape=-1.0),
+         ValueError, "shape"),
+    case("select-run-event-not-an-event", lambda: _select(run_event=0.1), TypeError,
+         "run_event"),
+    case("select-not-private-at-delta-0",
+         lambda: _select(run_event=dpsolve.privacy.gaussian_event(1.0, 1.0)), ValueError,
+         "delta"),
+    case("search-validation-fraction-1", lambda: _search(validation_fraction=1.0), ValueError,
+         "validation_fraction"),
+    case("search-score-epsilon-0", lambda: _search(score_epsilon=0.0), ValueError,
+         "score_epsilon"),
+    case("quantile-accountant-not-a-budget",
+         lambda: dpsolve.privacy.private_quantile(np.ones(3), 0.5, 0.1, upper=2.0,
+                                                  accountant="budget"), TypeError, "accountant"),
+]
+
 
 @pytest.mark.parametrize("call,error,match", CATALOGUE)
 def test_bad_input_is_rejected_with_a_named_error(call, error, match):

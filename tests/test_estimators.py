@@ -79,8 +79,9 @@ def test_label_bound_guessed_warns_and_given_clips():
 def test_same_seed_bit_identical_and_input_untouched(binary):
     X, y = binary
     X0, y0 = X.copy(), y.copy()
-    a = DPLogisticRegression(row_norm=0.5, classes=[-1, 1], random_state=3).fit(X, y)
-    b = DPLogisticRegression(row_norm=0.5, classes=[-1, 1], random_state=3).fit(X, y)
+    with pytest.warns(UserWarning, match="clipped"):      # every row: B = 0.5 on unit rows
+        a = DPLogisticRegression(row_norm=0.5, classes=[-1, 1], random_state=3).fit(X, y)
+        b = DPLogisticRegression(row_norm=0.5, classes=[-1, 1], random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(X, X0)
     np.testing.assert_array_equal(y, y0)
