@@ -33,3 +33,15 @@ def test_docs_build_without_warnings(tmp_path):
                  "theorems/index", "api/bounds", "api/privacy", "api/joint", "api/datasets",
                  "api/experiments"]:
         assert (out / f"{page}.html").is_file(), page
+
+
+@pytest.mark.slow
+def test_readme_use_block_runs():
+    # the README's example is run as written (a few seconds: SGD1's n^2 steps, theta*)
+    import re
+    import warnings
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    code = re.search(r"## Use\n\n```python\n(.*?)```", text, re.S).group(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(code, "README.md", "exec"), {})

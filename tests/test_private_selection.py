@@ -208,3 +208,24 @@ def test_grid_search_in_one_budget():
         PrivateGridSearch(make_pipeline(Normalizer(), DPLogisticRegression(
             accountant=own)), {"dplogisticregression__reg": [1e-3]},
             accountant=budget).fit(X, y)
+
+
+def test_search_metadata_is_the_same_on_neighbouring_datasets():
+    pytest.importorskip("sklearn", minversion="1.6")
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = make_synthetic(800, 4, rng=5)
+    X2, y2 = X.copy(), y.copy()
+    X2[3], y2[3] = 40.0, -y[3]                     # clipped to the bound, label flipped
+    searches = []
+    for data in ((X, y), (X2, y2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            searches.append(PrivateGridSearch(
+                DPLogisticRegression(epsilon=0.5, row_norm=1.0, classes=[-1, 1]),
+                {"reg": [1e-3, 1e-2, 1e-1]}, random_state=0).fit(*data))
+    a, b = searches
+    assert repr(a.dp_event_) == repr(b.dp_event_)
+    assert (a.epsilon_, a.delta_) == (b.epsilon_, b.delta_)
+    assert a.selection_.expected_runs == b.selection_.expected_runs
+    assert not hasattr(a.selection_, "runs")       # K itself is never released
