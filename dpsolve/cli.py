@@ -29,6 +29,10 @@ def main(argv=None):
                     "interrupted and started again skips what is done and loses nothing.")
     run.add_argument("sweep", help="the sweep file (TOML; see dpsolve.experiments.sweep)")
     run.add_argument("--out", required=True, help="the SQLite results database")
+    run.add_argument("--scheduler", default=None,
+                     help="run on a Dask cluster: a scheduler address (tcp://host:8786), or "
+                          "local:N for a LocalCluster of N worker processes (needs "
+                          "'dpsolve[dask]'; docs/cluster.md)")
     _add_pool_options(run)
     report = commands.add_parser(
         "report", help="summarise a results database",
@@ -115,14 +119,30 @@ def _run(parser, args):
 
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.scheduler is not None and args.jobs is not None:
+        parser.error("--jobs is for the local pool; a cluster's workers are its own")
+    client = cluster = None
     try:
-        counts = run_sweep(args.sweep, args.out, jobs=args.jobs, progress=not args.quiet)
+        if args.scheduler is not None:
+            from .experiments.cluster import connect
+            try:
+                client, cluster = connect(args.scheduler)
+            except (ValueError, ImportError, OSError) as exc:
+                print(f"dpsolve run: --scheduler {args.scheduler}: {exc}", file=sys.stderr)
+                return 2
+        counts = run_sweep(args.sweep, args.out, jobs=args.jobs, client=client,
+                           progress=not args.quiet)
     except SweepError as exc:
         print(f"dpsolve run: {args.sweep}: {exc}", file=sys.stderr)
         return 2
     except RuntimeError as exc:
         print(f"dpsolve run: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
     print(f"{counts['ran']} runs done, {counts['skipped']} already in {args.out}, "
           f"{counts['total']} in the sweep")
     return 0

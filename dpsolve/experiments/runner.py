@@ -28,7 +28,7 @@ def _share_cores(threads):
     set_num_threads(threads)
 
 
-def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
+def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=True):
     """Run every run of ``sweep`` (a Sweep, a TOML path or a dict) that ``path`` does not hold yet.
 
     Parameters
@@ -45,14 +45,23 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
         limit the OpenMP kernels to their share of the cores
         (``dpsolve._kernels.threads.set_num_threads``), as the default workers do: processes
         that each use every core slow each other down many times over.
+    client : distributed.Client, optional
+        Run on a Dask cluster (docs/cluster.md): one reference solve per distinct problem, then
+        the runs, each given its problem's theta*; each worker's kernels limited to its share
+        of its machine's cores; a failed task retried once, then reported with its run id
+        after every other run is committed. The store stays on this machine. Not together with
+        ``executor``.
     progress : bool
-        Show a tqdm progress bar with an ETA on stderr.
+        Show a tqdm progress bar with an ETA on stderr (and, with ``client``, the dashboard's
+        address).
 
     Returns
     -------
     dict
         ``{"total", "skipped", "ran"}`` run counts.
     """
+    if executor is not None and client is not None:
+        raise ValueError("pass executor or client, not both")
     if not hasattr(sweep, "runs"):
         sweep = load_sweep(sweep)
     specs = sweep.runs()
@@ -63,12 +72,22 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, progress=True):
         counts = {"total": len(specs), "skipped": len(specs) - len(pending), "ran": 0}
         if not pending:
             return counts
-        _warm_references(sweep, pending)
+        if client is not None and progress:
+            from .cluster import dashboard_message
+            print(dashboard_message(client), file=sys.stderr)
         bar = None
         if progress:
             from tqdm import tqdm
             bar = tqdm(total=len(specs), initial=counts["skipped"], unit="run",
                        desc=sweep.name, file=sys.stderr)
+        if client is not None:
+            from .cluster import run_on_client
+            try:
+                return run_on_client(client, sweep, pending, store, counts, bar)
+            finally:
+                if bar is not None:
+                    bar.close()
+        _warm_references(sweep, pending)
         own = executor is None
         if own:
             # not fork: a child forked after the parent ran an OpenMP kernel hangs in libgomp

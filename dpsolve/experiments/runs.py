@@ -113,7 +113,7 @@ def _bounds(problem, solver, options, fit, parties=None):
     return upper, upper_name, lower
 
 
-def execute(spec, root):
+def execute(spec, root, reference=None):
     """Run one spec: a pure function of the spec and the root seed, so any run replays exactly.
 
     Parameters
@@ -122,6 +122,10 @@ def execute(spec, root):
         A run from :meth:`Sweep.runs`.
     root : int
         The sweep's root seed.
+    reference : ReferenceSolution, optional
+        theta* of the run's problem, solved elsewhere (a cluster's reference task); default:
+        :func:`dpsolve.reference_minimizer` here (from the disk cache when it is there). Not
+        used by ``joint_sgd``, measured against its joint minimiser.
 
     Returns
     -------
@@ -156,7 +160,7 @@ def execute(spec, root):
         layout = _joint_options(options)
         options.update(layout)
         reference = joint.joint_reference_minimizer(problem, parties, **layout)
-    else:
+    elif reference is None:
         reference = reference_minimizer(problem)
     start = time.perf_counter()
     with warnings.catch_warnings():

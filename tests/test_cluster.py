@@ -1,0 +1,111 @@
+"""Sweeps on a Dask cluster (docs/cluster.md): a two-worker LocalCluster gives the same results
+as the local pool, bit for bit; the reference solves are tasks of their own; failures are
+reported by run id with the other runs kept; the CLI's --scheduler."""
+import json
+import os
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from dpsolve import experiments  # noqa: E402
+from dpsolve.cli import main  # noqa: E402
+from dpsolve.experiments import cluster as dask_sweeps  # noqa: E402
+
+SWEEP = {
+    "name": "tiny", "seed": 3, "replicates": 2,
+    "data": {"source": "synthetic", "n": [100, 200], "p": 4},
+    "problem": {"loss": "logistic", "radius": 1.0, "reg": 0.05},
+    "solver": [{"name": "clipped_gd", "epsilon": [0.5, 2.0], "delta": 1e-6},
+               {"name": "output_perturbation", "epsilon": 1.0},
+               {"name": "multiparty_gd", "parties": 2, "epsilon": 1.0, "delta": 1e-6},
+               {"name": "joint_sgd", "owners": 2, "epsilon": 1.0, "delta": 1e-6}],
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+def _results(path):
+    rows = experiments.ResultStore(path).rows()
+    out = {}
+    for row in rows:
+        result = json.loads(row["result"]) if isinstance(row["result"], str) else row["result"]
+        result.pop("wall_time")
+        out[row["run_id"]] = result
+    return out
+
+
+def test_cluster_sweep_matches_the_local_pool_bit_for_bit(client, tmp_path):
+    local, remote = tmp_path / "local.db", tmp_path / "remote.db"
+    experiments.run_sweep(SWEEP, local, jobs=1, progress=False)
+    counts = experiments.run_sweep(SWEEP, remote, client=client, progress=False)
+    assert counts == {"total": 20, "skipped": 0, "ran": 20}
+    a, b = _results(local), _results(remote)
+    assert a == b                                  # theta's bytes, risks, bounds: all equal
+    again = experiments.run_sweep(SWEEP, remote, client=client, progress=False)
+    assert again == {"total": 20, "skipped": 20, "ran": 0}
+
+
+def _threads_in_a_task():
+    from dpsolve._kernels.threads import max_threads
+    dask_sweeps._use_share()
+    return max_threads()
+
+
+def test_each_task_runs_at_its_workers_share_of_the_cores(client):
+    shares = dask_sweeps.share_cores(client)
+    expected = max(1, (os.cpu_count() or 1) // 2)
+    assert len(shares) == 2 and set(shares.values()) == {expected}
+    # OpenMP's thread count is per calling thread: it is the task's thread that must have it
+    seen = client.gather([client.submit(_threads_in_a_task, pure=False, workers=[w])
+                          for w in shares])
+    assert seen == [expected, expected]
+
+
+def test_reference_task_is_what_a_run_would_solve():
+    spec = experiments.load_sweep(SWEEP).runs()[0]
+    reference = dask_sweeps.reference_task(spec, 3)
+    with_it = experiments.execute(spec, 3, reference)
+    without = experiments.execute(spec, 3)
+    with_it.pop("wall_time"), without.pop("wall_time")
+    assert with_it == without
+
+
+def test_failures_are_named_after_the_others_are_kept(client, tmp_path):
+    sweep = {**SWEEP, "name": "failing", "replicates": 1,
+             "problem": {"loss": "logistic", "radius": 1.0},      # reg = 0
+             "solver": [{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6},
+                        {"name": "output_perturbation", "epsilon": 1.0}]}   # needs reg > 0
+    db = tmp_path / "f.db"
+    with pytest.raises(RuntimeError, match=r"2 run\(s\) failed after a retry; the 2 finished "
+                                           r"runs are kept:\n  run [0-9a-f]+ .*strongly convex"):
+        experiments.run_sweep(sweep, db, client=client, progress=False)
+    assert len(experiments.ResultStore(db).rows()) == 2
+
+
+def test_executor_and_client_are_exclusive(client, tmp_path):
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        with pytest.raises(ValueError, match="executor or client"):
+            experiments.run_sweep(SWEEP, tmp_path / "x.db", executor=pool, client=client)
+
+
+@pytest.mark.filterwarnings("ignore:Port .* is already in use")
+def test_cli_scheduler_local(tmp_path, capsys):
+    path = tmp_path / "sweep.toml"
+    path.write_text('name = "cli"\nseed = 1\nreplicates = 1\n'
+                    '[data]\nsource = "synthetic"\nn = 100\np = 3\n'
+                    '[problem]\nloss = "logistic"\nradius = 1.0\nreg = 0.05\n'
+                    '[[solver]]\nname = "output_perturbation"\nepsilon = [0.5, 1.0]\n')
+    db = tmp_path / "cli.db"
+    assert main(["run", str(path), "--out", str(db), "--scheduler", "local:2", "--quiet"]) == 0
+    assert "2 runs done" in capsys.readouterr().out
+    assert main(["run", str(path), "--out", str(db), "--scheduler", "local:0"]) == 2
+    assert "needs N >= 1" in capsys.readouterr().err
