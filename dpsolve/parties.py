@@ -240,6 +240,28 @@ class Parties:
         problem = Problem(np.concatenate(Xs), np.concatenate(ys), loss, **problem_options)
         return cls.from_sizes(problem, [X.shape[0] for X in Xs])
 
+    def on(self, client, workers=None):
+        """These parties with each party's rows sent once to a Dask worker, where the
+        per-party computations of the protocols that support it then run (docs/multiparty.md,
+        "Parties on workers"). Needs ``dask.distributed`` (``pip install "dpsolve[dask]"``).
+
+        Parameters
+        ----------
+        client : distributed.Client
+            The cluster's client.
+        workers : sequence of str, optional
+            Worker addresses; party j goes to ``workers[j % len(workers)]``. Default: the
+            client's workers.
+
+        Returns
+        -------
+        RemoteParties
+            A :class:`Parties` of the same problem and partition, for ``multiparty_gd`` with
+            ``noise="per_party"``; the other multi-party solvers refuse it (ValueError).
+        """
+        from ._remote_parties import RemoteParties
+        return RemoteParties(self, client, workers)
+
     @property
     def m(self):
         """Number of parties."""

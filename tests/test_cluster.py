@@ -109,3 +109,57 @@ def test_cli_scheduler_local(tmp_path, capsys):
     assert "2 runs done" in capsys.readouterr().out
     assert main(["run", str(path), "--out", str(db), "--scheduler", "local:0"]) == 2
     assert "needs N >= 1" in capsys.readouterr().err
+
+
+# -- parties on workers ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def split():
+    import dpsolve
+    X, y = dpsolve.datasets.make_synthetic(3000, 6, rng=1)
+    problem = dpsolve.Problem(X, y, radius=1.0, reg=0.01)
+    return problem, dpsolve.Parties.from_sizes(problem, [1000, 1200, 800])
+
+
+@pytest.mark.parametrize("sigma, options", [(None, {}), (None, {"output": "last"}),
+                                            (0.5, {})])
+def test_sgd2_on_workers_is_bit_identical_and_records_what_crossed(client, split, sigma,
+                                                                   options):
+    import numpy as np
+
+    import dpsolve
+    problem, parties = split
+    remote = parties.on(client)
+    assert remote.problem is problem and remote.sizes == parties.sizes
+    assert len(set(remote.workers)) == 2           # three parties over two workers
+    privacy = ({"sigma": sigma, "delta": 1e-6} if sigma is not None
+               else {"epsilon": 1.0, "delta": 1e-6})
+    here = dpsolve.multiparty_gd(problem, parties, steps=40, rng=7, record_transcript=True,
+                                 **privacy, **options)
+    there = dpsolve.multiparty_gd(problem, remote, steps=40, rng=7, record_transcript=True,
+                                  **privacy, **options)
+    np.testing.assert_array_equal(here.theta, there.theta)
+    # the transcript is the parties' messages, which are all that came back over the network
+    np.testing.assert_array_equal(here.transcript.messages, there.transcript.messages)
+    assert there.transcript.messages.shape == (40, 3, 6)
+    assert here.privacy == there.privacy
+
+
+@pytest.mark.parametrize("call", [
+    lambda dp, p, r: dp.aggregated_output_perturbation(p, r, 1.0, 1e-6),
+    lambda dp, p, r: dp.multiparty_gd(p, r, 1.0, 1e-6, noise="secure_aggregation", steps=3),
+    lambda dp, p, r: dp.joint_sgd(p, r, 1.0, 1e-6, steps=3),
+    lambda dp, p, r: dp.noisy_sgd(p, 1.0, 1e-6, steps=3, parties=r)],
+    ids=["aggregated_output_perturbation", "secure_aggregation", "joint_sgd", "noisy_sgd"])
+def test_protocols_not_yet_on_workers_refuse_before_any_work(client, split, call):
+    import dpsolve
+    problem, parties = split
+    with pytest.raises(ValueError, match="does not run on parties on workers"):
+        call(dpsolve, problem, parties.on(client))
+
+
+def test_parties_on_unknown_workers_are_refused(client, split):
+    _, parties = split
+    with pytest.raises(ValueError, match="not the client's"):
+        parties.on(client, workers=["tcp://10.255.255.1:1"])
+    with pytest.raises(TypeError, match="already on workers"):
+        parties.on(client).on(client)

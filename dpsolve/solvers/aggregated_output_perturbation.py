@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from .._remote_parties import refuse_remote
 from .._validation import Boolean, Options, Passthrough, Real, check_real
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
@@ -99,6 +100,9 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise=None, tolerance
          calibration="pld", project=True):
     """The sensitivity of the average, its noise and the local solves' plan, from public
     constants (the parties' sizes included)."""
+    refuse_remote(parties, "aggregated_output_perturbation",
+                  "the local minimisers are averaged inside a one-process simulation of "
+                  "secure aggregation, and must not leave the parties")
     L = _inner._lipschitz("aggregated_output_perturbation", problem)
     if noise == SLIDES_NOISE:
         epsilon = check_real(epsilon, "epsilon", low=0.0)

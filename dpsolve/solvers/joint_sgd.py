@@ -9,6 +9,7 @@ import numpy as np
 from .. import bounds
 from .._kernels import joint as _joint
 from .._kernels.vector import project_l2_ball   # the kernels' sequential projection
+from .._remote_parties import refuse_remote
 from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
 from ..joint import (_FINITE_LIMIT, LOSSES, JointModel, _columns, _loss_at, _radii, _shapes,
                      joint_gradient_bound)
@@ -348,6 +349,7 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
     """Layout, L_u, noise, T and step size from public constants; the owner schedule and the
     record draws from public randomness (``rng`` is spawned into the schedule's, the records'
     and the noise's streams, in that order)."""
+    refuse_remote(owners, "joint_sgd", "the owners' steps run in one process")
     cols = _columns(problem, personal_columns)
     personalised = cols.size > 0
     r_u, r_x = _radii(problem, shared_radius, personal_radius)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import bounds
 from .._projection import scale_onto_ball
+from .._remote_parties import refuse_remote
 from .._validation import Boolean, Integer, Options, Passthrough, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
@@ -271,6 +272,10 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise="per_party", st
          initial="zero", record_transcript=False, transcript_limit=2 ** 28):
     """The protocol's settings, T, the noise and the step sizes, from public constants."""
     aggregated = noise == "secure_aggregation"
+    if aggregated:
+        refuse_remote(parties, "multiparty_gd with noise='secure_aggregation'",
+                      "its secure aggregation is simulated in one process, and the shares it "
+                      "sums must not leave the parties")
     L = check_finite_lipschitz("multiparty_gd", problem)
     n, p, m, lam = problem.n, problem.p, parties.m, problem.reg
     if weighting is None:
@@ -465,6 +470,9 @@ def _receiver(problem, parties, plan, streams):
     (shape (m, p)), or the secure aggregate (shape (p,))."""
     sigma = plan.sigma
     if plan.settings["noise"] == "per_party":
+        if getattr(parties, "remote", False):       # on workers: the streams travel once
+            parties.start(streams[:parties.m])
+            return lambda theta: parties.sgd2_messages(theta, sigma)
         return lambda theta: np.stack([party.sgd2_message(theta, sigma, streams[j])
                                        for j, party in enumerate(parties)])
     aggregator = SecureAggregator(sigma, streams[parties.m])

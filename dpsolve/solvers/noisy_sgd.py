@@ -8,6 +8,7 @@ from .. import bounds
 from .._kernels import sgd as _sgd
 from .._kernels.stream import Stream
 from .._multiparty import sgd1_observer_epsilons, sgd1_protocol
+from .._remote_parties import refuse_remote
 from .._rows import kernel_rows
 from .._validation import Boolean, Integer, Options, Passthrough, check_real
 from ..parties import check_parties
@@ -149,6 +150,8 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibra
     n, p = problem.n, problem.p
     if parties is not None:
         check_parties(problem, parties)
+        refuse_remote(parties, "noisy_sgd (SGD1)",
+                      "its T = n^2 per-sample messages would each make a round trip")
     if record_transcript and parties is None:
         raise ValueError("record_transcript=True needs parties: the transcript is the "
                          "messages between them")

@@ -1,0 +1,97 @@
+"""Parties whose rows live on Dask workers (``Parties.on(client)``; docs/multiparty.md, "Parties
+on workers").
+
+Each party's rows (its :class:`~dpsolve.parties.Party`) are sent once to a worker and held there
+by a Dask actor; the protocol's per-party computations run on that worker, and only the
+protocol's messages travel: the broadcast theta to the parties, each party's noisy message
+back. Each party's noise stream is sent with the run's start and advances on its worker, so a
+run draws the same numbers as in one process and releases the same bits.
+"""
+import numpy as np
+
+from .parties import Parties
+
+
+class PartyActor:
+    """A party on a worker: its rows, and its noise stream for the current run."""
+
+    def __init__(self, party):
+        self.party = party
+        self.stream = None
+
+    def start(self, stream):
+        """This run's noise stream (a numpy Generator, advanced here from now on)."""
+        self.stream = stream
+        return self.party.n
+
+    def sgd2_message(self, theta, sigma):
+        """The party's SGD2 message at the broadcast ``theta`` (:meth:`Party.sgd2_message`)."""
+        return self.party.sgd2_message(theta, sigma, self.stream)
+
+
+class RemoteParties(Parties):
+    """A :class:`~dpsolve.Parties` whose parties run on Dask workers (``Parties.on(client)``).
+
+    Same problem, partition and public attributes as the in-process parties it was made from;
+    ``parties[j]`` is still party j's in-process description (its rows stay on the driver too:
+    the data were there to be partitioned), but the solvers that take remote parties send every
+    per-party computation to party j's worker.
+
+    Attributes
+    ----------
+    client : distributed.Client
+    workers : tuple of str
+        The worker holding each party.
+    actors : tuple
+        Each party's Dask actor (:class:`PartyActor`).
+    """
+
+    remote = True
+
+    def __init__(self, parties, client, workers=None):
+        if isinstance(parties, RemoteParties):
+            raise TypeError("these parties are already on workers")
+        available = list(client.scheduler_info(n_workers=-1)["workers"])
+        if workers is None:
+            workers = available
+        workers = list(workers)
+        if not workers:
+            raise ValueError("the client has no workers to hold the parties")
+        unknown = [w for w in workers if w not in available]
+        if unknown:
+            raise ValueError(f"workers {unknown} are not the client's (its workers are "
+                             f"{available})")
+        self.problem = parties.problem
+        self.owner = parties.owner
+        self.parties = parties.parties
+        self.client = client
+        self.workers = tuple(workers[j % len(workers)] for j in range(parties.m))
+        futures = [client.submit(PartyActor, party, workers=[where], actor=True, pure=False,
+                                 allow_other_workers=False)
+                   for party, where in zip(parties.parties, self.workers)]
+        self.actors = tuple(f.result() for f in futures)
+        self._futures = futures     # keep the actors alive
+
+    def start(self, streams):
+        """Send each party its noise stream for a run."""
+        for f in [actor.start(stream) for actor, stream in zip(self.actors, streams)]:
+            f.result()
+
+    def sgd2_messages(self, theta, sigma):
+        """Every party's SGD2 message at ``theta``, computed on the parties' workers at the
+        same time; shape (m, p)."""
+        calls = [actor.sgd2_message(theta, sigma) for actor in self.actors]
+        return np.stack([call.result() for call in calls])
+
+    def __repr__(self):
+        return (f"RemoteParties(m={self.m}, sizes={self.sizes}, workers={self.workers}, "
+                f"problem={self.problem!r})")
+
+
+def refuse_remote(parties, what, why):
+    """ValueError, before any work, if ``parties`` run on workers and ``what`` does not run
+    there yet (``why``)."""
+    if getattr(parties, "remote", False):
+        raise ValueError(f"{what} does not run on parties on workers (Parties.on) yet: {why}; "
+                         "multiparty_gd with noise='per_party' does, and every multi-party "
+                         "solver takes in-process parties")
