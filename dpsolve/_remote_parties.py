@@ -28,14 +28,29 @@ class PartyActor:
         """The party's SGD2 message at the broadcast ``theta`` (:meth:`Party.sgd2_message`)."""
         return self.party.sgd2_message(theta, sigma, self.stream)
 
+    def joint_start(self, cols, K):
+        """A fresh owner side of joint_sgd's protocol (its personalised block at 0)."""
+        from .solvers.joint_sgd import JointOwner
+        self.joint = JointOwner(self.party, cols, K)
+        return self.party.n
+
+    def joint_step(self, t, row, u, sigma, eta, reg, r_x, rng):
+        """The owner's step t; returns the message and the advanced noise stream."""
+        return self.joint.step(t, row, u, sigma, eta, reg, r_x, rng), rng
+
+    def joint_average(self, steps):
+        """The owner's personalised block, averaged over the run."""
+        return self.joint.average(steps)
+
 
 class RemoteParties(Parties):
     """A :class:`~dpsolve.Parties` whose parties run on Dask workers (``Parties.on(client)``).
 
     Same problem, partition and public attributes as the in-process parties it was made from;
     ``parties[j]`` is still party j's in-process description (its rows stay on the driver too:
-    the data were there to be partitioned), but the solvers that take remote parties send every
-    per-party computation to party j's worker.
+    the data were there to be partitioned), but the solvers that take remote parties
+    (``multiparty_gd`` with ``noise="per_party"``, ``joint_sgd``) send every per-party
+    computation to party j's worker.
 
     Attributes
     ----------
@@ -83,6 +98,20 @@ class RemoteParties(Parties):
         calls = [actor.sgd2_message(theta, sigma) for actor in self.actors]
         return np.stack([call.result() for call in calls])
 
+    def joint_start(self, cols, K):
+        """Start joint_sgd's owner sides on the workers."""
+        for f in [actor.joint_start(cols, K) for actor in self.actors]:
+            f.result()
+
+    def joint_step(self, j, t, row, u, sigma, eta, reg, r_x, rng):
+        """Owner j's step t on its worker: ``(message, advanced noise stream)``."""
+        return self.actors[j].joint_step(t, row, u, sigma, eta, reg, r_x, rng).result()
+
+    def joint_averages(self, steps):
+        """Every owner's averaged personalised block, shape (N, k K)."""
+        calls = [actor.joint_average(steps) for actor in self.actors]
+        return np.stack([call.result() for call in calls])
+
     def __repr__(self):
         return (f"RemoteParties(m={self.m}, sizes={self.sizes}, workers={self.workers}, "
                 f"problem={self.problem!r})")
@@ -93,5 +122,5 @@ def refuse_remote(parties, what, why):
     there yet (``why``)."""
     if getattr(parties, "remote", False):
         raise ValueError(f"{what} does not run on parties on workers (Parties.on) yet: {why}; "
-                         "multiparty_gd with noise='per_party' does, and every multi-party "
-                         "solver takes in-process parties")
+                         "multiparty_gd with noise='per_party' and joint_sgd do, and every "
+                         "multi-party solver takes in-process parties")

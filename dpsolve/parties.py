@@ -257,7 +257,8 @@ class Parties:
         -------
         RemoteParties
             A :class:`Parties` of the same problem and partition, for ``multiparty_gd`` with
-            ``noise="per_party"``; the other multi-party solvers refuse it (ValueError).
+            ``noise="per_party"`` and ``joint_sgd``; the other multi-party solvers refuse it
+            (ValueError).
         """
         from ._remote_parties import RemoteParties
         return RemoteParties(self, client, workers)

@@ -147,9 +147,8 @@ def test_sgd2_on_workers_is_bit_identical_and_records_what_crossed(client, split
 @pytest.mark.parametrize("call", [
     lambda dp, p, r: dp.aggregated_output_perturbation(p, r, 1.0, 1e-6),
     lambda dp, p, r: dp.multiparty_gd(p, r, 1.0, 1e-6, noise="secure_aggregation", steps=3),
-    lambda dp, p, r: dp.joint_sgd(p, r, 1.0, 1e-6, steps=3),
     lambda dp, p, r: dp.noisy_sgd(p, 1.0, 1e-6, steps=3, parties=r)],
-    ids=["aggregated_output_perturbation", "secure_aggregation", "joint_sgd", "noisy_sgd"])
+    ids=["aggregated_output_perturbation", "secure_aggregation", "noisy_sgd"])
 def test_protocols_not_yet_on_workers_refuse_before_any_work(client, split, call):
     import dpsolve
     problem, parties = split
@@ -163,3 +162,32 @@ def test_parties_on_unknown_workers_are_refused(client, split):
         parties.on(client, workers=["tcp://10.255.255.1:1"])
     with pytest.raises(TypeError, match="already on workers"):
         parties.on(client).on(client)
+
+
+@pytest.mark.parametrize("loss, options", [
+    ("logistic", {}), ("logistic", {"personal_columns": [0, 2]}),
+    ("multinomial", {"personal_columns": [1]})], ids=["all", "columns", "multinomial"])
+def test_joint_sgd_on_workers_is_bit_identical(client, loss, options):
+    import numpy as np
+
+    import dpsolve
+    X, y = dpsolve.datasets.make_synthetic(600, 4, rng=2)
+    if loss == "multinomial":
+        y = (np.arange(600) % 3)
+        problem = dpsolve.Problem(X, y, loss, radius=2.0, reg=0.01, n_classes=3)
+    else:
+        problem = dpsolve.Problem(X, y, loss, radius=2.0, reg=0.01)
+    owners = dpsolve.Parties.from_sizes(problem, [200, 250, 150])
+    remote = owners.on(client)
+    # in process: the C kernel, and the Python protocol with its transcript
+    kernel = dpsolve.joint_sgd(problem, owners, 1.0, 1e-6, steps=60, rng=4, **options)
+    here = dpsolve.joint_sgd(problem, owners, 1.0, 1e-6, steps=60, rng=4,
+                             record_transcript=True, **options)
+    there = dpsolve.joint_sgd(problem, remote, 1.0, 1e-6, steps=60, rng=4,
+                              record_transcript=True, **options)
+    quiet = dpsolve.joint_sgd(problem, remote, 1.0, 1e-6, steps=60, rng=4, **options)
+    for fit in (here, there, quiet):
+        np.testing.assert_array_equal(fit.theta, kernel.theta)
+        np.testing.assert_array_equal(fit.model.personal, kernel.model.personal)
+    np.testing.assert_array_equal(here.transcript.messages, there.transcript.messages)
+    assert quiet.transcript is None

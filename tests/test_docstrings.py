@@ -18,7 +18,7 @@ PUBLIC_MODULES = [
     "dpsolve.privacy", "dpsolve.privacy.accounting", "dpsolve.privacy.calibration",
     "dpsolve.privacy.composition", "dpsolve.privacy.mechanisms", "dpsolve.privacy.samplers",
     "dpsolve.solvers", "dpsolve.experiments", "dpsolve.privacy.budget", "dpsolve.privacy.quantile",
-    "dpsolve.private_selection", "dpsolve.estimators",
+    "dpsolve.private_selection", "dpsolve.estimators", "dpsolve.experiments.cluster",
 ]
 CHECKED = {"GL08", "PR01", "PR02", "RT01"}
 

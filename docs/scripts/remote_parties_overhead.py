@@ -1,6 +1,6 @@
-"""The overhead table of docs/multiparty.md ("Parties on workers"): SGD2 (multiparty_gd,
-noise="per_party") with the parties in this process against the same parties on a two-worker
-Dask LocalCluster, per iteration.
+"""The overhead tables of docs/multiparty.md ("Parties on workers"): SGD2 (multiparty_gd,
+noise="per_party") and joint_sgd with the parties in this process against the same parties on a
+two-worker Dask LocalCluster, per iteration.
 
     python docs/scripts/remote_parties_overhead.py
 
@@ -51,6 +51,29 @@ def main():
             assert np.array_equal(here().theta, there().theta)
             a, b = best(here) / STEPS * 1e3, best(there) / STEPS * 1e3
             print(f"| {n:,} | {p} | {m} | {a:.2f} | {b:.2f} | {b - a:.2f} | {sending:.2f} |")
+        print()
+        print("| n | p | owners | in process, C kernel (ms / step) | in process, Python protocol "
+              "(ms / step) | on 2 workers (ms / step) |")
+        print("|---|---|---|---|---|---|")
+        for n, p, m in ((10_000, 20, 2), (10_000, 20, 4)):
+            X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
+            problem = dpsolve.Problem(X, y, radius=1.0, reg=1e-3)
+            owners = dpsolve.Parties.from_sizes(problem, [n // m] * m)
+            remote = owners.on(client)
+
+            def kernel():
+                return dpsolve.joint_sgd(problem, owners, 1.0, 1e-6, steps=STEPS, rng=0)
+
+            def protocol():
+                return dpsolve.joint_sgd(problem, owners, 1.0, 1e-6, steps=STEPS, rng=0,
+                                         record_transcript=True)
+
+            def there():
+                return dpsolve.joint_sgd(problem, remote, 1.0, 1e-6, steps=STEPS, rng=0)
+
+            assert np.array_equal(kernel().theta, there().theta)
+            a, b, c = (best(f) / STEPS * 1e3 for f in (kernel, protocol, there))
+            print(f"| {n:,} | {p} | {m} | {a:.3f} | {b:.2f} | {c:.2f} |")
     finally:
         client.close()
         cluster.close()

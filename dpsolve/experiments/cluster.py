@@ -151,7 +151,27 @@ def _key(prefix, text):
 def run_on_client(client, sweep, pending, store, counts, bar=None):
     """Run ``pending`` on ``client``: the reference solves first, then the runs, each retried
     once; rows committed as runs finish. Failures are collected and raised together at the end
-    (a RuntimeError naming each run), after every other run is committed."""
+    (a RuntimeError naming each run), after every other run is committed.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    sweep : Sweep
+        The sweep (its root seed).
+    pending : list of dict
+        The runs to do (:meth:`Sweep.runs` not yet in the store).
+    store : ResultStore
+        Where each finished run is committed, on this machine.
+    counts : dict
+        ``{"total", "skipped", "ran"}``; ``"ran"`` is incremented per committed run.
+    bar : tqdm.tqdm, optional
+        Advanced per finished or failed run.
+
+    Returns
+    -------
+    dict
+        ``counts``.
+    """
     distributed = _require_distributed()
     share_cores(client)
     references = {}
@@ -190,7 +210,16 @@ def run_on_client(client, sweep, pending, store, counts, bar=None):
 
 
 def dashboard_message(client):
-    """Where the cluster's dashboard is, for the progress output."""
+    """Where the cluster's dashboard is, for the progress output.
+
+    Parameters
+    ----------
+    client : distributed.Client
+
+    Returns
+    -------
+    str
+    """
     link = getattr(client, "dashboard_link", None)
     return f"Dask dashboard: {link}" if link else "Dask: no dashboard"
 

@@ -9,7 +9,6 @@ import numpy as np
 from .. import bounds
 from .._kernels import joint as _joint
 from .._kernels.vector import project_l2_ball   # the kernels' sequential projection
-from .._remote_parties import refuse_remote
 from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
 from ..joint import (_FINITE_LIMIT, LOSSES, JointModel, _columns, _loss_at, _radii, _shapes,
                      joint_gradient_bound)
@@ -220,42 +219,77 @@ def _protocol_shared_step(u, message, eta, reg, radius):
     return project_l2_ball(u - eta * (message + reg * u), radius)
 
 
-def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg, r_u, r_x, rng):
-    """joint_sgd as its protocol, in Python: owner j computes on its own copy of its rows, keeps
-    x_j, and sends ``grad_u h + b_t`` (its own noise); everybody applies the same shared step.
-    The arithmetic follows ``_kernels/joint.pyx`` term by term, so the result is the same bit for
-    bit. Returns (shared average, personal averages, messages)."""
-    p, k, N, T = problem.p, cols.size, owners.m, owner_seq.shape[0]
-    u = np.zeros(p * K)
-    x = np.zeros((N, k * K))
-    u_sum, x_sum = np.zeros(p * K), np.zeros((N, k * K))
-    last = np.zeros(N, dtype=np.intp)
-    messages = np.empty((T, p * K))
-    for t in range(T):
-        j = int(owner_seq[t])
-        a, label = owners[j].X[int(local[t])], owners[j].y[int(local[t])]
+class JointOwner:
+    """Owner j's side of :func:`joint_sgd`'s protocol: its own rows, its personalised block
+    ``x_j`` and the running sum for its average. Used in this process and, on Dask workers, by
+    each owner's actor (``Parties.on``): the same arithmetic either way."""
+
+    def __init__(self, party, cols, K):
+        self.X, self.y = party.X, party.y
+        self.problem = party.local_problem()    # the whole problem's loss, on this owner's rows
+        self.cols, self.K = cols, K
+        width = cols.size * K
+        self.x, self.x_sum, self.last = np.zeros(width), np.zeros(width), 0
+
+    def step(self, t, row, u, sigma, eta, reg, r_x, rng):
+        """Step t on the owner's record ``row``: update ``x_j`` and return the noisy message
+        ``grad_u h + b_t`` (the noise from ``rng``, which advances)."""
+        cols, K = self.cols, self.K
+        k, p = cols.size, self.X.shape[1]
+        a, label = self.X[row], self.y[row]
+        x = self.x
         z = [0.0] * K
         for q in range(p):
             for c in range(K):
                 z[c] += float(a[q]) * float(u[q * K + c])
         for q in range(k):
             for c in range(K):
-                z[c] += float(a[cols[q]]) * float(x[j, q * K + c])
-        d = _loss_at(problem, np.array([z]) if K > 1 else np.array(z), np.array([label]),
+                z[c] += float(a[cols[q]]) * float(x[q * K + c])
+        d = _loss_at(self.problem, np.array([z]) if K > 1 else np.array(z), np.array([label]),
                      derivative=True).ravel()
-        u_sum += u
-        x_sum[j] += (t + 1 - last[j]) * x[j]
-        last[j] = t + 1
-        step = np.array([float(a[cols[q]]) * d[c] + reg * x[j, q * K + c]
+        self.x_sum += (t + 1 - self.last) * x
+        self.last = t + 1
+        step = np.array([float(a[cols[q]]) * d[c] + reg * x[q * K + c]
                          for q in range(k) for c in range(K)])
-        x[j] = project_l2_ball(x[j] - eta * step, r_x)
+        self.x = project_l2_ball(x - eta * step, r_x)
         message = np.array([float(a[q]) * d[c] for q in range(p) for c in range(K)])
         if sigma > 0.0:
             message = message + sigma * rng.standard_normal(p * K)
+        return message
+
+    def average(self, steps):
+        """The average of ``x_j`` over the ``steps`` iterations."""
+        return (self.x_sum + self.x * (steps - self.last)) / steps
+
+
+def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg, r_u, r_x, rng):
+    """joint_sgd as its protocol, in Python: owner j computes on its own copy of its rows, keeps
+    x_j, and sends ``grad_u h + b_t`` (its own noise); everybody applies the same shared step.
+    The arithmetic follows ``_kernels/joint.pyx`` term by term, so the result is the same bit for
+    bit. With owners on Dask workers (``Parties.on``) each step runs on its owner's worker, the
+    noise stream travelling with the step. Returns (shared average, personal averages,
+    messages)."""
+    p, T = problem.p, owner_seq.shape[0]
+    remote = getattr(owners, "remote", False)
+    if remote:
+        owners.joint_start(cols, K)
+    else:
+        sides = [JointOwner(owner, cols, K) for owner in owners]
+    u = np.zeros(p * K)
+    u_sum = np.zeros(p * K)
+    messages = np.empty((T, p * K))
+    for t in range(T):
+        j = int(owner_seq[t])
+        u_sum += u
+        if remote:
+            message, rng = owners.joint_step(j, t, int(local[t]), u, sigma, eta, reg, r_x, rng)
+        else:
+            message = sides[j].step(t, int(local[t]), u, sigma, eta, reg, r_x, rng)
         messages[t] = message
         u = _protocol_shared_step(u, message, eta, reg, r_u)
-    x_sum += x * (T - last)[:, None]
-    return u_sum / T, x_sum / T, messages
+    personal = (owners.joint_averages(T) if remote
+                else np.stack([side.average(T) for side in sides]))
+    return u_sum / T, personal, messages
 
 
 def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size, lam, r_u, r_x,
@@ -349,7 +383,6 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
     """Layout, L_u, noise, T and step size from public constants; the owner schedule and the
     record draws from public randomness (``rng`` is spawned into the schedule's, the records'
     and the noise's streams, in that order)."""
-    refuse_remote(owners, "joint_sgd", "the owners' steps run in one process")
     cols = _columns(problem, personal_columns)
     personalised = cols.size > 0
     r_u, r_x = _radii(problem, shared_radius, personal_radius)
@@ -432,12 +465,13 @@ def run(problem, owners, plan, rng):
     eta, lam, r_u, r_x = (settings["step_size"], problem.reg, settings["shared_radius"],
                           settings["personal_radius"])
     transcript = None
-    if state["record_transcript"]:
+    if state["record_transcript"] or getattr(owners, "remote", False):
         shared, personal, messages = _joint_protocol(problem, owners, cols, K, owner_seq,
                                                      state["local"], plan.sigma, eta, lam, r_u,
                                                      r_x, state["noise_rng"])
-        transcript = JointTranscript(owners=owner_seq, messages=messages, step_size=eta,
-                                     reg=lam, shared_radius=r_u, shared_shape=shared_shape)
+        if state["record_transcript"]:
+            transcript = JointTranscript(owners=owner_seq, messages=messages, step_size=eta,
+                                         reg=lam, shared_radius=r_u, shared_shape=shared_shape)
         model = JointModel(shared=shared.reshape(shared_shape),
                            personal=personal.reshape(personal_shape), personal_columns=cols)
     else:
