@@ -81,11 +81,14 @@ class RemoteParties(Parties):
         self.parties = parties.parties
         self.client = client
         self.workers = tuple(workers[j % len(workers)] for j in range(parties.m))
-        futures = [client.submit(PartyActor, party, workers=[where], actor=True, pure=False,
+        # the rows go straight to their worker (scatter), not inside a task's description
+        data = [client.scatter(party, workers=[where], hash=False)
+                for party, where in zip(parties.parties, self.workers)]
+        futures = [client.submit(PartyActor, held, workers=[where], actor=True, pure=False,
                                  allow_other_workers=False)
-                   for party, where in zip(parties.parties, self.workers)]
+                   for held, where in zip(data, self.workers)]
         self.actors = tuple(f.result() for f in futures)
-        self._futures = futures     # keep the actors alive
+        self._futures = futures + data      # keep the actors (and their rows) alive
 
     def start(self, streams):
         """Send each party its noise stream for a run."""
