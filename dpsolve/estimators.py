@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 
 try:
-    from sklearn.base import (BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context)
+    from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
     from sklearn.linear_model._base import LinearClassifierMixin
     from sklearn.utils._param_validation import Interval
     from sklearn.utils.extmath import softmax

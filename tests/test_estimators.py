@@ -10,7 +10,7 @@ import pytest
 from scipy import sparse
 
 pytest.importorskip("sklearn", minversion="1.6")
-from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.model_selection import cross_val_score  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import Normalizer  # noqa: E402

@@ -40,11 +40,12 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
     jobs : int, optional
         Worker processes (default: every core). Ignored when ``executor`` is given.
     executor : concurrent.futures.Executor, optional
-        Any executor (a distributed one can be dropped in); its workers must be able to import
-        dpsolve. The caller keeps ownership of it. Several workers on one machine should each
-        limit the OpenMP kernels to their share of the cores
-        (``dpsolve._kernels.threads.set_num_threads``), as the default workers do: processes
-        that each use every core slow each other down many times over.
+        Any executor; its workers must be able to import dpsolve. The caller keeps ownership of
+        it. Several workers on one machine should each limit the OpenMP kernels to their share
+        of the cores (``dpsolve._kernels.threads.set_num_threads``), as the default workers do:
+        processes that each use every core slow each other down many times over. The setting
+        is per calling thread, so it must be made in the thread that runs the tasks (a process
+        pool's initializer is; for Dask pass ``client`` instead, which does it per task).
     client : distributed.Client, optional
         Run on a Dask cluster (docs/cluster.md): one reference solve per distinct problem, then
         the runs, each given its problem's theta*; each worker's kernels limited to its share

@@ -9,7 +9,6 @@ import dataclasses
 import itertools
 import math
 import threading
-from typing import Optional
 
 import dp_accounting
 
