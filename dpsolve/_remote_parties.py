@@ -2,10 +2,12 @@
 on workers").
 
 Each party's rows (its :class:`~dpsolve.parties.Party`) are sent once to a worker and held there
-by a Dask actor; the protocol's per-party computations run on that worker, and only the
-protocol's messages travel: the broadcast theta to the parties, each party's noisy message
-back. Each party's noise stream is sent with the run's start and advances on its worker, so a
-run draws the same numbers as in one process and releases the same bits.
+(and by a Dask actor for the protocols that keep state between calls); the protocol's per-party
+computations run on that worker, and only the protocol's messages travel: the broadcast to the
+parties, each party's noisy message back, or, with secure aggregation, each party's share to
+the aggregator's worker and the noisy aggregate to the coordinator. Every noise stream travels
+with the computation that draws from it, so a run draws the same numbers as in one process and
+releases the same bits.
 """
 import numpy as np
 
@@ -28,6 +30,31 @@ class PartyActor:
         """The party's SGD2 message at the broadcast ``theta`` (:meth:`Party.sgd2_message`)."""
         return self.party.sgd2_message(theta, sigma, self.stream)
 
+    def secure_sum(self, theta, weights, sigma, rng):
+        """Secure aggregation of the parties' gradient shares at ``theta``: each share is
+        computed on its party's worker and sent to the aggregator's worker, which adds them
+        and one noise draw from ``rng`` (:class:`~dpsolve.solvers.multiparty_gd.
+        SecureAggregator`). Only ``(noisy sum, advanced rng)`` comes back."""
+        client = self.client
+        shares = [client.submit(_share, held, theta, weight, workers=[where], pure=False)
+                  for held, weight, where in zip(self.data, weights, self.workers)]
+        return client.submit(_secure_sum, sigma, rng, *shares, workers=[self.aggregator],
+                             pure=False).result()
+
+    def secure_noisy_average(self, tolerance, plan, secure, noise, scale, rng):
+        """Model aggregation: each party's local minimiser on its worker, their average and one
+        noise draw from ``rng`` on the aggregator's worker
+        (:func:`~dpsolve.solvers.aggregated_output_perturbation.noisy_average`). Only the noisy
+        average comes back; ``rng`` is advanced as if the draw had been made here."""
+        client = self.client
+        local = [client.submit(_local_minimizer, held, tolerance, plan, secure,
+                               workers=[where], pure=False)
+                 for held, where in zip(self.data, self.workers)]
+        noisy, advanced = client.submit(_noisy_average, noise, scale, rng, *local,
+                                        workers=[self.aggregator], pure=False).result()
+        rng.bit_generator.state = advanced.bit_generator.state
+        return noisy
+
     def joint_start(self, cols, K):
         """A fresh owner side of joint_sgd's protocol (its personalised block at 0)."""
         from .solvers.joint_sgd import JointOwner
@@ -49,21 +76,25 @@ class RemoteParties(Parties):
     Same problem, partition and public attributes as the in-process parties it was made from;
     ``parties[j]`` is still party j's in-process description (its rows stay on the driver too:
     the data were there to be partitioned), but the solvers that take remote parties
-    (``multiparty_gd`` with ``noise="per_party"``, ``joint_sgd``) send every per-party
-    computation to party j's worker.
+    (``multiparty_gd``, ``aggregated_output_perturbation``, ``joint_sgd``) send every per-party
+    computation to party j's worker, and secure aggregation's sums to the aggregator's worker.
 
     Attributes
     ----------
     client : distributed.Client
     workers : tuple of str
         The worker holding each party.
+    aggregator : str
+        The worker that stands in for secure aggregation (sums the shares, draws its noise).
+    data : tuple of distributed.Future
+        Each party's rows, held on its worker.
     actors : tuple
         Each party's Dask actor (:class:`PartyActor`).
     """
 
     remote = True
 
-    def __init__(self, parties, client, workers=None):
+    def __init__(self, parties, client, workers=None, aggregator=None):
         if isinstance(parties, RemoteParties):
             raise TypeError("these parties are already on workers")
         available = list(client.scheduler_info(n_workers=-1)["workers"])
@@ -76,6 +107,12 @@ class RemoteParties(Parties):
         if unknown:
             raise ValueError(f"workers {unknown} are not the client's (its workers are "
                              f"{available})")
+        if aggregator is None:
+            aggregator = workers[0]
+        elif aggregator not in available:
+            raise ValueError(f"aggregator {aggregator!r} is not one of the client's workers "
+                             f"({available})")
+        self.aggregator = aggregator
         self.problem = parties.problem
         self.owner = parties.owner
         self.parties = parties.parties
@@ -88,7 +125,8 @@ class RemoteParties(Parties):
                                  allow_other_workers=False)
                    for held, where in zip(data, self.workers)]
         self.actors = tuple(f.result() for f in futures)
-        self._futures = futures + data      # keep the actors (and their rows) alive
+        self.data = tuple(data)             # each party's rows, held on its worker
+        self._futures = futures             # keep the actors alive
 
     def start(self, streams):
         """Send each party its noise stream for a run."""
@@ -100,6 +138,31 @@ class RemoteParties(Parties):
         same time; shape (m, p)."""
         calls = [actor.sgd2_message(theta, sigma) for actor in self.actors]
         return np.stack([call.result() for call in calls])
+
+    def secure_sum(self, theta, weights, sigma, rng):
+        """Secure aggregation of the parties' gradient shares at ``theta``: each share is
+        computed on its party's worker and sent to the aggregator's worker, which adds them
+        and one noise draw from ``rng`` (:class:`~dpsolve.solvers.multiparty_gd.
+        SecureAggregator`). Only ``(noisy sum, advanced rng)`` comes back."""
+        client = self.client
+        shares = [client.submit(_share, held, theta, weight, workers=[where], pure=False)
+                  for held, weight, where in zip(self.data, weights, self.workers)]
+        return client.submit(_secure_sum, sigma, rng, *shares, workers=[self.aggregator],
+                             pure=False).result()
+
+    def secure_noisy_average(self, tolerance, plan, secure, noise, scale, rng):
+        """Model aggregation: each party's local minimiser on its worker, their average and one
+        noise draw from ``rng`` on the aggregator's worker
+        (:func:`~dpsolve.solvers.aggregated_output_perturbation.noisy_average`). Only the noisy
+        average comes back; ``rng`` is advanced as if the draw had been made here."""
+        client = self.client
+        local = [client.submit(_local_minimizer, held, tolerance, plan, secure,
+                               workers=[where], pure=False)
+                 for held, where in zip(self.data, self.workers)]
+        noisy, advanced = client.submit(_noisy_average, noise, scale, rng, *local,
+                                        workers=[self.aggregator], pure=False).result()
+        rng.bit_generator.state = advanced.bit_generator.state
+        return noisy
 
     def joint_start(self, cols, K):
         """Start joint_sgd's owner sides on the workers."""
@@ -120,10 +183,29 @@ class RemoteParties(Parties):
                 f"problem={self.problem!r})")
 
 
+def _share(party, theta, weight):
+    return party.aggregation_share(theta, weight)
+
+
+def _secure_sum(sigma, rng, *shares):
+    from .solvers.multiparty_gd import SecureAggregator
+    return SecureAggregator(sigma, rng).aggregate(list(shares)), rng
+
+
+def _local_minimizer(party, tolerance, plan, secure):
+    from .solvers import _inner
+    return _inner._inner_minimizer(party.local_problem(), tolerance, plan, secure)
+
+
+def _noisy_average(noise, scale, rng, *minimizers):
+    from .solvers.aggregated_output_perturbation import noisy_average
+    return noisy_average(list(minimizers), noise, scale, rng), rng
+
+
 def refuse_remote(parties, what, why):
     """ValueError, before any work, if ``parties`` run on workers and ``what`` does not run
     there yet (``why``)."""
     if getattr(parties, "remote", False):
         raise ValueError(f"{what} does not run on parties on workers (Parties.on) yet: {why}; "
-                         "multiparty_gd with noise='per_party' and joint_sgd do, and every "
-                         "multi-party solver takes in-process parties")
+                         "multiparty_gd, aggregated_output_perturbation and joint_sgd do, "
+                         "and every multi-party solver takes in-process parties")

@@ -240,7 +240,7 @@ class Parties:
         problem = Problem(np.concatenate(Xs), np.concatenate(ys), loss, **problem_options)
         return cls.from_sizes(problem, [X.shape[0] for X in Xs])
 
-    def on(self, client, workers=None):
+    def on(self, client, workers=None, aggregator=None):
         """These parties with each party's rows sent once to a Dask worker, where the
         per-party computations of the protocols that support it then run (docs/multiparty.md,
         "Parties on workers"). Needs ``dask.distributed`` (``pip install "dpsolve[dask]"``).
@@ -252,16 +252,19 @@ class Parties:
         workers : sequence of str, optional
             Worker addresses; party j goes to ``workers[j % len(workers)]``. Default: the
             client's workers.
+        aggregator : str, optional
+            The worker standing in for secure aggregation (it receives the parties' shares,
+            never the coordinator); default the first of ``workers``.
 
         Returns
         -------
         RemoteParties
-            A :class:`Parties` of the same problem and partition, for ``multiparty_gd`` with
-            ``noise="per_party"`` and ``joint_sgd``; the other multi-party solvers refuse it
-            (ValueError).
+            A :class:`Parties` of the same problem and partition, for ``multiparty_gd``,
+            ``aggregated_output_perturbation`` and ``joint_sgd``; ``noisy_sgd`` (SGD1) refuses
+            it (ValueError).
         """
         from ._remote_parties import RemoteParties
-        return RemoteParties(self, client, workers)
+        return RemoteParties(self, client, workers, aggregator)
 
     @property
     def m(self):

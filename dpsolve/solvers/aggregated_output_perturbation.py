@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from .._remote_parties import refuse_remote
+from .._projection import scale_onto_ball
 from .._validation import Boolean, Options, Passthrough, Real, check_real
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
@@ -100,9 +100,6 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise=None, tolerance
          calibration="pld", project=True):
     """The sensitivity of the average, its noise and the local solves' plan, from public
     constants (the parties' sizes included)."""
-    refuse_remote(parties, "aggregated_output_perturbation",
-                  "the local minimisers are averaged inside a one-process simulation of "
-                  "secure aggregation, and must not leave the parties")
     L = _inner._lipschitz("aggregated_output_perturbation", problem)
     if noise == SLIDES_NOISE:
         epsilon = check_real(epsilon, "epsilon", low=0.0)
@@ -135,20 +132,36 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise=None, tolerance
                 state={"inner": inner, "secure": secure, "scale": scale})
 
 
+def noisy_average(minimizers, noise, scale, rng):
+    """What secure aggregation reveals: the average of the parties' minimisers plus one noise
+    draw from ``rng`` (``noise``: ``"laplace_slides"``, ``"gamma_norm"`` or ``"gaussian"``, of
+    this scale). Runs in this process, or on the aggregator's worker for parties on workers."""
+    total = np.zeros(minimizers[0].shape)
+    for minimizer in minimizers:
+        total += minimizer
+    average = total / len(minimizers)
+    dim = average.size                                  # noisy coordinates (p, or p K)
+    if noise == SLIDES_NOISE:
+        b = laplace_noise(scale, dim, rng=rng)
+    else:
+        b = _inner._draw(noise, scale, dim, rng)
+    return average + b.reshape(average.shape)
+
+
 def run(problem, parties, plan, rng):
     """Every party's local solve, their average (inside secure aggregation), one noise draw."""
     settings, state = plan.settings, plan.state
-    total = np.zeros(problem.theta_shape)
-    for party in parties:                               # inside secure aggregation
-        total += _inner._inner_minimizer(party.local_problem(), settings["tolerance"],
-                                         state["inner"], state["secure"])
-    average = total / parties.m
-    dim = average.size                                  # noisy coordinates (p, or p K)
-    if settings["noise"] == SLIDES_NOISE:
-        b = laplace_noise(state["scale"], dim, rng=rng)
+    if getattr(parties, "remote", False):              # solves on the parties' workers
+        theta = parties.secure_noisy_average(settings["tolerance"], state["inner"],
+                                             state["secure"], settings["noise"],
+                                             state["scale"], rng)
     else:
-        b = _inner._draw(settings["noise"], state["scale"], dim, rng)
-    theta = _inner._release(problem, average, b.reshape(average.shape), settings["project"])
+        minimizers = [_inner._inner_minimizer(party.local_problem(), settings["tolerance"],
+                                              state["inner"], state["secure"])
+                      for party in parties]           # inside secure aggregation
+        theta = noisy_average(minimizers, settings["noise"], state["scale"], rng)
+    if settings["project"] and problem.radius is not None:
+        scale_onto_ball(theta, problem.radius)          # post-processing
     # B and the parties see only the released average, as an outsider does
     certified = plan.report.certified_epsilon
     return Released(theta=theta, observers={"outsider": certified, "coordinator": certified,

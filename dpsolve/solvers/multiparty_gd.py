@@ -8,7 +8,6 @@ import numpy as np
 
 from .. import bounds
 from .._projection import scale_onto_ball
-from .._remote_parties import refuse_remote
 from .._validation import Boolean, Integer, Options, Passthrough, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
@@ -272,10 +271,6 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise="per_party", st
          initial="zero", record_transcript=False, transcript_limit=2 ** 28):
     """The protocol's settings, T, the noise and the step sizes, from public constants."""
     aggregated = noise == "secure_aggregation"
-    if aggregated:
-        refuse_remote(parties, "multiparty_gd with noise='secure_aggregation'",
-                      "its secure aggregation is simulated in one process, and the shares it "
-                      "sums must not leave the parties")
     L = check_finite_lipschitz("multiparty_gd", problem)
     n, p, m, lam = problem.n, problem.p, parties.m, problem.reg
     if weighting is None:
@@ -475,10 +470,19 @@ def _receiver(problem, parties, plan, streams):
             return lambda theta: parties.sgd2_messages(theta, sigma)
         return lambda theta: np.stack([party.sgd2_message(theta, sigma, streams[j])
                                        for j, party in enumerate(parties)])
-    aggregator = SecureAggregator(sigma, streams[parties.m])
     party_weighted = plan.settings["weighting"] == "party"
     share_weights = [1.0 / (parties.m * party.n) if party_weighted else 1.0 / problem.n
                      for party in parties]
+    if getattr(parties, "remote", False):
+        # shares computed on the parties' workers and summed on the aggregator's; the
+        # aggregator's noise stream travels with each round
+        stream = [streams[parties.m]]
+
+        def receive(theta):
+            total, stream[0] = parties.secure_sum(theta, share_weights, sigma, stream[0])
+            return total
+        return receive
+    aggregator = SecureAggregator(sigma, streams[parties.m])
     return lambda theta: aggregator.aggregate([party.aggregation_share(theta, w)
                                                for party, w in zip(parties, share_weights)])
 
