@@ -30,31 +30,6 @@ class PartyActor:
         """The party's SGD2 message at the broadcast ``theta`` (:meth:`Party.sgd2_message`)."""
         return self.party.sgd2_message(theta, sigma, self.stream)
 
-    def secure_sum(self, theta, weights, sigma, rng):
-        """Secure aggregation of the parties' gradient shares at ``theta``: each share is
-        computed on its party's worker and sent to the aggregator's worker, which adds them
-        and one noise draw from ``rng`` (:class:`~dpsolve.solvers.multiparty_gd.
-        SecureAggregator`). Only ``(noisy sum, advanced rng)`` comes back."""
-        client = self.client
-        shares = [client.submit(_share, held, theta, weight, workers=[where], pure=False)
-                  for held, weight, where in zip(self.data, weights, self.workers)]
-        return client.submit(_secure_sum, sigma, rng, *shares, workers=[self.aggregator],
-                             pure=False).result()
-
-    def secure_noisy_average(self, tolerance, plan, secure, noise, scale, rng):
-        """Model aggregation: each party's local minimiser on its worker, their average and one
-        noise draw from ``rng`` on the aggregator's worker
-        (:func:`~dpsolve.solvers.aggregated_output_perturbation.noisy_average`). Only the noisy
-        average comes back; ``rng`` is advanced as if the draw had been made here."""
-        client = self.client
-        local = [client.submit(_local_minimizer, held, tolerance, plan, secure,
-                               workers=[where], pure=False)
-                 for held, where in zip(self.data, self.workers)]
-        noisy, advanced = client.submit(_noisy_average, noise, scale, rng, *local,
-                                        workers=[self.aggregator], pure=False).result()
-        rng.bit_generator.state = advanced.bit_generator.state
-        return noisy
-
     def joint_start(self, cols, K):
         """A fresh owner side of joint_sgd's protocol (its personalised block at 0)."""
         from .solvers.joint_sgd import JointOwner

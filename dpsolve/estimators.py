@@ -89,6 +89,21 @@ class _DPLinearModel(BaseEstimator):
         "solver_options": [dict, None],
     }
 
+    def __init__(self, epsilon, delta, *, solver, reg, radius, row_norm, fit_intercept,
+                 intercept_scale, accountant, secure, random_state, solver_options):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.solver = solver
+        self.reg = reg
+        self.radius = radius
+        self.row_norm = row_norm
+        self.fit_intercept = fit_intercept
+        self.intercept_scale = intercept_scale
+        self.accountant = accountant
+        self.secure = secure
+        self.random_state = random_state
+        self.solver_options = solver_options
+
     # -- the fit lifecycle ---------------------------------------------------------------------
     def _check_solver(self, loss):
         """The solver's name: checked against the registry before any data is read."""
@@ -329,19 +344,11 @@ class DPLogisticRegression(_DPClassifier):
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg=1e-3, radius=None,
                  row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
                  accountant=None, secure=False, random_state=None, solver_options=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.solver = solver
-        self.reg = reg
-        self.radius = radius
-        self.row_norm = row_norm
-        self.fit_intercept = fit_intercept
-        self.intercept_scale = intercept_scale
+        super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
+                         row_norm=row_norm, fit_intercept=fit_intercept,
+                         intercept_scale=intercept_scale, accountant=accountant, secure=secure,
+                         random_state=random_state, solver_options=solver_options)
         self.classes = classes
-        self.accountant = accountant
-        self.secure = secure
-        self.random_state = random_state
-        self.solver_options = solver_options
 
     def predict_proba(self, X):
         """Class probabilities: the logistic function of the margin (binary) or the softmax
@@ -407,20 +414,12 @@ class DPLinearSVC(_DPClassifier):
                  row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
                  huber_width=0.5, accountant=None, secure=False, random_state=None,
                  solver_options=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.solver = solver
-        self.reg = reg
-        self.radius = radius
-        self.row_norm = row_norm
-        self.fit_intercept = fit_intercept
-        self.intercept_scale = intercept_scale
+        super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
+                         row_norm=row_norm, fit_intercept=fit_intercept,
+                         intercept_scale=intercept_scale, accountant=accountant, secure=secure,
+                         random_state=random_state, solver_options=solver_options)
         self.classes = classes
         self.huber_width = huber_width
-        self.accountant = accountant
-        self.secure = secure
-        self.random_state = random_state
-        self.solver_options = solver_options
 
     def _problem_options(self, bounds):
         return {"huber_width": self.huber_width}
@@ -472,19 +471,11 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg=1e-3, radius=1.0,
                  row_norm=None, label_bound=None, fit_intercept=True, intercept_scale=1.0,
                  accountant=None, secure=False, random_state=None, solver_options=None):
-        self.epsilon = epsilon
-        self.delta = delta
-        self.solver = solver
-        self.reg = reg
-        self.radius = radius
-        self.row_norm = row_norm
+        super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
+                         row_norm=row_norm, fit_intercept=fit_intercept,
+                         intercept_scale=intercept_scale, accountant=accountant, secure=secure,
+                         random_state=random_state, solver_options=solver_options)
         self.label_bound = label_bound
-        self.fit_intercept = fit_intercept
-        self.intercept_scale = intercept_scale
-        self.accountant = accountant
-        self.secure = secure
-        self.random_state = random_state
-        self.solver_options = solver_options
 
     def _problem_options(self, bounds):
         return {"label_bound": bounds}

@@ -382,7 +382,7 @@ class PrivateGridSearch:
 
     def _planned_event(self, estimator, X, y):
         """The fit's DpEvent from its plan (public constants), without running it."""
-        final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+        final = _final(estimator)
         if hasattr(estimator, "steps"):
             # the pipeline's transformers must be stateless (e.g. Normalizer): they are fitted
             # on the training records and their fit is not private otherwise
@@ -396,9 +396,7 @@ class PrivateGridSearch:
         from sklearn.utils import _safe_indexing
 
         budget = check_accountant(self.accountant)
-        final = self.estimator.steps[-1][1] if hasattr(self.estimator, "steps") \
-            else self.estimator
-        own = getattr(final, "accountant", None)
+        own = getattr(_final(self.estimator), "accountant", None)
         if own is not None and budget is not None and own is not budget:
             raise ValueError("the estimator's accountant and the search's are different "
                              "budgets: the search charges one budget, once, for the whole "
@@ -427,9 +425,8 @@ class PrivateGridSearch:
         X_val, y_val = _safe_indexing(X, val), y[val]
         # every setting's fit event, from its plan (public constants of the training part)
         # the runs are charged together, as the selection: not each fit on its own
-        key = (f"{self.estimator.steps[-1][0]}__accountant" if hasattr(self.estimator, "steps")
-               else "accountant")
-        models = [clone(self.estimator).set_params(**{**params, key: None})
+        models = [clone(self.estimator).set_params(
+                      **{**params, _parameter(self.estimator, "accountant"): None})
                   for params in grid]
         planned = [self._planned_event(m, X_train, y_train) for m in models]
         fit_event = _dominating_event(planned)
@@ -438,11 +435,10 @@ class PrivateGridSearch:
         def run(k, rng):
             model = clone(models[k])
             if not _secure(model):      # each run's noise from the selection's stream
-                key = (f"{model.steps[-1][0]}__random_state" if hasattr(model, "steps")
-                       else "random_state")
-                model.set_params(**{key: int(rng.integers(2 ** 31 - 1))})
+                model.set_params(**{_parameter(model, "random_state"):
+                                    int(rng.integers(2 ** 31 - 1))})
             model.fit(X_train, y_train)
-            final = model.steps[-1][1] if hasattr(model, "steps") else model
+            final = _final(model)
             if repr(final.dp_event_) != repr(planned[k]):
                 # the accounting is of the plans: a fit that released something else is a bug
                 raise RuntimeError(f"the fit released {final.dp_event_!r}, not its planned "
@@ -462,9 +458,18 @@ class PrivateGridSearch:
         return self
 
 
+def _final(model):
+    """The private estimator: the model itself, or a pipeline's last step."""
+    return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+def _parameter(model, name):
+    """``name`` as ``set_params`` addresses the private estimator's parameter."""
+    return f"{model.steps[-1][0]}__{name}" if hasattr(model, "steps") else name
+
+
 def _secure(model):
-    final = model.steps[-1][1] if hasattr(model, "steps") else model
-    return bool(getattr(final, "secure", False))
+    return bool(getattr(_final(model), "secure", False))
 
 
 __all__ = ["METHODS", "PrivateGridSearch", "Selection", "accuracy_scorer", "draw_repetitions",
