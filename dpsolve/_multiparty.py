@@ -49,10 +49,12 @@ class SGD1Transcript:
 def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, noise):
     """Run SGD1 as the protocol: B draws i_t from ``indices``, the owner of row i_t computes G_t
     from its own row and draws its noise from ``noise``, B broadcasts G_t, every copy of theta
-    takes the same step. Bit-identical to the one-process kernel given the same two Streams.
-    Returns (theta_T, transcript)."""
+    takes the same step. Bit-identical to the one-process kernel given the same two Streams, with
+    parties on workers too (each step's message computed on its owner's worker, ``noise``
+    travelling with it). Returns (theta_T, transcript)."""
     n, p = problem.n, problem.p
     owner = parties.owner
+    remote = getattr(parties, "remote", False)
     local = np.empty(n, dtype=np.intp)
     for party in parties:
         local[party.rows] = np.arange(party.n)
@@ -62,8 +64,13 @@ def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, n
     for t in range(steps):
         i = indices.integers(n)             # B's draw
         index[t] = i
-        message = parties[int(owner[i])].sgd1_message(theta, int(local[i]), float(n),
-                                                      problem.reg, sigma, noise)
+        j = int(owner[i])
+        if remote:      # B sends i's local index (and theta) to its owner's worker
+            message = parties.sgd1_message(j, theta, int(local[i]), float(n), problem.reg,
+                                           sigma, noise)
+        else:
+            message = parties[j].sgd1_message(theta, int(local[i]), float(n), problem.reg,
+                                              sigma, noise)
         messages[t] = message
         theta = project_l2_ball(theta - step_sizes[t] * message, radius)
     transcript = SGD1Transcript(index=index, sender=owner[index].copy(), messages=messages,

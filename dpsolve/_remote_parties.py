@@ -26,6 +26,11 @@ class PartyActor:
         self.stream = stream
         return self.party.n
 
+    def sgd1_message(self, theta, local_row, scale, reg, sigma, noise):
+        """The party's SGD1 message for its row ``local_row`` (:meth:`Party.sgd1_message`);
+        returns the message and the advanced noise stream."""
+        return self.party.sgd1_message(theta, local_row, scale, reg, sigma, noise), noise
+
     def sgd2_message(self, theta, sigma):
         """The party's SGD2 message at the broadcast ``theta`` (:meth:`Party.sgd2_message`)."""
         return self.party.sgd2_message(theta, sigma, self.stream)
@@ -50,8 +55,8 @@ class RemoteParties(Parties):
 
     Same problem, partition and public attributes as the in-process parties it was made from;
     ``parties[j]`` is still party j's in-process description (its rows stay on the driver too:
-    the data were there to be partitioned), but the solvers that take remote parties
-    (``multiparty_gd``, ``aggregated_output_perturbation``, ``joint_sgd``) send every per-party
+    the data were there to be partitioned), but every multi-party solver (``noisy_sgd``,
+    ``multiparty_gd``, ``aggregated_output_perturbation``, ``joint_sgd``) sends each per-party
     computation to party j's worker, and secure aggregation's sums to the aggregator's worker.
 
     Attributes
@@ -107,6 +112,15 @@ class RemoteParties(Parties):
         """Send each party its noise stream for a run."""
         for f in [actor.start(stream) for actor, stream in zip(self.actors, streams)]:
             f.result()
+
+    def sgd1_message(self, j, theta, local_row, scale, reg, sigma, noise):
+        """Party j's SGD1 message for its row ``local_row``, computed on its worker; ``noise``
+        (a :class:`~dpsolve.privacy.Stream`) travels there and back and is advanced here as
+        if the draw had been made here."""
+        message, advanced = self.actors[j].sgd1_message(theta, local_row, scale, reg, sigma,
+                                                        noise).result()
+        noise.state[:] = advanced.state
+        return message
 
     def sgd2_messages(self, theta, sigma):
         """Every party's SGD2 message at ``theta``, computed on the parties' workers at the
@@ -175,12 +189,3 @@ def _local_minimizer(party, tolerance, plan, secure):
 def _noisy_average(noise, scale, rng, *minimizers):
     from .solvers.aggregated_output_perturbation import noisy_average
     return noisy_average(list(minimizers), noise, scale, rng), rng
-
-
-def refuse_remote(parties, what, why):
-    """ValueError, before any work, if ``parties`` run on workers and ``what`` does not run
-    there yet (``why``)."""
-    if getattr(parties, "remote", False):
-        raise ValueError(f"{what} does not run on parties on workers (Parties.on) yet: {why}; "
-                         "multiparty_gd, aggregated_output_perturbation and joint_sgd do, "
-                         "and every multi-party solver takes in-process parties")

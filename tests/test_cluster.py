@@ -144,11 +144,28 @@ def test_sgd2_on_workers_is_bit_identical_and_records_what_crossed(client, split
     assert here.privacy == there.privacy
 
 
-def test_sgd1_refuses_parties_on_workers_before_any_work(client, split):
+@pytest.mark.parametrize("record", [True, False])
+# without amplification the coordinator and the parties get more than the outsider's 0.5
+@pytest.mark.filterwarnings("ignore:against (coordinator|parties):dpsolve.privacy.PrivacyWarning")
+def test_sgd1_on_workers_is_bit_identical_to_the_kernel(client, split, record):
+    # each step's message is computed by its row's owner on its worker, the noise stream
+    # travelling with it; the C kernel (no parties) draws the same numbers in one process
+    import numpy as np
+
     import dpsolve
     problem, parties = split
-    with pytest.raises(ValueError, match="does not run on parties on workers"):
-        dpsolve.noisy_sgd(problem, 1.0, 1e-6, steps=3, parties=parties.on(client))
+    kernel = dpsolve.noisy_sgd(problem, 0.5, 1e-10, steps=300, calibration="rdp", rng=11)
+    there = dpsolve.noisy_sgd(problem, 0.5, 1e-10, steps=300, calibration="rdp", rng=11,
+                              parties=parties.on(client), record_transcript=record)
+    np.testing.assert_array_equal(kernel.theta, there.theta)
+    here = dpsolve.noisy_sgd(problem, 0.5, 1e-10, steps=300, calibration="rdp", rng=11,
+                             parties=parties, record_transcript=True)
+    assert there.observers == here.observers
+    if record:      # the broadcasts, exactly the owners' messages
+        np.testing.assert_array_equal(here.transcript.messages, there.transcript.messages)
+        np.testing.assert_array_equal(here.transcript.sender, there.transcript.sender)
+    else:
+        assert there.transcript is None
 
 
 @pytest.mark.parametrize("weighting", ["party", "pooled"])

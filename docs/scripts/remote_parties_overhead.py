@@ -1,6 +1,6 @@
 """The overhead tables of docs/multiparty.md ("Parties on workers"): SGD2 (multiparty_gd,
-noise="per_party"), secure aggregation (multiparty_gd and aggregated_output_perturbation) and
-joint_sgd with the parties in this process against the same parties on a two-worker Dask
+noise="per_party"), secure aggregation (multiparty_gd and aggregated_output_perturbation),
+joint_sgd and SGD1 (noisy_sgd with parties) with the parties in this process against the same parties on a two-worker Dask
 LocalCluster.
 
     python docs/scripts/remote_parties_overhead.py
@@ -9,6 +9,7 @@ Best of three runs of 200 iterations each; the parties' rows are sent to the wor
 before timing (that time is reported apart). The released theta is checked to be the same bits.
 """
 import time
+import warnings
 
 import numpy as np
 
@@ -101,6 +102,29 @@ def main():
 
             assert np.array_equal(kernel().theta, there().theta)
             a, b, c = (best(f) / STEPS * 1e3 for f in (kernel, protocol, there))
+            print(f"| {n:,} | {p} | {m} | {a:.3f} | {b:.2f} | {c:.2f} |")
+
+        print()
+        print("| n | p | parties | SGD1 in process, C kernel (ms / step) | in process, Python "
+              "protocol (ms / step) | on 2 workers (ms / step) |")
+        print("|---|---|---|---|---|---|")
+        for n, p, m in ((10_000, 20, 2), (10_000, 20, 4)):
+            X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
+            problem = dpsolve.Problem(X, y, radius=1.0, reg=1e-3)
+            parties = dpsolve.Parties.from_sizes(problem, [n // m] * m)
+            remote = parties.on(client)
+            options = {"steps": STEPS, "calibration": "rdp", "rng": 0}
+
+            def sgd1(where, **extra):
+                with warnings.catch_warnings():     # the observers' epsilons: not timed here
+                    warnings.simplefilter("ignore", dpsolve.privacy.PrivacyWarning)
+                    return dpsolve.noisy_sgd(problem, 0.5, 1e-10, parties=where, **options,
+                                             **extra)
+
+            assert np.array_equal(sgd1(None).theta, sgd1(remote).theta)
+            a, b, c = (best(f) / STEPS * 1e3 for f in (
+                lambda: sgd1(None), lambda: sgd1(parties, record_transcript=True),
+                lambda: sgd1(remote)))
             print(f"| {n:,} | {p} | {m} | {a:.3f} | {b:.2f} | {c:.2f} |")
     finally:
         client.close()

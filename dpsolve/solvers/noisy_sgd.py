@@ -8,7 +8,6 @@ from .. import bounds
 from .._kernels import sgd as _sgd
 from .._kernels.stream import Stream
 from .._multiparty import sgd1_observer_epsilons, sgd1_protocol
-from .._remote_parties import refuse_remote
 from .._rows import kernel_rows
 from .._validation import Boolean, Integer, Options, Passthrough, check_real
 from ..parties import check_parties
@@ -87,14 +86,18 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         of theta is the same. The result is bit-identical to the single-party run with the same
         seed (B draws from the index stream, the parties from the noise stream, in protocol
         order); the fit also reports the epsilon against each observer (``Fit.observers``).
+        Parties on Dask workers (``parties.on(client)``) compute each ``G_t`` on the owner's
+        worker, with the same bits; each step is then a round trip (milliseconds), so set
+        ``steps`` (docs/multiparty.md, "Parties on workers").
     record_transcript : bool, default False
         With ``parties``: run the protocol message by message in Python (each party computing
         on its own rows only) and return what B saw as ``Fit.transcript``
         (:class:`~dpsolve._multiparty.SGD1Transcript`). Slow (tens of microseconds a step):
-        for small runs. Without it the same protocol runs in C.
+        for small runs. Without it the same protocol runs in C, except for parties on workers,
+        which always run the protocol (and return the transcript only when asked).
     transcript_limit : int, default 2**28
         Largest transcript, in bytes (``T (p + 2) 8``); a larger one raises ValueError before
-        any work.
+        any work (with parties on workers too, whose protocol holds every message).
     rng : None, int, SeedSequence or Generator
         Seeds the two streams the loop draws from: ``Stream.from_generator(rng)`` twice, first
         for the index draws, then for the noise (:class:`dpsolve.privacy.Stream`: SFC64 with a
@@ -150,14 +153,14 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibra
     n, p = problem.n, problem.p
     if parties is not None:
         check_parties(problem, parties)
-        refuse_remote(parties, "noisy_sgd (SGD1)",
-                      "its T = n^2 per-sample messages would each make a round trip")
     if record_transcript and parties is None:
         raise ValueError("record_transcript=True needs parties: the transcript is the "
                          "messages between them")
     L = check_finite_lipschitz("noisy_sgd", problem)
     steps = n * n if steps is None else steps
-    if record_transcript and steps * (p + 2) * 8 > transcript_limit:
+    # parties on workers always run the protocol, which holds every message
+    protocol = record_transcript or getattr(parties, "remote", False)
+    if protocol and steps * (p + 2) * 8 > transcript_limit:
         raise ValueError(f"the transcript of {steps} steps would take {steps * (p + 2) * 8:,} "
                          f"bytes, above transcript_limit={transcript_limit:,}: raise the limit "
                          "or run fewer steps")
@@ -193,11 +196,12 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibra
                 sigma=sigma, steps=steps,
                 state={"schedule": schedule, "eta0": eta0, "step_size": step_size,
                        "parties": parties, "record_transcript": record_transcript,
-                       "sensitivity": sensitivity})
+                       "protocol": protocol, "sensitivity": sensitivity})
 
 
 def run(problem, partition, plan, rng):
-    """T steps in C (or, with a transcript, the protocol message by message in Python)."""
+    """T steps in C (or, with a transcript or parties on workers, the protocol message by
+    message)."""
     state, steps, sigma = plan.state, plan.steps, plan.sigma
     parties = state["parties"]
     indices, noise = Stream.from_generator(rng), Stream.from_generator(rng)
@@ -205,12 +209,14 @@ def run(problem, partition, plan, rng):
     radius = math.inf if problem.radius is None else problem.radius
     counts = None if parties is None else np.zeros(problem.n, dtype=np.intp)
     transcript = None
-    if state["record_transcript"]:
+    if state["protocol"]:
         t = np.arange(1, steps + 1, dtype=float)
         step_sizes = state["eta0"] / (np.sqrt(t) if state["step_size"] == "lipschitz" else t)
         theta, transcript = sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius,
                                           indices, noise)
         counts = np.bincount(transcript.index, minlength=problem.n)
+        if not state["record_transcript"]:
+            transcript = None
     else:
         loss = problem.loss_function
         # every step runs, whatever the iterates (no early exit on an iterate)
