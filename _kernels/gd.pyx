@@ -117,6 +117,32 @@ def clipped_gradient_sum(
     return clipped
 
 
+def weighted_row_sum(object X, const double[::1] r, double[::1] out, double[:, ::1] scratch):
+    """out = sum_i r_i x_i (``X^T r``) in the 64 row blocks of :func:`clipped_gradient_sum`,
+    the blocks' sums added in block order: bit-identical for any thread count. Rows with
+    ``r_i = 0`` are skipped. ``scratch`` is a (64, p) work array."""
+    cdef Rows R = make_rows(X)
+    cdef Py_ssize_t n = R.n, p = R.p
+    if r.shape[0] != n or out.shape[0] != p:
+        raise ValueError("shape mismatch between X, r and out")
+    if scratch.shape[0] != BLOCKS or scratch.shape[1] != p:
+        raise ValueError(f"scratch must have shape ({BLOCKS}, {p})")
+    cdef Py_ssize_t b, i, j
+    cdef int threads = 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads()
+    with nogil:
+        for b in prange(BLOCKS, schedule="static", num_threads=threads):
+            for j in range(p):
+                scratch[b, j] = 0.0
+            for i in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
+                if r[i] != 0.0:
+                    row_axpy(&R, i, r[i], &scratch[b, 0])
+        for j in range(p):
+            out[j] = 0.0
+        for b in range(BLOCKS):
+            for j in range(p):
+                out[j] += scratch[b, j]
+
+
 cdef void logistic_derivatives(double* z, const double* y, Py_ssize_t m,
                                double* e) noexcept nogil:
     """z[i] <- the logistic loss'(z[i]; y[i]) for i < m, as _loss.loss_derivative computes it

@@ -6,6 +6,9 @@
 * ``ClippedGradient``: one clipped full-batch gradient (DP-GD) against NumPy's two
   passes ``X @ theta`` and ``X.T @ v``. Target: at most 1 at n = 10^5, p = 10, 50, 200, both
   cores.
+* ``WeightedRowSum``: ``X^T r`` by dpsolve's kernel (64 fixed blocks, the same bits for any
+  thread count; used by the NumPy solves) against NumPy's ``X.T @ r`` with BLAS on every core.
+  Target: at most 1 at n = 10^5, p = 50, 200.
 * ``NoiseSamplers``: the samplers of ``dpsolve.privacy`` and the kernels' ``Stream``.
 * ``Projection``: the Euclidean projection onto the ball.
 
@@ -110,6 +113,38 @@ class ClippedGradient:
     track_dpsolve_over_numpy_two_passes.unit = "ratio (target <= 1)"
 
 
+class WeightedRowSum:
+    """``X^T r``, n = 10^5 (docs/performance.md, "Same bits for any thread count")."""
+
+    params = [50, 200]
+    param_names = ["p"]
+
+    def setup(self, p):
+        if not hasattr(gd, "weighted_row_sum"):
+            raise NotImplementedError("this commit's gd has no weighted_row_sum")   # asv: skip
+        rng = np.random.default_rng(3)
+        self.X = rng.standard_normal((100_000, p))
+        self.r = rng.standard_normal(100_000)
+        self.out, self.scratch = np.empty(p), np.empty((64, p))
+
+    def _kernel(self):
+        gd.weighted_row_sum(self.X, self.r, self.out, self.scratch)
+
+    def _numpy(self):
+        self.X.T @ self.r
+
+    def time_dpsolve(self, p):
+        self._kernel()
+
+    def time_numpy(self, p):
+        self._numpy()
+
+    def track_dpsolve_over_numpy(self, p):
+        return best_time(self._kernel) / best_time(self._numpy)
+
+    track_dpsolve_over_numpy.unit = "ratio (target <= 1)"
+
+
 SAMPLERS = {
     "gaussian_noise": lambda p, rows, rng: dpsolve.privacy.gaussian_noise(1.0, p, size=rows,
                                                                           rng=rng),
@@ -170,6 +205,11 @@ def main():
         b = ClippedGradient()
         b.setup(p)
         print(f"{p:>4} {b.track_dpsolve_over_numpy_two_passes(p):>36.2f}")
+    print(f"\n{'p':>4} {'X^T r, kernel / numpy':>22}  (n = 10^5, {max_threads()} threads)")
+    for p in WeightedRowSum.params:
+        b = WeightedRowSum()
+        b.setup(p)
+        print(f"{p:>4} {b.track_dpsolve_over_numpy(p):>22.2f}")
 
 
 if __name__ == "__main__":

@@ -182,8 +182,10 @@ def _secure_sum(sigma, rng, *shares):
 
 
 def _local_minimizer(party, tolerance, plan, secure):
+    from ._blas import one_blas_thread
     from .solvers import _inner
-    return _inner._inner_minimizer(party.local_problem(), tolerance, plan, secure)
+    with one_blas_thread():             # the bits of the fit in one process (_blas.py)
+        return _inner._inner_minimizer(party.local_problem(), tolerance, plan, secure)
 
 
 def _noisy_average(noise, scale, rng, *minimizers):

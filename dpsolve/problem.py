@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 from scipy import sparse
 
+from . import _blas
 from ._rows import row_norms, scale_rows
 from ._validation import check_choice, check_int, check_real
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
@@ -583,8 +584,9 @@ class Problem:
         return np.ascontiguousarray(theta)
 
     def margins(self, theta):
-        """``X @ theta``: shape (n,), or the (n, K) logits for multinomial."""
-        return self.X @ self._theta(theta)
+        """``X @ theta``: shape (n,), or the (n, K) logits for multinomial (by blocks of rows
+        on dpsolve's threads: :func:`dpsolve._blas.matvec`)."""
+        return _blas.matvec(self.X, self._theta(theta))
 
     def _loss_values(self, z):
         return self.loss_function.values(z, self.y)
@@ -598,7 +600,7 @@ class Problem:
         Evaluated anywhere in R^p (or R^{p x K}; the constraint is not checked here).
         """
         theta = self._theta(theta)
-        values = self._loss_values(self.X @ theta)
+        values = self._loss_values(_blas.matvec(self.X, theta))
         flat = theta.reshape(-1)
         return float(np.mean(values) + 0.5 * self.reg * np.dot(flat, flat))
 
@@ -607,8 +609,8 @@ class Problem:
         ``loss'(z) = -y 1[yz < 1]``; for multinomial ``(1/n) X^T (S - Y) + reg theta``, S the
         softmax rows and Y the one-hot labels)."""
         theta = self._theta(theta)
-        d = self._loss_derivatives(self.X @ theta)
-        return self.X.T @ d / self.n + self.reg * theta
+        d = self._loss_derivatives(_blas.matvec(self.X, theta))
+        return _blas.rmatvec(self.X, d) / self.n + self.reg * theta
 
     def loss_derivatives(self, theta):
         """``loss'(<theta, x_i>; y_i)`` for every record (used by certificates and solvers);

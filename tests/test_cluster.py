@@ -53,6 +53,21 @@ def test_cluster_sweep_matches_the_local_pool_bit_for_bit(client, tmp_path):
     assert again == {"total": 20, "skipped": 20, "ran": 0}
 
 
+def test_numpy_solves_on_the_cluster_match_the_local_pool_bit_for_bit(client, wide, tmp_path):
+    # n = 10⁵, p = 50: BLAS would split its sums by its thread count, which is 1 on a Dask
+    # worker and every core in the local pool; theta* (Newton) and the inner solves of output
+    # and objective perturbation are NumPy
+    sweep = {"name": "wide", "seed": 5, "replicates": 1,
+             "data": {"source": "synthetic", "n": 100_000, "p": 50},
+             "problem": {"loss": "logistic", "radius": "none", "reg": 1e-2},
+             "solver": [{"name": "output_perturbation", "epsilon": 1.0},
+                        {"name": "objective_perturbation", "epsilon": 1.0}]}
+    local, remote = tmp_path / "local.db", tmp_path / "remote.db"
+    experiments.run_sweep(sweep, local, jobs=1, progress=False)
+    experiments.run_sweep(sweep, remote, client=client, progress=False)
+    assert _results(local) == _results(remote)
+
+
 def _threads_in_a_task():
     from dpsolve._kernels.threads import max_threads
     dask_sweeps._use_share()
@@ -118,6 +133,24 @@ def split():
     X, y = dpsolve.datasets.make_synthetic(3000, 6, rng=1)
     problem = dpsolve.Problem(X, y, radius=1.0, reg=0.01)
     return problem, dpsolve.Parties.from_sizes(problem, [1000, 1200, 800])
+
+
+@pytest.fixture(scope="module")
+def wide():
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    import dpsolve
+    X, y = dpsolve.datasets.make_synthetic(20_000, 50, rng=1)
+    r = np.linspace(-1.0, 1.0, 20_000)
+    with threadpool_limits(1, "blas"):
+        one = X.T @ r
+    with threadpool_limits(2, "blas"):
+        two = X.T @ r
+    if np.array_equal(one, two):
+        pytest.skip("this BLAS sums X^T r the same way with 1 and 2 threads: nothing to check")
+    problem = dpsolve.Problem(X, y, radius=None, reg=1e-2)
+    return problem, dpsolve.Parties.from_sizes(problem, [12_000, 8_000])
 
 
 @pytest.mark.parametrize("sigma, options", [(None, {}), (None, {"output": "last"}),
@@ -188,13 +221,13 @@ def test_secure_aggregation_on_workers_is_bit_identical(client, split, weighting
                          ids=["gaussian", "gamma_norm", "laplace_slides"])
 # the slides' Laplace calibration certifies less than it claims (docs/source_mistakes.md)
 @pytest.mark.filterwarnings("ignore::dpsolve.privacy.PrivacyWarning")
-def test_model_aggregation_on_workers_is_bit_identical(client, split, options):
-    # n = 3,000: small enough for BLAS to sum with one thread in both processes (the local
-    # minimisers use NumPy; docs/multiparty.md)
+def test_model_aggregation_on_workers_is_bit_identical(client, wide, options):
+    # the local minimisers are NumPy solves, at a size where BLAS's own sums differ between
+    # this process's BLAS threads and a worker's one: dpsolve holds BLAS at one thread
     import numpy as np
 
     import dpsolve
-    problem, parties = split
+    problem, parties = wide
     remote = parties.on(client, aggregator=parties.on(client).workers[1])
     here = dpsolve.aggregated_output_perturbation(problem, parties, 1.0, rng=5, **options)
     generator = np.random.default_rng(5)

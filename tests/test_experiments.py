@@ -236,7 +236,11 @@ def _rows(db):
 
 
 @pytest.mark.slow
-def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
+@pytest.mark.parametrize("where", [["--jobs", "2"], ["--scheduler", "local:2"]],
+                         ids=["local_pool", "dask"])
+def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path, where):
+    if where[0] == "--scheduler":
+        distributed = pytest.importorskip("distributed")
     sweep_file = tmp_path / "slow.toml"
     sweep_file.write_text(SLOW)
     db = tmp_path / "results.db"
@@ -245,7 +249,7 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
     here = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve.__file__)))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([here] + [p for p in sys.path if p])}
     proc = subprocess.Popen([sys.executable, "-m", "dpsolve.cli", "run", str(sweep_file),
-                             "--out", str(db), "--jobs", "2", "--quiet"],
+                             "--out", str(db), *where, "--quiet"],
                             env=env, cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 120
@@ -262,19 +266,31 @@ def test_resume_after_sigkill_loses_and_repeats_nothing(tmp_path):
             pytest.fail("the sweep ended before it could be killed: "
                         + proc.stderr.read().decode())
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)            # the runner and its workers, mid-sweep
+    # the driver, and its workers (or its LocalCluster's scheduler and workers), mid-sweep
+    os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     before = _rows(db)                               # what had been committed at the kill
     assert 2 <= len(before) < 8
     with sqlite3.connect(db) as con:
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    counts = experiments.run_sweep(str(sweep_file), db, jobs=2, progress=False)
-    assert counts == {"total": 8, "skipped": len(before), "ran": 8 - len(before)}
-    after = _rows(db)
-    assert len(after) == 8
-    assert all(after[k] == v for k, v in before.items())     # not recomputed, not lost
-    again = experiments.run_sweep(str(sweep_file), db, jobs=2, progress=False)
-    assert again == {"total": 8, "skipped": 8, "ran": 0}
+    if where[0] == "--jobs":
+        resume = {"jobs": 2}
+    else:
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1,
+                                           dashboard_address=None)
+        resume = {"client": distributed.Client(cluster)}
+    try:
+        counts = experiments.run_sweep(str(sweep_file), db, progress=False, **resume)
+        assert counts == {"total": 8, "skipped": len(before), "ran": 8 - len(before)}
+        after = _rows(db)
+        assert len(after) == 8
+        assert all(after[k] == v for k, v in before.items())     # not recomputed, not lost
+        again = experiments.run_sweep(str(sweep_file), db, progress=False, **resume)
+        assert again == {"total": 8, "skipped": 8, "ran": 0}
+    finally:
+        if "client" in resume:
+            resume["client"].close()
+            cluster.close()
 
 
 WRITER = """

@@ -1,12 +1,14 @@
-"""Which solvers give the same bits on a Dask cluster as in the local pool at a size where BLAS
-uses several threads (docs/cluster.md, "Same bits, where the arithmetic allows"):
+"""Whether each solver gives the same bits on a Dask cluster as in the local pool at a size where
+BLAS would split its sums by its thread count (docs/cluster.md, "Same bits"):
 
     python docs/scripts/cluster_bits.py
 
 One run per solver at n = 10⁵, p = 50, on the local pool (one process) and on a two-worker
-LocalCluster; prints each solver's theta hash on both and the optimum theta* value.
+LocalCluster, each with its own theta* cache; prints each solver's theta hash on both and the
+optimum theta* value.
 """
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -33,7 +35,10 @@ def results(path):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         local, remote = Path(tmp) / "local.db", Path(tmp) / "remote.db"
+        # each side solves its own theta* (a shared cache would hand the cluster the local one)
+        os.environ["DPSOLVE_CACHE"] = str(Path(tmp) / "local-cache")
         experiments.run_sweep(SWEEP, local, jobs=1, progress=False)
+        os.environ["DPSOLVE_CACHE"] = str(Path(tmp) / "cluster-cache")   # the workers' env
         client, cluster = connect("local:2")
         try:
             experiments.run_sweep(SWEEP, remote, client=client, progress=False)

@@ -72,8 +72,8 @@ def main():
                 return dpsolve.aggregated_output_perturbation(problem, where, 1.0, 1e-6, rng=0)
 
             assert np.array_equal(secure(parties).theta, secure(remote).theta)
-            # the local minimisers use BLAS, whose sums depend on its thread count (one on a
-            # Dask worker): equal bits only where the counts agree (docs/cluster.md)
+            # the local minimisers are NumPy solves, run with BLAS at one thread everywhere
+            # (docs/performance.md, "Same bits for any thread count")
             same = np.array_equal(model(parties).theta, model(remote).theta)
             a, b = (best(lambda w=w: secure(w)) / STEPS * 1e3 for w in (parties, remote))
             c, d = (best(lambda w=w: model(w)) for w in (parties, remote))

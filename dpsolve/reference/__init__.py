@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validation
+from .._blas import one_blas_thread
 from ..problem import Problem
 from . import _cache
 from ._certificate import BALL_SLACK, default_gap, duality_gap, feasible_alpha
@@ -118,6 +119,7 @@ def _check_in_ball(problem, theta):
         )
 
 
+@one_blas_thread()
 def certificate(problem, theta, alpha=None):
     r"""Certified upper bound on ``F(theta) - F(theta*)``: the Fenchel duality gap.
 
@@ -285,6 +287,7 @@ def _load_cached(path, key, problem, tol):
                              status=status, solver=solver, time=elapsed, cached=True)
 
 
+@one_blas_thread()
 def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
     """Certified minimiser of ``F`` over C (docs/reference_minimizer.md).
 
@@ -361,6 +364,7 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
     return solution
 
 
+@one_blas_thread()
 def excess_risk(problem, theta, reference=None):
     """Excess risk ``F(theta) - F(theta_hat)`` against a certified reference solution.
 

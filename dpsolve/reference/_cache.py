@@ -11,8 +11,9 @@ import numpy as np
 from scipy import sparse
 
 #: Version of the on-disk cache format. Bump it when the format or the solver changes
-#: meaning; old files are then ignored.
-CACHE_FORMAT_VERSION = 1
+#: meaning; old files are then ignored. 2: theta solved with one BLAS thread, so its bits no
+#: longer depend on the machine's thread count (dpsolve/_blas.py).
+CACHE_FORMAT_VERSION = 2
 
 
 def directory(cache):

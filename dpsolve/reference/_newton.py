@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy import optimize, sparse
 
-from .._rows import weighted_gram
+from .._blas import blocked_sum, matvec, rmatvec, weighted_gram
 from ._certificate import default_gap, duality_gap, feasible_alpha, row_blocks
 
 _EPS = np.finfo(np.float64).eps
@@ -67,19 +67,20 @@ def center(problem, theta):
 
 class _Model:
     """``F`` (plus ``(mu/2)||theta||^2``), its gradient and Hessian at one point, from one pass
-    over X for the margins and one for the gradient."""
+    over X for the margins and one for the gradient (by blocks of rows on dpsolve's threads,
+    the same bits for any thread count: :mod:`dpsolve._blas`)."""
 
     def __init__(self, problem, theta, mu=0.0):
         self.problem, self.theta, self.mu = problem, theta, mu
         X, n = problem.X, problem.n
-        self.z = X @ theta
+        self.z = matvec(X, theta)
         self.multinomial = problem.loss == "multinomial"
         lam = problem.reg + mu
         flat = theta.reshape(-1)
         self.value = (float(np.mean(problem._loss_values(self.z)))
                       + 0.5 * lam * float(flat @ flat))
         d1 = problem._loss_derivatives(self.z)
-        self.grad = X.T @ d1 / n + lam * theta
+        self.grad = rmatvec(X, d1) / n + lam * theta
         if self.multinomial:
             self.softmax = d1
             self.softmax[np.arange(n), problem.y] += 1.0
@@ -90,16 +91,17 @@ class _Model:
         """``H v`` (v of theta's shape)."""
         problem = self.problem
         X, n = problem.X, problem.n
-        zv = X @ v
+        zv = matvec(X, v)
         if self.multinomial:
             S = self.softmax
             r = S * zv - S * np.sum(S * zv, axis=1, keepdims=True)
         else:
             r = self.curv * zv
-        return X.T @ r / n + (problem.reg + self.mu) * v
+        return rmatvec(X, r) / n + (problem.reg + self.mu) * v
 
     def hessian(self):
-        """The Hessian on the flattened (C-order) parameter, accumulated over blocks of rows.
+        """The Hessian on the flattened (C-order) parameter, accumulated over blocks of rows
+        (the blocks on dpsolve's threads, added in order: :func:`dpsolve._blas.blocked_sum`).
 
         Multinomial: ``(1/n) sum_i (diag(s_i) - s_i s_i^T) kron x_i x_i^T + lambda I`` (entry
         ``(j K + k, j' K + k')`` is ``(1/n) sum_i x_ij x_ij' (s_ik [k = k'] - s_ik s_ik')``),
@@ -110,22 +112,23 @@ class _Model:
         problem = self.problem
         X, n, p = problem.X, problem.n, problem.p
         if not self.multinomial:
-            H = np.zeros((p, p))
-            for s in row_blocks(n):
-                H += weighted_gram(X[s], self.curv[s])
-            H /= n
+            H = weighted_gram(X, self.curv) / n
         else:
             K = problem.n_classes
-            H = np.zeros((p * K, p * K))
-            H4 = H.reshape(p, K, p, K)                   # a view: writes go into H
-            for s in row_blocks(n):
+
+            def block(s):
                 Xb = X[s]
                 Xb = Xb.toarray() if sparse.issparse(Xb) else Xb
                 Sb = self.softmax[s]
                 M = (Xb[:, :, None] * Sb[:, None, :]).reshape(Xb.shape[0], p * K)
-                H -= M.T @ M
+                Hb = -(M.T @ M)
+                Hb4 = Hb.reshape(p, K, p, K)             # a view: writes go into Hb
                 for k in range(K):
-                    H4[:, k, :, k] += Xb.T @ (Xb * Sb[:, k:k + 1])
+                    Hb4[:, k, :, k] += Xb.T @ (Xb * Sb[:, k:k + 1])
+                return Hb
+
+            H = blocked_sum(block, row_blocks(n), np.zeros((p * K, p * K)))
+            H4 = H.reshape(p, K, p, K)
             H /= n
             omega = problem.smoothness + problem.reg
             for j in range(p):
@@ -171,9 +174,14 @@ def ball_qp(H, c, R):
 
 
 def _line_search(problem, theta, value, step, slope, mu=0.0, project_onto_ball=True):
-    """Backtracking (Armijo) along ``step``; returns ``(theta, value)`` or None."""
+    """Backtracking (Armijo) along ``step``; returns ``(theta, value)`` or None, also as soon as
+    the decrease to expect, ``-t slope``, is below F's own rounding (halving further would only
+    evaluate F again)."""
     t = 1.0
+    floor = 16 * _EPS * abs(value)
     for _ in range(40):
+        if slope < 0.0 and -t * slope <= floor:
+            return None
         cand = theta + t * step
         if project_onto_ball:
             cand = project(problem, cand)
@@ -207,11 +215,12 @@ def newton_ball(problem, theta, tol, max_iter=100):
         predicted = -(slope + 0.5 * float(s @ (H @ s)))
         if predicted <= tol:
             gap = default_gap(problem, theta)
+            improvement = best_gap / max(gap, 1e-300)
             if gap < best_gap:
-                improvement = best_gap / max(gap, 1e-300)
                 best, best_gap = theta, gap
-                if gap <= 1e-3 * tol or (gap <= tol and improvement < 2.0):
-                    break
+            # done when the gap is tiny, or within tol and no longer halving per step
+            if best_gap <= 1e-3 * tol or (best_gap <= tol and improvement < 2.0):
+                break
         moved = _line_search(problem, theta, value, step, slope)
         if moved is None:
             # Near the optimum F no longer decreases measurably (its changes are below its

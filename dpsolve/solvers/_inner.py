@@ -13,7 +13,7 @@ import numpy as np
 
 from .._projection import scale_onto_ball
 from .. import _fixed_iteration as fixed
-from .._rows import weighted_gram
+from .._blas import weighted_gram   # by blocks: the same bits for any thread count
 from ..privacy.accounting import gaussian_event, pure_event
 from ..privacy.calibration import check_finite_lipschitz, output_noise_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise

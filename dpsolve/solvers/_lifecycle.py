@@ -27,6 +27,7 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
+from .._blas import one_blas_thread
 from .._rows import refuse_sparse
 from .._secure import check_secure, generator, release
 from .._validation import check_parameters
@@ -276,6 +277,7 @@ def check_problem(spec, problem):
         refuse_sparse(problem, spec.name)
 
 
+@one_blas_thread()     # NumPy's sums in the same order for any thread count (_blas.py)
 def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, accountant=None,
         **options):
     """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the

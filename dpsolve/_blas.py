@@ -1,0 +1,156 @@
+"""NumPy's linear algebra with sums whose order does not depend on any thread count.
+
+OpenBLAS splits a product's sums among its threads: ``X.T @ r`` at n = 10⁴ already differs in
+the last bits between one BLAS thread and two. A Dask worker starts with one BLAS thread and
+the local process with one per core, so a NumPy solve would not give a cluster the local bits.
+dpsolve therefore runs its NumPy solves (θ*'s Newton steps and certificate, the perturbation
+solvers' inner solves, every solver's fit) with BLAS held at one thread
+(:func:`one_blas_thread`, through threadpoolctl, as scikit-learn holds BLAS around its own
+OpenMP loops), and gets the cores back for the product that dominates a Newton step, the
+Hessian's ``X^T diag(w) X``, by splitting the rows into fixed blocks (:func:`blocked_sum`): each
+block's product on one of dpsolve's threads, the blocks' results added in block order. The order
+of every sum then depends on the shapes only (docs/performance.md, "Same bits for any thread
+count").
+"""
+import contextlib
+import importlib
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from scipy import sparse
+
+_lock = threading.Lock()
+_controller = None
+_depth = 0              # nested or concurrent holders of the one-thread limit
+_limiter = None
+_pools = {}             # (pid, threads) -> executor; a forked child makes its own
+
+
+class one_blas_thread(contextlib.ContextDecorator):
+    """Context manager (or, called, decorator): BLAS (NumPy's and SciPy's OpenBLAS, or MKL)
+    runs one thread inside.
+
+    Re-entrant and safe across threads: the limit is set by the first holder and the original
+    thread counts restored when the last one leaves, so a fit running in another thread keeps
+    its one thread until it is done. OpenMP (dpsolve's kernels) is not affected.
+    """
+
+    def __enter__(self):
+        global _controller, _depth, _limiter
+        with _lock:
+            if _depth == 0:
+                if _controller is None:
+                    from threadpoolctl import ThreadpoolController
+                    importlib.import_module("scipy.linalg")     # its BLAS, limited too
+                    _controller = ThreadpoolController()
+                _limiter = _controller.limit(limits=1, user_api="blas")
+            _depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        global _depth, _limiter
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                _limiter.restore_original_limits()
+                _limiter = None
+        return False
+
+
+def blas_threads():
+    """BLAS's thread count now (the largest over the loaded BLAS libraries)."""
+    from threadpoolctl import threadpool_info
+    return max((info["num_threads"] for info in threadpool_info()
+                if info["user_api"] == "blas"), default=1)
+
+
+def _pool(threads):
+    key = (os.getpid(), threads)
+    with _lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = ThreadPoolExecutor(threads, thread_name_prefix="dpsolve-blas")
+        return pool
+
+
+def blocked_sum(block_result, blocks, out):
+    """``out += block_result(b)`` for every block ``b`` of ``blocks``, in that order.
+
+    The blocks' results are computed on up to as many threads as dpsolve's kernels use in this
+    thread (``dpsolve._kernels.threads.max_threads``), at most two blocks ahead of the sum per
+    thread, with BLAS at one thread; they are added in block order, so ``out`` has the same
+    bits for any thread count.
+    """
+    from ._kernels.threads import max_threads
+    threads = min(max_threads(), len(blocks))
+    with one_blas_thread():
+        if threads <= 1:
+            for b in blocks:
+                out += block_result(b)
+            return out
+        pool = _pool(threads)
+        window = 2 * threads
+        pending = [pool.submit(block_result, b) for b in blocks[:window]]
+        for i in range(len(blocks)):
+            result = pending[i].result()
+            if i + window < len(blocks):
+                pending.append(pool.submit(block_result, blocks[i + window]))
+            pending[i] = None
+            out += result
+    return out
+
+
+def weighted_gram(X, w):
+    """``X^T diag(w) X`` (dense or CSR X) by blocks of rows (:func:`blocked_sum`): the same bits
+    for any thread count, on every thread dpsolve's kernels may use."""
+    from ._rows import weighted_gram as block_gram
+    from .reference._certificate import row_blocks
+    p = X.shape[1]
+    return blocked_sum(lambda s: block_gram(X[s], w[s]), row_blocks(X.shape[0]),
+                       np.zeros((p, p)))
+
+
+def matvec(X, v):
+    """``X @ v`` (v of shape (p,) or (p, K)) by blocks of rows on dpsolve's threads; each row's
+    value is one block's product, so the bits do not depend on the thread count. Sparse X:
+    SciPy's product (sequential)."""
+    from .reference._certificate import row_blocks
+    if sparse.issparse(X):
+        return X @ v
+    out = np.empty((X.shape[0],) + v.shape[1:])
+    blocks = row_blocks(X.shape[0])
+
+    def block(s):
+        out[s] = X[s] @ v
+    _run_blocks(block, blocks)
+    return out
+
+
+def rmatvec(X, r):
+    """``X.T @ r`` (dense or CSR X). For r of shape (n,): dpsolve's kernel, 64 fixed blocks of
+    rows on its threads added in block order (faster than BLAS on two threads; measured in
+    docs/performance.md). For r of shape (n, K): BLAS (at one thread inside dpsolve's solves)."""
+    if r.ndim == 1:
+        from ._kernels import gd
+        from ._rows import kernel_rows
+        p = X.shape[1]
+        out = np.empty(p)
+        gd.weighted_row_sum(kernel_rows(X), np.ascontiguousarray(r, dtype=np.float64), out,
+                            np.empty((64, p)))
+        return out
+    with one_blas_thread():
+        return X.T @ r
+
+
+def _run_blocks(block, blocks):
+    from ._kernels.threads import max_threads
+    threads = min(max_threads(), len(blocks))
+    with one_blas_thread():
+        if threads <= 1:
+            for b in blocks:
+                block(b)
+            return
+        for future in [_pool(threads).submit(block, b) for b in blocks]:
+            future.result()
