@@ -1,16 +1,16 @@
 """NumPy's linear algebra with sums whose order does not depend on any thread count.
 
-OpenBLAS splits a product's sums among its threads: ``X.T @ r`` at n = 10⁴ already differs in
-the last bits between one BLAS thread and two. A Dask worker starts with one BLAS thread and
-the local process with one per core, so a NumPy solve would not give a cluster the local bits.
-dpsolve therefore runs its NumPy solves (θ*'s Newton steps and certificate, the perturbation
-solvers' inner solves, every solver's fit) with BLAS held at one thread
-(:func:`one_blas_thread`, through threadpoolctl, as scikit-learn holds BLAS around its own
-OpenMP loops), and gets the cores back for the product that dominates a Newton step, the
-Hessian's ``X^T diag(w) X``, by splitting the rows into fixed blocks (:func:`blocked_sum`): each
-block's product on one of dpsolve's threads, the blocks' results added in block order. The order
-of every sum then depends on the shapes only (docs/performance.md, "Same bits for any thread
-count").
+OpenBLAS splits a product's sums among its threads: ``X.T @ r`` at n = 2·10⁴, p = 50 already
+differs in the last bits between one BLAS thread and two. A Dask worker starts with one BLAS
+thread and the local process with one per core, so a NumPy solve would not give a cluster the
+local bits. dpsolve therefore runs its NumPy solves (θ*'s Newton steps and certificate, the
+perturbation solvers' inner solves, every solver's fit) with BLAS held at one thread
+(:class:`one_blas_thread`, through threadpoolctl, as scikit-learn holds BLAS around its own
+OpenMP loops), and gets the cores back where the work is: ``X^T r`` is a kernel
+(``gd.weighted_row_sum``, 64 fixed blocks of rows added in block order; :func:`rmatvec`), and
+``X theta`` and the Hessian's ``X^T diag(w) X`` run by fixed blocks of rows on dpsolve's threads
+(:func:`matvec`, :func:`blocked_sum`). The order of every sum then depends on the shapes only
+(docs/performance.md, "Same bits for any thread count").
 """
 import contextlib
 import importlib
@@ -57,13 +57,6 @@ class one_blas_thread(contextlib.ContextDecorator):
                 _limiter.restore_original_limits()
                 _limiter = None
         return False
-
-
-def blas_threads():
-    """BLAS's thread count now (the largest over the loaded BLAS libraries)."""
-    from threadpoolctl import threadpool_info
-    return max((info["num_threads"] for info in threadpool_info()
-                if info["user_api"] == "blas"), default=1)
 
 
 def _pool(threads):
