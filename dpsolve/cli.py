@@ -110,7 +110,7 @@ def main(argv=None):
 
 def _add_pool_options(command):
     command.add_argument("--jobs", type=int, default=None,
-                         help="worker processes (default: every core)")
+                         help="worker processes (default: every core this process may run on)")
     command.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

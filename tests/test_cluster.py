@@ -24,9 +24,13 @@ SWEEP = {
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+def client(tmp_path_factory):
+    # the workers get their own theta* cache, never the user's ~/.cache (conftest's per-test
+    # setting comes after this module's fixture, too late for the workers' environment)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DPSOLVE_CACHE", str(tmp_path_factory.mktemp("workers-cache")))
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None)
     with distributed.Client(cluster) as client:
         yield client
     cluster.close()
@@ -76,12 +80,35 @@ def _threads_in_a_task():
 
 def test_each_task_runs_at_its_workers_share_of_the_cores(client):
     shares = dask_sweeps.share_cores(client)
-    expected = max(1, (os.cpu_count() or 1) // 2)
+    expected = max(1, experiments.runner.usable_cores() // 2)
     assert len(shares) == 2 and set(shares.values()) == {expected}
     # OpenMP's thread count is per calling thread: it is the task's thread that must have it
     seen = client.gather([client.submit(_threads_in_a_task, pure=False, workers=[w])
                           for w in shares])
     assert seen == [expected, expected]
+
+
+AFFINITY = """
+import os, sys
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})    # one CPU, as a batch job of 1 CPU
+import distributed
+from dpsolve.experiments import cluster, runner
+with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                              dashboard_address=None) as lc, distributed.Client(lc) as client:
+    print(runner.usable_cores(), list(cluster.share_cores(client).values()))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs CPU affinity and two CPUs to restrict a process to one")
+def test_shares_count_the_cpus_a_process_may_use_not_the_machines():
+    # a worker in an allocation of one CPU on a bigger machine gets one thread, not the
+    # machine's count (which would oversubscribe the allocation)
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", AFFINITY], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == ["1", "[1]"]
 
 
 def test_reference_task_is_what_a_run_would_solve():
@@ -194,6 +221,8 @@ def test_sgd1_on_workers_is_bit_identical_to_the_kernel(client, split, record):
     here = dpsolve.noisy_sgd(problem, 0.5, 1e-10, steps=300, calibration="rdp", rng=11,
                              parties=parties, record_transcript=True)
     assert there.observers == here.observers
+    with pytest.raises(ValueError, match="steps must be given"):    # not T = n^2 round trips
+        dpsolve.noisy_sgd(problem, 0.5, 1e-10, calibration="rdp", parties=parties.on(client))
     if record:      # the broadcasts, exactly the owners' messages
         np.testing.assert_array_equal(here.transcript.messages, there.transcript.messages)
         np.testing.assert_array_equal(here.transcript.sender, there.transcript.sender)

@@ -11,6 +11,7 @@ import collections
 import hashlib
 import os
 
+from .runner import usable_cores
 from .runs import build_problem, execute
 from .sweep import canonical, run_id
 
@@ -62,6 +63,14 @@ def _remember_share(share, dask_worker=None):
     return int(share)
 
 
+def _cpu_set():
+    """The CPUs this worker process may run on (its affinity; every CPU where the OS does not
+    say), as a sorted tuple."""
+    if hasattr(os, "sched_getaffinity"):
+        return tuple(sorted(os.sched_getaffinity(0)))
+    return tuple(range(usable_cores()))
+
+
 def _use_share():
     """Set this task's thread count (OpenMP's is per calling thread, and a task runs in one of
     the worker's threads) to the worker's share; a worker that joined after
@@ -74,7 +83,7 @@ def _use_share():
         return None
     share = getattr(worker, "dpsolve_threads", None)
     if share is None:
-        share = max(1, (os.cpu_count() or 1) // max(1, worker.state.nthreads))
+        share = max(1, usable_cores() // max(1, worker.state.nthreads))
     set_num_threads(share)
     return share
 
@@ -95,13 +104,16 @@ def share_cores(client):
         ``{worker address: threads}``.
     """
     workers = client.scheduler_info(n_workers=-1)["workers"]
-    cores = client.run(os.cpu_count)
+    cpus = client.run(_cpu_set)
+    # workers on one host that may run on the same CPUs (one batch job's, one machine's)
+    # divide them; workers of separate allocations on that host do not compete
     slots = collections.Counter()
-    for info in workers.values():
-        slots[info["host"]] += info["nthreads"]
+    for address, info in workers.items():
+        slots[info["host"], cpus.get(address)] += info["nthreads"]
     shares = {}
     for address, info in workers.items():
-        share = max(1, (cores.get(address) or 1) // max(1, slots[info["host"]]))
+        cores = len(cpus[address]) if cpus.get(address) else 1
+        share = max(1, cores // max(1, slots[info["host"], cpus.get(address)]))
         shares[address] = client.run(_remember_share, share, workers=[address])[address]
     return shares
 

@@ -9,6 +9,15 @@ from .store import ResultStore
 from .sweep import canonical, load_sweep, run_id
 
 
+def usable_cores():
+    """The cores this process may run on: its CPU affinity where the OS reports one (what a
+    batch system's allocation, a container's cpuset or ``taskset`` sets), else the machine's
+    count. A SLURM job of 8 CPUs on a 64-core node is 8, not 64."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def _warm_references(sweep, pending):
     """Solve (and cache) each (data, problem) cell's theta* once, before the workers need it."""
     from ..reference import reference_minimizer
@@ -38,7 +47,8 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
         The SQLite results database (created if needed). Each finished run is committed at once,
         so a sweep that is interrupted and started again skips what is done and loses nothing.
     jobs : int, optional
-        Worker processes (default: every core). Ignored when ``executor`` is given.
+        Worker processes (default: every core this process may run on, :func:`usable_cores`).
+        Ignored when ``executor`` is given.
     executor : concurrent.futures.Executor, optional
         Any executor; its workers must be able to import dpsolve. The caller keeps ownership of
         it. Several workers on one machine should each limit the OpenMP kernels to their share
@@ -94,11 +104,12 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
             # not fork: a child forked after the parent ran an OpenMP kernel hangs in libgomp
             method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
                       else "spawn")
-            workers = jobs or os.cpu_count() or 1
+            cores = usable_cores()
+            workers = jobs or cores
             executor = concurrent.futures.ProcessPoolExecutor(
                 max_workers=workers, mp_context=multiprocessing.get_context(method),
                 initializer=_share_cores,
-                initargs=(max(1, (os.cpu_count() or 1) // workers),))
+                initargs=(max(1, cores // workers),))
         try:
             futures = {executor.submit(execute, spec, sweep.seed): spec for spec in pending}
             for future in concurrent.futures.as_completed(futures):

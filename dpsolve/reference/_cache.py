@@ -11,9 +11,11 @@ import numpy as np
 from scipy import sparse
 
 #: Version of the on-disk cache format. Bump it when the format or the solver changes
-#: meaning; old files are then ignored. 2: theta solved with one BLAS thread, so its bits no
-#: longer depend on the machine's thread count (dpsolve/_blas.py).
-CACHE_FORMAT_VERSION = 2
+#: meaning; old files are then ignored. 3: theta's sums in an order fixed by the shapes
+#: (dpsolve/_blas.py) and Newton's line search stopping below F's rounding. The key also holds
+#: dpsolve's version, so that a release never reads another's theta (equally certified, but
+#: not the same bits: a sweep's results would then depend on what a machine had cached).
+CACHE_FORMAT_VERSION = 3
 
 
 def directory(cache):
@@ -33,10 +35,11 @@ def directory(cache):
 
 
 def key(problem, tol):
-    """sha256 of the data (a sparse X by its CSR arrays), the problem's description, ``tol``
-    and the format version."""
+    """sha256 of the data (a sparse X by its CSR arrays), the problem's description, ``tol``,
+    the format version and dpsolve's version."""
+    from .. import __version__
     h = hashlib.sha256()
-    h.update(f"dpsolve-reference-v{CACHE_FORMAT_VERSION}\n".encode())
+    h.update(f"dpsolve-reference-v{CACHE_FORMAT_VERSION}\ndpsolve {__version__}\n".encode())
     h.update(json.dumps(problem.describe(), sort_keys=True).encode())
     h.update(f"\ntol={float(tol)!r}\nX{problem.X.shape}{problem.X.dtype.str}\n".encode())
     if sparse.issparse(problem.X):

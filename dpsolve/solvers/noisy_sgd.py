@@ -87,8 +87,8 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         seed (B draws from the index stream, the parties from the noise stream, in protocol
         order); the fit also reports the epsilon against each observer (``Fit.observers``).
         Parties on Dask workers (``parties.on(client)``) compute each ``G_t`` on the owner's
-        worker, with the same bits; each step is then a round trip (milliseconds), so set
-        ``steps`` (docs/multiparty.md, "Parties on workers").
+        worker, with the same bits; each step is then a round trip (milliseconds), so
+        ``steps`` must be given (docs/multiparty.md, "Parties on workers").
     record_transcript : bool, default False
         With ``parties``: run the protocol message by message in Python (each party computing
         on its own rows only) and return what B saw as ``Fit.transcript``
@@ -157,9 +157,14 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibra
         raise ValueError("record_transcript=True needs parties: the transcript is the "
                          "messages between them")
     L = check_finite_lipschitz("noisy_sgd", problem)
+    remote = getattr(parties, "remote", False)
+    if remote and steps is None:
+        raise ValueError(f"steps must be given with parties on workers (Parties.on): each step "
+                         f"is a round trip of milliseconds, and the default T = n**2 = "
+                         f"{n * n:,} would take that many")
     steps = n * n if steps is None else steps
     # parties on workers always run the protocol, which holds every message
-    protocol = record_transcript or getattr(parties, "remote", False)
+    protocol = record_transcript or remote
     if protocol and steps * (p + 2) * 8 > transcript_limit:
         raise ValueError(f"the transcript of {steps} steps would take {steps * (p + 2) * 8:,} "
                          f"bytes, above transcript_limit={transcript_limit:,}: raise the limit "
