@@ -101,14 +101,21 @@ with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs CPU affinity and two CPUs to restrict a process to one")
-def test_shares_count_the_cpus_a_process_may_use_not_the_machines():
+def test_shares_count_the_cpus_a_process_may_use_not_the_machines(tmp_path):
     # a worker in an allocation of one CPU on a bigger machine gets one thread, not the
     # machine's count (which would oversubscribe the allocation)
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-c", AFFINITY], capture_output=True, text=True,
-                         timeout=120, check=True).stdout.split()
-    assert out == ["1", "[1]"]
+
+    import dpsolve
+    # the dpsolve this test imports (installed, or the built tree), run outside the repository
+    # root, whose dpsolve/ may be unbuilt
+    here = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve.__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here] + [p for p in sys.path if p])}
+    done = subprocess.run([sys.executable, "-c", AFFINITY], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "[1]"]
 
 
 def test_reference_task_is_what_a_run_would_solve():
