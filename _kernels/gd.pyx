@@ -117,6 +117,25 @@ def clipped_gradient_sum(
     return clipped
 
 
+def row_margins(object X, const double[::1] theta, double[::1] out):
+    """out[i] = <x_i, theta> for every row, each summed over j in order (a CSR row over its
+    stored entries, in column order: the same bits as the row stored densely), the rows in the
+    64 blocks of :func:`clipped_gradient_sum` on OpenMP threads: bit-identical for any thread
+    count."""
+    cdef Rows R = make_rows(X)
+    cdef Py_ssize_t n = R.n, p = R.p
+    if theta.shape[0] != p or out.shape[0] != n:
+        raise ValueError("shape mismatch between X, theta and out")
+    if n == 0:
+        return
+    cdef Py_ssize_t b, start
+    cdef int threads = 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads()
+    with nogil:
+        for b in prange(BLOCKS, schedule="static", num_threads=threads):
+            start = b * n // BLOCKS
+            margins(&R, start, (b + 1) * n // BLOCKS, &theta[0], &out[start])
+
+
 def weighted_row_sum(object X, const double[::1] r, double[::1] out, double[:, ::1] scratch):
     """out = sum_i r_i x_i (``X^T r``) in the 64 row blocks of :func:`clipped_gradient_sum`,
     the blocks' sums added in block order: bit-identical for any thread count. Rows with

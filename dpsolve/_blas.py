@@ -7,9 +7,10 @@ local bits. dpsolve therefore runs its NumPy solves (θ*'s Newton steps and cert
 perturbation solvers' inner solves, every solver's fit) with BLAS held at one thread
 (:class:`one_blas_thread`, through threadpoolctl, as scikit-learn holds BLAS around its own
 OpenMP loops), and gets the cores back where the work is: ``X^T r`` is a kernel
-(``gd.weighted_row_sum``, 64 fixed blocks of rows added in block order; :func:`rmatvec`), and
-``X theta`` and the Hessian's ``X^T diag(w) X`` run by fixed blocks of rows on dpsolve's threads
-(:func:`matvec`, :func:`blocked_sum`). The order of every sum then depends on the shapes only
+(``gd.weighted_row_sum``, 64 fixed blocks of rows added in block order; :func:`rmatvec`), so is
+``X theta`` (``gd.row_margins``, each row summed in column order: the same bits for X dense or
+CSR; :func:`matvec`), and the Hessian's ``X^T diag(w) X`` runs by fixed blocks of rows on
+dpsolve's threads (:func:`blocked_sum`). The order of every sum then depends on the shapes only
 (docs/performance.md, "Same bits for any thread count").
 """
 import contextlib
@@ -106,18 +107,25 @@ def weighted_gram(X, w):
 
 
 def matvec(X, v):
-    """``X @ v`` (v of shape (p,) or (p, K)) by blocks of rows on dpsolve's threads; each row's
-    value is one block's product, so the bits do not depend on the thread count. Sparse X:
-    SciPy's product (sequential)."""
-    from .reference._certificate import row_blocks
+    """``X @ v`` (dense or CSR X). For v of shape (p,): dpsolve's kernel (``gd.row_margins``),
+    each row summed over its columns in order, on its threads: the same bits for any thread
+    count, and for X dense or CSR. For v of shape (p, K): by blocks of rows on dpsolve's
+    threads, one single-threaded BLAS product per block (each row's value is one block's, so
+    the bits do not depend on the thread count); CSR: SciPy's product (sequential)."""
+    if v.ndim == 1:
+        from ._kernels import gd
+        from ._rows import kernel_rows
+        out = np.empty(X.shape[0])
+        gd.row_margins(kernel_rows(X), np.ascontiguousarray(v, dtype=np.float64), out)
+        return out
     if sparse.issparse(X):
         return X @ v
+    from .reference._certificate import row_blocks
     out = np.empty((X.shape[0],) + v.shape[1:])
-    blocks = row_blocks(X.shape[0])
 
     def block(s):
         out[s] = X[s] @ v
-    _run_blocks(block, blocks)
+    _run_blocks(block, row_blocks(X.shape[0]))
     return out
 
 

@@ -169,12 +169,32 @@ def test_weighted_row_sum_is_x_transpose_r_for_any_threads_and_storage(restore_t
         gd.weighted_row_sum(X, r, np.empty(37), np.empty((63, 37)))
 
 
-def test_blocked_matvec_is_the_product_row_by_row(restore_threads):
+def test_matvec_sums_each_row_in_order_for_any_threads_and_storage(restore_threads):
+    from scipy import sparse
     rng = np.random.default_rng(6)
     X, v, V = rng.standard_normal((10_000, 9)), rng.standard_normal(9), rng.standard_normal((9, 3))
+    X[rng.random(X.shape) < 0.3] = 0.0
     with threadpool_limits(1, "blas"):
-        plain, plain_k = X @ v, X @ V
+        plain_k = X @ V
+    # each row summed over its columns in order, as the kernels' dot product
+    expected = np.empty(10_000)
+    for i, row in enumerate(X):
+        s = 0.0
+        for a, b in zip(row, v):
+            s += float(a) * float(b)
+        expected[i] = s
     for threads in (1, 2):
         set_num_threads(threads)
-        assert np.array_equal(_blas.matvec(X, v), plain)
+        assert _blas.matvec(X, v).tobytes() == expected.tobytes()
+        assert _blas.matvec(sparse.csr_array(X), v).tobytes() == expected.tobytes()
+        # (n, K): by blocks of rows, each one BLAS product: the whole product's bits
         assert np.array_equal(_blas.matvec(X, V), plain_k)
+
+
+def test_row_margins_refuses_mismatched_shapes():
+    from dpsolve._kernels import gd
+    X = np.zeros((5, 3))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        gd.row_margins(X, np.zeros(2), np.empty(5))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        gd.row_margins(X, np.zeros(3), np.empty(4))
