@@ -69,21 +69,18 @@ def _pool(threads):
         return pool
 
 
-def blocked_sum(block_result, blocks, out):
-    """``out += block_result(b)`` for every block ``b`` of ``blocks``, in that order.
-
-    The blocks' results are computed on up to as many threads as dpsolve's kernels use in this
-    thread (``dpsolve._kernels.threads.max_threads``), at most two blocks ahead of the sum per
-    thread, with BLAS at one thread; they are added in block order, so ``out`` has the same
-    bits for any thread count.
-    """
+def _in_order(block_result, blocks):
+    """``block_result(b)`` for every block of ``blocks``, yielded in block order, computed on up
+    to as many threads as dpsolve's kernels use in this thread
+    (``dpsolve._kernels.threads.max_threads``), at most two blocks ahead per thread, with BLAS
+    at one thread."""
     from ._kernels.threads import max_threads
     threads = min(max_threads(), len(blocks))
     with one_blas_thread():
         if threads <= 1:
             for b in blocks:
-                out += block_result(b)
-            return out
+                yield block_result(b)
+            return
         pool = _pool(threads)
         window = 2 * threads
         pending = [pool.submit(block_result, b) for b in blocks[:window]]
@@ -92,7 +89,15 @@ def blocked_sum(block_result, blocks, out):
             if i + window < len(blocks):
                 pending.append(pool.submit(block_result, blocks[i + window]))
             pending[i] = None
-            out += result
+            yield result
+
+
+def blocked_sum(block_result, blocks, out):
+    """``out += block_result(b)`` for every block ``b`` of ``blocks``, in that order, the
+    blocks computed on dpsolve's threads (:func:`_in_order`): the same bits for any thread
+    count."""
+    for result in _in_order(block_result, blocks):
+        out += result
     return out
 
 
@@ -122,10 +127,10 @@ def matvec(X, v):
         return X @ v
     from .reference._certificate import row_blocks
     out = np.empty((X.shape[0],) + v.shape[1:])
-
-    def block(s):
-        out[s] = X[s] @ v
-    _run_blocks(block, row_blocks(X.shape[0]))
+    blocks = row_blocks(X.shape[0])
+    # the generator first, so that it runs to its end (and leaves the BLAS limit) in the loop
+    for value, s in zip(_in_order(lambda s: X[s] @ v, blocks), blocks):
+        out[s] = value
     return out
 
 
@@ -143,15 +148,3 @@ def rmatvec(X, r):
         return out
     with one_blas_thread():
         return X.T @ r
-
-
-def _run_blocks(block, blocks):
-    from ._kernels.threads import max_threads
-    threads = min(max_threads(), len(blocks))
-    with one_blas_thread():
-        if threads <= 1:
-            for b in blocks:
-                block(b)
-            return
-        for future in [_pool(threads).submit(block, b) for b in blocks]:
-            future.result()

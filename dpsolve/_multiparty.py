@@ -54,7 +54,6 @@ def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, n
     travelling with it). Returns (theta_T, transcript)."""
     n, p = problem.n, problem.p
     owner = parties.owner
-    remote = getattr(parties, "remote", False)
     local = np.empty(n, dtype=np.intp)
     for party in parties:
         local[party.rows] = np.arange(party.n)
@@ -64,13 +63,9 @@ def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, n
     for t in range(steps):
         i = indices.integers(n)             # B's draw
         index[t] = i
-        j = int(owner[i])
-        if remote:      # B sends i's local index (and theta) to its owner's worker
-            message = parties.sgd1_message(j, theta, int(local[i]), float(n), problem.reg,
-                                           sigma, noise)
-        else:
-            message = parties[j].sgd1_message(theta, int(local[i]), float(n), problem.reg,
-                                              sigma, noise)
+        # computed by the row's owner (on its worker, for parties on workers)
+        message = parties.sgd1_message(int(owner[i]), theta, int(local[i]), float(n),
+                                       problem.reg, sigma, noise)
         messages[t] = message
         theta = project_l2_ball(theta - step_sizes[t] * message, radius)
     transcript = SGD1Transcript(index=index, sender=owner[index].copy(), messages=messages,

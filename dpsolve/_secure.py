@@ -41,8 +41,9 @@ from ._validation import check_rng
 GRID = 2.0 ** -32
 
 
-def check_secure(secure, rng, record_transcript=False):
-    """Validate ``secure`` against ``rng`` (and ``record_transcript``) before any work."""
+def check_secure(secure, rng, record_transcript=False, remote=False):
+    """Validate ``secure`` against ``rng`` (and ``record_transcript``, and parties on Dask
+    workers) before any work."""
     if not isinstance(secure, (bool, np.bool_)):
         raise TypeError(f"secure must be a bool, got {type(secure).__name__}")
     if secure and rng is not None:
@@ -52,6 +53,11 @@ def check_secure(secure, rng, record_transcript=False):
     if secure and record_transcript:
         raise ValueError("record_transcript=True releases every message un-rounded; it is not "
                          "available with secure=True")
+    if secure and remote:
+        raise ValueError("parties on workers (Parties.on) are not available with secure=True: "
+                         "every noise stream is seeded in this process, the coordinator's, and "
+                         "travels to the workers, and the messages cross the network un-rounded "
+                         "(docs/multiparty.md, \"What runs on workers does not hide\")")
     return bool(secure)
 
 

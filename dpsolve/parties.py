@@ -281,6 +281,11 @@ class Parties:
         """``n_(1)``, the smallest party's size (Jayaraman et al. 2018's sensitivities use it)."""
         return min(self.sizes)
 
+    def sgd1_message(self, j, theta, local_row, scale, reg, sigma, noise):
+        """Party j's SGD1 message for its row ``local_row`` (:meth:`Party.sgd1_message`), where
+        party j computes (here; on its worker for parties on workers)."""
+        return self.parties[j].sgd1_message(theta, local_row, scale, reg, sigma, noise)
+
     def __len__(self):
         return self.m
 

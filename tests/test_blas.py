@@ -198,3 +198,16 @@ def test_row_margins_refuses_mismatched_shapes():
         gd.row_margins(X, np.zeros(2), np.empty(5))
     with pytest.raises(ValueError, match="shape mismatch"):
         gd.row_margins(X, np.zeros(3), np.empty(4))
+
+
+def test_blocked_products_leave_the_blas_limit(restore_threads):
+    # the blocks are computed under the one-thread limit; it must be lifted when they are done
+    rng = np.random.default_rng(7)
+    X, V, w = rng.standard_normal((9_000, 4)), rng.standard_normal((4, 3)), rng.random(9_000)
+    with threadpool_limits(2, "blas"):
+        before = _blas_counts()
+        for threads in (1, 2):
+            set_num_threads(threads)
+            _blas.matvec(X, V)
+            _blas.weighted_gram(X, w)
+            assert _blas_counts() == before

@@ -276,6 +276,25 @@ def test_model_aggregation_on_workers_is_bit_identical(client, wide, options):
     assert generator.bit_generator.state == again.bit_generator.state
 
 
+def test_secure_runs_refuse_parties_on_workers_before_any_work(client, split):
+    # the noise streams are seeded in the coordinator's process and travel to the workers, and
+    # the messages cross the network un-rounded: not what secure=True promises
+    import dpsolve
+    problem, parties = split
+    remote = parties.on(client)
+    budget = dpsolve.BudgetAccountant(10.0, 1e-5)
+    for run in (lambda: dpsolve.noisy_sgd(problem, 0.5, 1e-10, steps=5, parties=remote,
+                                          secure=True, accountant=budget),
+                lambda: dpsolve.multiparty_gd(problem, remote, 1.0, 1e-6, steps=5, secure=True,
+                                              accountant=budget),
+                lambda: dpsolve.aggregated_output_perturbation(problem, remote, 1.0, secure=True,
+                                                               accountant=budget),
+                lambda: dpsolve.joint_sgd(problem, remote, 1.0, 1e-6, steps=5, secure=True)):
+        with pytest.raises(ValueError, match="not available with secure=True"):
+            run()
+    assert budget.spent() == (0.0, 0.0)             # refused before anything was charged
+
+
 def test_parties_on_unknown_workers_are_refused(client, split):
     _, parties = split
     with pytest.raises(ValueError, match="not the client's"):

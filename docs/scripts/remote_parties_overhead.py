@@ -27,6 +27,40 @@ def best(fn, repeat=3):
     return min(times)
 
 
+def split(n, p, m):
+    """A synthetic logistic problem and m equal parties of its rows."""
+    X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
+    problem = dpsolve.Problem(X, y, radius=1.0, reg=1e-3)
+    return problem, dpsolve.Parties.from_sizes(problem, [n // m] * m)
+
+
+def per_step_table(client, name, who, run, kernel_with_parties):
+    """A per-step table for a protocol with one round trip a step: ``run(problem, where)`` with
+    ``where`` the in-process parties (or None) for the C kernel, the in-process parties with
+    ``record_transcript=True`` for the Python protocol, the parties on workers."""
+    print()
+    print(f"| n | p | {who} | {name} in process, C kernel (ms / step) | in process, Python "
+          "protocol (ms / step) | on 2 workers (ms / step) |")
+    print("|---|---|---|---|---|---|")
+    for n, p, m in ((10_000, 20, 2), (10_000, 20, 4)):
+        problem, parties = split(n, p, m)
+        remote = parties.on(client)
+        kernel_parties = parties if kernel_with_parties else None
+
+        def kernel():
+            return run(problem, kernel_parties)
+
+        def protocol():
+            return run(problem, parties, record_transcript=True)
+
+        def there():
+            return run(problem, remote)
+
+        assert np.array_equal(kernel().theta, there().theta)
+        a, b, c = (best(f) / STEPS * 1e3 for f in (kernel, protocol, there))
+        print(f"| {n:,} | {p} | {m} | {a:.3f} | {b:.2f} | {c:.2f} |")
+
+
 def main():
     import distributed
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -37,9 +71,7 @@ def main():
               "| extra per iteration (ms) | sending the rows (s) |")
         print("|---|---|---|---|---|---|---|")
         for n, p, m in ((10_000, 20, 2), (100_000, 20, 2), (100_000, 20, 4), (400_000, 50, 2)):
-            X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
-            problem = dpsolve.Problem(X, y, radius=1.0, reg=1e-3)
-            parties = dpsolve.Parties.from_sizes(problem, [n // m] * m)
+            problem, parties = split(n, p, m)
             start = time.perf_counter()
             remote = parties.on(client)
             sending = time.perf_counter() - start
@@ -59,9 +91,7 @@ def main():
               "| model aggregation: same bits |")
         print("|---|---|---|---|---|---|---|---|")
         for n, p, m in ((10_000, 20, 2), (100_000, 20, 2)):
-            X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
-            problem = dpsolve.Problem(X, y, radius=1.0, reg=1e-3)
-            parties = dpsolve.Parties.from_sizes(problem, [n // m] * m)
+            problem, parties = split(n, p, m)
             remote = parties.on(client)
 
             def secure(where):
@@ -80,52 +110,18 @@ def main():
             print(f"| {n:,} | {p} | {m} | {a:.2f} | {b:.2f} | {c:.3f} | {d:.3f} "
                   f"| {'yes' if same else 'no'} |")
 
-        print()
-        print("| n | p | owners | in process, C kernel (ms / step) | in process, Python protocol "
-              "(ms / step) | on 2 workers (ms / step) |")
-        print("|---|---|---|---|---|---|")
-        for n, p, m in ((10_000, 20, 2), (10_000, 20, 4)):
-            X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
-            problem = dpsolve.Problem(X, y, radius=1.0, reg=1e-3)
-            owners = dpsolve.Parties.from_sizes(problem, [n // m] * m)
-            remote = owners.on(client)
+        def joint(problem, where, **extra):
+            return dpsolve.joint_sgd(problem, where, 1.0, 1e-6, steps=STEPS, rng=0, **extra)
 
-            def kernel():
-                return dpsolve.joint_sgd(problem, owners, 1.0, 1e-6, steps=STEPS, rng=0)
+        def sgd1(problem, where, **extra):
+            with warnings.catch_warnings():     # the observers' epsilons: not timed here
+                warnings.simplefilter("ignore", dpsolve.privacy.PrivacyWarning)
+                return dpsolve.noisy_sgd(problem, 0.5, 1e-10, parties=where, steps=STEPS,
+                                         calibration="rdp", rng=0, **extra)
 
-            def protocol():
-                return dpsolve.joint_sgd(problem, owners, 1.0, 1e-6, steps=STEPS, rng=0,
-                                         record_transcript=True)
-
-            def there():
-                return dpsolve.joint_sgd(problem, remote, 1.0, 1e-6, steps=STEPS, rng=0)
-
-            assert np.array_equal(kernel().theta, there().theta)
-            a, b, c = (best(f) / STEPS * 1e3 for f in (kernel, protocol, there))
-            print(f"| {n:,} | {p} | {m} | {a:.3f} | {b:.2f} | {c:.2f} |")
-
-        print()
-        print("| n | p | parties | SGD1 in process, C kernel (ms / step) | in process, Python "
-              "protocol (ms / step) | on 2 workers (ms / step) |")
-        print("|---|---|---|---|---|---|")
-        for n, p, m in ((10_000, 20, 2), (10_000, 20, 4)):
-            X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
-            problem = dpsolve.Problem(X, y, radius=1.0, reg=1e-3)
-            parties = dpsolve.Parties.from_sizes(problem, [n // m] * m)
-            remote = parties.on(client)
-            options = {"steps": STEPS, "calibration": "rdp", "rng": 0}
-
-            def sgd1(where, **extra):
-                with warnings.catch_warnings():     # the observers' epsilons: not timed here
-                    warnings.simplefilter("ignore", dpsolve.privacy.PrivacyWarning)
-                    return dpsolve.noisy_sgd(problem, 0.5, 1e-10, parties=where, **options,
-                                             **extra)
-
-            assert np.array_equal(sgd1(None).theta, sgd1(remote).theta)
-            a, b, c = (best(f) / STEPS * 1e3 for f in (
-                lambda: sgd1(None), lambda: sgd1(parties, record_transcript=True),
-                lambda: sgd1(remote)))
-            print(f"| {n:,} | {p} | {m} | {a:.3f} | {b:.2f} | {c:.2f} |")
+        # joint SGD's kernel runs with in-process owners, SGD1's without parties
+        per_step_table(client, "joint SGD", "owners", joint, kernel_with_parties=True)
+        per_step_table(client, "SGD1", "parties", sgd1, kernel_with_parties=False)
     finally:
         client.close()
         cluster.close()

@@ -322,7 +322,9 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, acc
     PrivacyWarning
         If the certified epsilon, overall or against an observer, exceeds the claim.
     """
-    secure = check_secure(secure, rng, options.get("record_transcript", False))
+    parties = partition if partition is not None else options.get("parties")
+    secure = check_secure(secure, rng, options.get("record_transcript", False),
+                          remote=getattr(parties, "remote", False))
     accountant = check_accountant(accountant)
     if accountant is not None and spec.guarantee != "dp":
         raise ValueError(f"{spec.name}'s guarantee is {spec.guarantee}, which a "
