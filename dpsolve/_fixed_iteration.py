@@ -207,7 +207,15 @@ def _steps(initial_bound, tolerance, kappa):
     rounding of the logarithms)."""
     if initial_bound <= tolerance:
         return 0
-    rate = -math.log1p(-1.0 / math.sqrt(kappa))          # > 0
+    if kappa >= 4.0:
+        rate = -math.log1p(-1.0 / math.sqrt(kappa))      # > 0
+    else:
+        # 1 - 1/sqrt(kappa) = (kappa - 1) / (sqrt(kappa) (sqrt(kappa) + 1)): as kappa -> 1 it
+        # does not cancel (log1p(-1) failed where kappa rounds to 1), and kappa's own rounding
+        # is added back so the rate is never overstated
+        root = math.sqrt(kappa)
+        contraction = (kappa - 1.0 + 4e-16 * kappa) / (root * (root + 1.0))
+        rate = -math.log(contraction)
     return max(1, math.ceil(math.log(initial_bound / tolerance) / rate * (1.0 + 1e-12)))
 
 

@@ -18,19 +18,78 @@ def kernel_rows(X):
             X.data, X.shape[0], X.shape[1])
 
 
+#: Below this a row's plain norm may have lost precision to underflow (its squares are
+#: subnormal), and an infinite one may be an overflow of the squares alone: such rows are
+#: recomputed after scaling (2**-480: the sum of squares is then above 2**-960, where the
+#: subnormal terms add a relative error below p 2**-62).
+_PLAIN_NORM_FLOOR = 2.0 ** -480
+
+
+def _row_max_abs(X, rows):
+    """The largest ``|x_ij|`` of each row flagged in ``rows`` (0 elsewhere and for rows
+    without a nonzero entry), dense or CSR."""
+    out = np.zeros(X.shape[0])
+    if sparse.issparse(X):
+        owner = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+        keep = rows[owner]
+        np.maximum.at(out, owner[keep], np.abs(X.data[keep]))
+    else:
+        index = np.flatnonzero(rows)
+        for start in range(0, index.size, 4096):
+            block = index[start:start + 4096]
+            out[block] = np.max(np.abs(X[block]), axis=1)
+    return out
+
+
+def _scaled_norms(X, rows):
+    """``||x_i||`` of the rows flagged in ``rows`` as ``m ||x_i / m||`` with m the row's
+    largest ``|entry|`` (as LAPACK's dnrm2 scales), so that neither the squares' overflow nor
+    their underflow decides the result; inf only where the norm itself exceeds the float64
+    range. Entries of the other rows are 0."""
+    m = _row_max_abs(X, rows)
+    safe = np.where(m > 0.0, m, 1.0)
+    out = np.zeros(X.shape[0])
+    # entries far below the largest underflow harmlessly; m sqrt(s) overflows only when the
+    # norm itself is beyond float64
+    with np.errstate(over="ignore", under="ignore"):
+        if sparse.issparse(X):
+            owner = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            keep = rows[owner]
+            scaled = X.data[keep] / safe[owner[keep]]
+            sums = np.bincount(owner[keep], weights=scaled * scaled, minlength=X.shape[0])
+            out[rows] = m[rows] * np.sqrt(sums[rows])
+        else:
+            index = np.flatnonzero(rows)
+            for start in range(0, index.size, 4096):
+                block = index[start:start + 4096]
+                out[block] = m[block] * np.linalg.norm(X[block] / safe[block, None], axis=1)
+    return out
+
+
 def row_norms(X):
     """``||x_i||_2`` of every row, without a temporary of X's size.
 
     Dense: ``np.linalg.norm`` by blocks of rows (the same values as on all of X at once). CSR:
     from the stored entries, summed in column order (one n-vector and one nnz-vector; the last
-    bit may differ from the dense value, which sums pairwise).
+    bit may differ from the dense value, which sums pairwise). A row whose plain norm is not
+    finite or below ``2**-480`` (its squares overflowed or underflowed) is recomputed as
+    ``m ||x_i / m||``, m its largest ``|entry|``: a row of 1e200s has norm ``1e200 sqrt(p)``,
+    not inf. The result is inf only where the norm itself exceeds the float64 range.
     """
+    # the squares may overflow or underflow: those rows are recomputed below
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        if sparse.issparse(X):
+            rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+            out = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=X.shape[0]))
+        else:
+            out = np.empty(X.shape[0])
+            for start in range(0, X.shape[0], 4096):
+                out[start:start + 4096] = np.linalg.norm(X[start:start + 4096], axis=1)
+        redo = ~(out >= _PLAIN_NORM_FLOOR) | np.isinf(out)
     if sparse.issparse(X):
-        rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-        return np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=X.shape[0]))
-    out = np.empty(X.shape[0])
-    for start in range(0, X.shape[0], 4096):
-        out[start:start + 4096] = np.linalg.norm(X[start:start + 4096], axis=1)
+        redo &= np.diff(X.indptr) > 0           # a row without entries has norm 0
+    if np.any(redo):
+        out[redo] = _scaled_norms(X, redo)[redo]
     return out
 
 
@@ -41,6 +100,47 @@ def scale_rows(X, factors):
         X.data *= np.repeat(factors, np.diff(X.indptr))
     else:
         X *= factors[:, None]
+
+
+def scale_rows_onto(X, rows, bound, norms):
+    """Scale each row flagged in ``rows`` onto the sphere of radius ``bound``, in place (dense
+    or CSR), keeping its direction.
+
+    Parameters
+    ----------
+    X : ndarray or scipy.sparse.csr_array
+        Modified in place.
+    rows : ndarray of bool
+        The rows to scale; each must have a norm above 0.
+    bound : float
+        The target norm, ``> 0``.
+    norms : ndarray
+        :func:`row_norms` of X.
+
+    Notes
+    -----
+    Where ``bound / norm`` is a normal number the row is multiplied by it, once (the bits of
+    every earlier release). Otherwise (a norm beyond the float64 range, or so far above the
+    bound that the factor underflows) the row is first divided by its largest ``|entry|``, then
+    scaled onto the bound: multiplying by ``bound / inf = 0`` would turn it into the zero
+    vector, not a vector of norm ``bound``.
+    """
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        factors = np.where(rows, bound / np.where(rows, norms, 1.0), 1.0)
+    direct = rows & (factors >= np.finfo(np.float64).tiny)
+    scale_rows(X, np.where(direct, factors, 1.0))
+    rescue = rows & ~direct
+    if np.any(rescue):
+        m = _row_max_abs(X, rescue)
+        divisor = np.where(rescue, m, 1.0)
+        with np.errstate(under="ignore"):    # entries far below the largest may vanish
+            if sparse.issparse(X):
+                X.data /= np.repeat(divisor, np.diff(X.indptr))
+            else:
+                X /= divisor[:, None]
+            # now every such row has entries in [-1, 1] and norm in [1, sqrt(p)]
+            scaled = row_norms(X)
+            scale_rows(X, np.where(rescue, bound / np.where(rescue, scaled, 1.0), 1.0))
 
 
 def weighted_gram(X, w):

@@ -21,8 +21,9 @@ import math
 import numpy as np
 
 from ._validation import check_choice, check_int, check_real
-from .privacy.calibration import (OUTPUT_NOISES, cms_objective_constants, dpgd_noise,
-                                  gaussian_objective_constants, gaussian_objective_sigma,
+from .privacy.calibration import (OUTPUT_NOISES, check_noise_scale, cms_objective_constants,
+                                  dpgd_noise, gaussian_objective_constants,
+                                  gaussian_objective_sigma,
                                   objective_jacobian_term, objective_perturbation_constants,
                                   output_noise_scale, resolve_objective_noise,
                                   resolve_output_noise)
@@ -736,6 +737,10 @@ def objective_perturbation_settings(problem, epsilon, delta=None, *, objective_n
     reject_multinomial(problem, "objective_perturbation_settings")
     if problem.reg <= 0.0 or problem.radius is not None:
         raise ValueError("objective perturbation needs reg > 0 and radius=None")
+    # either objective noise has a scale of at least B / epsilon (sum form, epsilon' <= epsilon):
+    # an epsilon that puts it beyond float64's range is refused before the search
+    check_noise_scale("objective_perturbation", problem.row_norm / epsilon, epsilon,
+                      "objective noise scale")
     check_choice(objective_noise, "objective_noise", ("auto",) + OUTPUT_NOISES)
     if output_fraction != "auto":
         output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)

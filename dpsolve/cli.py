@@ -1,6 +1,66 @@
-"""The ``dpsolve`` command line."""
+"""The ``dpsolve`` command line.
+
+Bad input stops a command before any work with ``dpsolve: error: ...`` on stderr and exit status
+2 (argparse's convention), never a traceback: the arguments through argparse, then the sweep file
+(every setting of every run, :func:`dpsolve.experiments.load_sweep` and
+:func:`~dpsolve.experiments.check_runs`), the data file and the output paths. Messages about the
+data (a label outside ``--classes``, a cell of a CSV file that is not a number) are shown to the
+data holder who runs the command and are never written to an output or a results database.
+"""
 import argparse
+import os
 import sys
+from pathlib import Path
+
+
+def _fail(message):
+    """Report bad input found after argument parsing, as argparse does: exit status 2."""
+    print(f"dpsolve: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _attach_values(argv, option="--classes", command="solve"):
+    """``--classes -1,1`` as ``--classes=-1,1``.
+
+    argparse takes an argument that starts with ``-`` for an option unless it is a plain
+    negative number (``-1`` or ``-0.5``), so ``-1,1`` is refused with "expected one argument".
+    A value that starts with one dash (not ``--``, not ``-h``) following ``--classes``, or a
+    prefix of it that argparse accepts, is attached to it with ``=``, which argparse reads as the
+    value whatever it looks like.
+    """
+    argv = list(argv)
+    if not argv or argv[0] != command:
+        return argv
+    out, i = [argv[0]], 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":                 # everything after it is positional
+            out.extend(argv[i:])
+            break
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if (len(arg) >= 3 and option.startswith(arg) and following is not None
+                and following.startswith("-") and not following.startswith("--")
+                and following != "-h"):
+            out.append(f"{arg}={following}")
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def _unwritable(path):
+    """Why ``path`` cannot be written as a new or replaced file, or None (checked before any
+    work, so that a result is never computed and then lost)."""
+    path = Path(path)
+    if path.is_dir():
+        return f"{path} is a directory"
+    folder = path.parent
+    if not folder.is_dir():
+        return f"the folder {folder} does not exist"
+    if not os.access(folder, os.W_OK):
+        return f"the folder {folder} is not writable"
+    return None
 
 
 def main(argv=None):
@@ -54,13 +114,15 @@ def main(argv=None):
     solve.add_argument("--labels", default=None, help="labels file (.npy or .csv) if separate")
     solve.add_argument("--loss", default="logistic",
                        help="logistic, hinge, huber_hinge, squared or multinomial")
+    from .experiments.sweep import MAX_CLASSES
     solve.add_argument("--classes", default=None, metavar="C0,C1,...",
                        help="the public label set, comma-separated: for the binary losses the "
                             "negative then the positive label (default: labels -1/+1 or 0/1), "
                             "for multinomial the K classes in order; chosen without looking at "
-                            "the data")
+                            "the data (negative labels work as they are: --classes -1,1)")
     solve.add_argument("--n-classes", type=int, default=None, metavar="K",
-                       help="multinomial: K classes labelled 0..K-1 (instead of --classes)")
+                       help="multinomial: K classes labelled 0..K-1 (instead of --classes), "
+                            f"2 <= K <= {MAX_CLASSES}")
     from .solvers import registry
     single = [spec.name for spec in registry() if spec.partition is None]
     solve.add_argument("--solver", default="clipped_gd",
@@ -86,7 +148,7 @@ def main(argv=None):
                        help="noise from the operating system's entropy (no --seed), theta "
                             "rounded to a 2**-32 grid: for releasing a model (docs/secure_noise.md)")
     solve.add_argument("--out", default="-", help="where to write the JSON (default stdout)")
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_attach_values(sys.argv[1:] if argv is None else argv))
     if args.command is None:
         parser.print_help()
         return 2
@@ -101,10 +163,17 @@ def main(argv=None):
             parser.error("--seeds must be at least 2 (the table reports a confidence interval)")
         if args.jobs is not None and args.jobs < 1:
             parser.error("--jobs must be at least 1")
+        # the outputs before the sweep: a figure is written last
+        if args.out and (why := _unwritable(args.out)):
+            parser.error(f"--out {args.out}: {why}")
         from .demo import run_demo
+        from .experiments import StoreError
 
-        run_demo(seeds=args.seeds, seed=args.seed, out=args.out, db=args.db, jobs=args.jobs,
-                 progress=not args.quiet)
+        try:
+            run_demo(seeds=args.seeds, seed=args.seed, out=args.out, db=args.db, jobs=args.jobs,
+                     progress=not args.quiet)
+        except StoreError as exc:
+            return _fail(f"--db: {exc}")
     return 0
 
 
@@ -115,12 +184,22 @@ def _add_pool_options(command):
 
 
 def _run(parser, args):
-    from .experiments import SweepError, run_sweep
+    from .experiments import StoreError, SweepError, load_sweep, run_sweep
+    from .experiments.store import check_database
 
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
     if args.scheduler is not None and args.jobs is not None:
         parser.error("--jobs is for the local pool; a cluster's workers are its own")
+    try:
+        check_database(args.out, create=True)
+    except StoreError as exc:
+        return _fail(f"--out: {exc}")
+    try:
+        # every setting that needs no data, before a cluster is started (the rest: run_sweep)
+        sweep = load_sweep(Path(args.sweep))
+    except SweepError as exc:
+        return _fail(f"{args.sweep}: {exc}")
     client = cluster = None
     try:
         if args.scheduler is not None:
@@ -128,15 +207,15 @@ def _run(parser, args):
             try:
                 client, cluster = connect(args.scheduler)
             except (ValueError, ImportError, OSError) as exc:
-                print(f"dpsolve run: --scheduler {args.scheduler}: {exc}", file=sys.stderr)
-                return 2
-        counts = run_sweep(args.sweep, args.out, jobs=args.jobs, client=client,
+                return _fail(f"--scheduler {args.scheduler}: {exc}")
+        counts = run_sweep(sweep, args.out, jobs=args.jobs, client=client,
                            progress=not args.quiet)
     except SweepError as exc:
-        print(f"dpsolve run: {args.sweep}: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"{args.sweep}: {exc}")
+    except StoreError as exc:
+        return _fail(f"--out: {exc}")
     except RuntimeError as exc:
-        print(f"dpsolve run: {exc}", file=sys.stderr)
+        print(f"dpsolve: error: {exc}", file=sys.stderr)
         return 1
     finally:
         if client is not None:
@@ -149,17 +228,28 @@ def _run(parser, args):
 
 
 def _report(parser, args):
-    import os
+    import sqlite3
 
-    from .experiments import report_text, summarize, to_csv
+    from .experiments import ResultStore, StoreError, report_text, summarize, to_csv
 
-    if not os.path.exists(args.database):
-        parser.error(f"no results database at {args.database}")
-    cells = summarize(args.database)
+    # the outputs first, so that nothing is printed before a refusal
+    if args.csv and (why := _unwritable(args.csv)):
+        parser.error(f"--csv {args.csv}: {why}")
+    if args.plots and Path(args.plots).exists() and not Path(args.plots).is_dir():
+        parser.error(f"--plots {args.plots}: exists and is not a directory")
+    try:
+        # read only: never creates, converts or writes the file (a mistyped name stays missing)
+        with ResultStore(args.database, read_only=True) as store:
+            rows = store.rows()
+    except StoreError as exc:
+        parser.error(str(exc))
+    except (sqlite3.Error, ValueError) as exc:
+        parser.error(f"{args.database} cannot be read as a results database: {exc}")
+    cells = summarize(rows)
     if not cells:
         print(f"{args.database} holds no runs")
         return 0
-    print(report_text(args.database, cells))
+    print(report_text(rows, cells))
     if args.csv:
         to_csv(cells, args.csv)
         print(f"\ncell summaries written to {args.csv}")
@@ -176,7 +266,8 @@ def _solve(parser, args):
     import math
     import warnings
 
-    from .experiments.runs import load_file
+    from .experiments.runs import check_class_memory, load_file
+    from .experiments.sweep import MAX_CLASSES
     from .problem import Problem, public_classes
     from .solvers import registry
 
@@ -196,14 +287,27 @@ def _solve(parser, args):
     intercept = {"fit_intercept": args.fit_intercept}
     if args.intercept_scale is not None:
         intercept["intercept_scale"] = args.intercept_scale
+    if args.out != "-" and (why := _unwritable(args.out)):
+        parser.error(f"--out {args.out}: {why}")          # before any work: no fit is lost
     classes = None if args.classes is None else _labels(args.classes)
+    # the public label set itself must fit: a K far beyond any dataset is refused before it is
+    # built (MAX_CLASSES), the rest against the memory once n and p are known
+    if args.n_classes is not None and args.n_classes > MAX_CLASSES:
+        parser.error(f"--n-classes must be an integer in [2, {MAX_CLASSES}], got "
+                     f"{args.n_classes}")
+    if classes is not None and len(classes) > MAX_CLASSES:
+        parser.error(f"--classes: at most {MAX_CLASSES} labels, got {len(classes)}")
     try:
         # the label set is checked before the data are read
-        public_classes(args.loss, classes, args.n_classes)
+        label_set = public_classes(args.loss, classes, args.n_classes)
     except (ValueError, TypeError) as exc:
         parser.error(f"--classes / --n-classes: {exc}")
     try:
-        X, y = load_file(args.data, args.labels)
+        X, y = load_file(args.data, args.labels, names=("--data", "--labels"))
+        if args.loss == "multinomial":
+            check_class_memory(X.shape[0], X.shape[1] + bool(args.fit_intercept),
+                               len(label_set),
+                               "--n-classes" if args.n_classes is not None else "--classes")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
@@ -220,8 +324,10 @@ def _solve(parser, args):
             else:
                 fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
     except (OSError, ValueError, TypeError) as exc:
-        print(f"dpsolve solve: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
+    except (ArithmeticError, MemoryError) as exc:      # not the input's fault: status 1
+        print(f"dpsolve: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
     for w in caught:            # shown to the data holder, never written to the output
         print(f"warning: {w.message}", file=sys.stderr)
 
@@ -250,8 +356,11 @@ def _solve(parser, args):
     if args.out == "-":
         print(text)
     else:
-        with open(args.out, "w") as fh:
-            fh.write(text + "\n")
+        try:
+            with open(args.out, "w") as fh:
+                fh.write(text + "\n")
+        except OSError as exc:
+            return _fail(f"--out {args.out}: {exc.strerror or exc}")
         print(f"theta and its privacy report written to {args.out}", file=sys.stderr)
     return 0
 

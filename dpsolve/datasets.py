@@ -57,6 +57,7 @@ def make_synthetic(n=1000, p=10, *, task="classification", noise=0.1, rng=None):
     n = check_int(n, "n", low=1)
     p = check_int(p, "p", low=1)
     task = check_choice(task, "task", ("classification", "regression"))
+    noise = check_real(noise, "noise", low=0.0, low_inclusive=True)
     rng = check_rng(rng)
     X = unit_rows(rng.standard_normal((n, p)))
     w = rng.standard_normal(p)

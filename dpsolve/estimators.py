@@ -16,31 +16,44 @@ The objective is dpsolve's mean form (docs/conventions.md),
 
 Bounds that a private fit needs and that were not given (``row_norm``, ``classes``,
 ``label_bound``) are read off the data with a :class:`~dpsolve.PrivacyWarning`, as diffprivlib
-does: the fit's guarantee then does not cover them. Choose them without the data, or privately
+does, and the fit then reports no guarantee: ``epsilon_`` is inf, ``dp_event_`` is
+``NonPrivateDpEvent`` and ``privacy_report_.holds`` is False (a budget refuses such a fit
+before it runs). Choose the bounds without the data, or privately
 (:func:`dpsolve.privacy.estimate_row_norm`, whose :class:`~dpsolve.privacy.PrivateEstimate` is
-accepted as ``row_norm``). Needs scikit-learn >= 1.6 (``pip install "dpsolve[estimators]"``).
+accepted as ``row_norm`` and composed into the fit's ``epsilon_`` and ``dp_event_``).
+
+The release is ``coef_``, ``intercept_`` and the public settings. Nothing a fitted estimator holds
+can regenerate its noise unless the user gave the seed: ``random_state=None`` (the default)
+draws fresh entropy that is never stored; an integer ``random_state`` makes the noise
+reproducible by whoever knows it (research runs); a release should use ``secure=True`` or leave
+``random_state`` None. A caller drawing the noise from its own stream passes it to
+``fit(X, y, rng=...)``, which is not stored either. Needs scikit-learn >= 1.6
+(``pip install "dpsolve[estimators]"``).
 """
+import dataclasses
+import math
 import numbers
 import warnings
 
+import dp_accounting
 import numpy as np
+import scipy.sparse
 
 try:
     from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
     from sklearn.linear_model._base import LinearClassifierMixin
     from sklearn.utils._param_validation import Interval
-    from sklearn.utils.extmath import softmax
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, validate_data
 except ImportError as exc:          # pragma: no cover - the extra is not installed
     raise ImportError("dpsolve.estimators needs scikit-learn >= 1.6: pip install "
                       "'dpsolve[estimators]'") from exc
-from scipy.special import expit
+from scipy.special import log_expit, log_softmax
 
 from . import solvers as _solvers
 from ._rows import row_norms
 from ._validation import check_parameters
-from .privacy.accounting import PrivacyWarning
+from .privacy.accounting import PrivacyWarning, certify
 from .privacy.budget import BudgetAccountant
 from .privacy.quantile import PrivateEstimate
 from .problem import Problem
@@ -53,6 +66,58 @@ __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression",
 def _solver_names(loss):
     return sorted(s.name for s in _solvers.registry() if s.partition is None
                   and loss in s.losses)
+
+
+#: The parameters that are real numbers: a bool among them is a mistake, not 0 or 1.
+_REAL_PARAMETERS = ("epsilon", "delta", "reg", "radius", "row_norm", "intercept_scale",
+                    "label_bound", "huber_width")
+
+
+def _refuse_complex(X):
+    """scikit-learn refuses complex dense X but casts a complex sparse matrix to its real part
+    with only a ComplexWarning: refuse both, naming X."""
+    if scipy.sparse.issparse(X) and np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError("X must hold real numbers, got a complex sparse matrix")
+
+
+def _linear_scores(X, coef, intercept):
+    """``X coef^T + intercept`` for validated X, shape (n, k).
+
+    A row of enormous entries can overflow to ``inf - inf = nan``; such rows are divided by
+    their largest entry first, so that their scores come out finite or +-inf with the right
+    sign, never NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = np.asarray(X @ coef.T, dtype=np.float64) + intercept
+    bad = ~np.all(np.isfinite(scores), axis=1)
+    if np.any(bad):
+        rows = X[np.flatnonzero(bad)]
+        if scipy.sparse.issparse(rows):
+            scale = np.asarray(abs(rows).max(axis=1).todense()).ravel()
+            scaled = rows.multiply(1.0 / scale[:, None]).tocsr()
+        else:
+            scale = np.max(np.abs(rows), axis=1)
+            scaled = rows / scale[:, None]
+        with np.errstate(over="ignore"):
+            scores[bad] = scale[:, None] * np.asarray(scaled @ coef.T) + intercept
+    return scores
+
+
+def _log_softmax(scores):
+    """Row-wise log-softmax that stays a probability where a score is infinite: the mass goes
+    to the largest scores (the limit), never NaN."""
+    top = np.max(scores, axis=1, keepdims=True)
+    finite = np.isfinite(top).ravel()
+    out = np.empty_like(scores)
+    out[finite] = log_softmax(scores[finite], axis=1)
+    if not np.all(finite):
+        ties = scores[~finite] == top[~finite]
+        out[~finite] = np.where(ties, -np.log(ties.sum(axis=1, keepdims=True)), -np.inf)
+    return out
+
+
+def _charged(accountant, event):
+    """Whether ``accountant``'s ledger holds ``event`` itself (the object, not an equal one)."""
+    return any(e is event for charge in accountant.ledger for e in charge.events)
 
 
 def _rng(random_state):
@@ -105,8 +170,23 @@ class _DPLinearModel(BaseEstimator):
         self.solver_options = solver_options
 
     # -- the fit lifecycle ---------------------------------------------------------------------
-    def _check_solver(self, loss):
-        """The solver's name: checked against the registry before any data is read."""
+    def _derived_bounds(self):
+        """The names of the bounds this fit would read off the data (not given, not estimated
+        privately): no guarantee covers them."""
+        return ["row_norm"] if self.row_norm is None else []
+
+    def _estimates(self):
+        """The PrivateEstimates the fit uses as bounds (each composed into its release)."""
+        return [value for value in (self.row_norm, getattr(self, "label_bound", None))
+                if isinstance(value, PrivateEstimate)]
+
+    def _check_public(self, loss):
+        """Every check of the parameters alone, before any data is read: bools where reals are
+        expected, the solver's name against the registry, the budget against data-derived
+        bounds."""
+        for name in _REAL_PARAMETERS:
+            if isinstance(getattr(self, name, None), (bool, np.bool_)):
+                raise TypeError(f"{name} must be a real number, got a bool")
         names = _solver_names(loss)
         if self.solver != "auto" and self.solver not in names:
             raise ValueError(f"solver must be 'auto' or one of {names} (the single-machine "
@@ -118,6 +198,27 @@ class _DPLinearModel(BaseEstimator):
         if self.secure and self.random_state is not None:
             raise ValueError("secure=True draws its noise from the operating system: "
                              "random_state must be None")
+        derived = self._derived_bounds()
+        if self.accountant is not None and derived:
+            raise ValueError(
+                f"{', '.join(derived)} not given: {type(self).__name__} would read "
+                f"{'it' if len(derived) == 1 else 'them'} off the data, which no privacy "
+                "budget can account for; pass public bounds (or private estimates, "
+                "dpsolve.privacy.estimate_row_norm / estimate_label_bound) to fit with "
+                "accountant=")
+
+    def _noise_rng(self, rng):
+        """The noise's source: ``fit``'s ``rng`` (the caller's stream, not stored), else
+        ``random_state``."""
+        if rng is None:
+            return _rng(self.random_state)
+        if self.secure:
+            raise ValueError("secure=True draws its noise from the operating system: fit's rng "
+                             "must be None")
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"fit's rng must be None or a numpy Generator, got "
+                            f"{type(rng).__name__}")
+        return rng
 
     def _row_norm(self, X):
         """The public row bound, or the data's largest row norm with a PrivacyWarning."""
@@ -149,10 +250,18 @@ class _DPLinearModel(BaseEstimator):
             name = choose_solver(problem, self.epsilon, delta if delta > 0.0 else None).name
         else:
             name = self.solver
+        spec = _solvers.get(name)
         options = dict(self.solver_options or {})
+        unknown = sorted(set(options) - set(spec.parameters))
+        if unknown:
+            how = "chosen for" if self.solver == "auto" else "given by"
+            raise ValueError(f"solver_options: {name} (the solver {how} solver="
+                             f"{self.solver!r}) takes no option "
+                             f"{', '.join(map(repr, unknown))}; its options are "
+                             f"{sorted(spec.parameters)}")
         if delta > 0.0:
             options["delta"] = delta
-        return problem, _solvers.get(name), options
+        return problem, spec, options
 
     def _planned_event(self, X, y):
         """The DpEvent a fit on ``(X, y)`` would release, from the solver's plan (public
@@ -168,20 +277,56 @@ class _DPLinearModel(BaseEstimator):
             return spec.plan(problem, None, self.epsilon, delta, secure=bool(self.secure),
                              rng=None, **options).event
 
-    def _run(self, X, y, loss, classes=None, bounds=None):
+    def _run(self, X, y, loss, classes=None, bounds=None, rng=None):
         """Build the Problem, run the solver, set the fitted attributes."""
+        rng = self._noise_rng(rng)
         problem, spec, options = self._prepare(X, y, loss, classes, bounds)
-        fit = spec.function(problem, self.epsilon, rng=_rng(self.random_state),
-                            secure=self.secure, accountant=self.accountant, **options)
+        if self.accountant is not None:
+            # an estimate is released already: charge it (once) whether or not the fit runs
+            for estimate in self._estimates():
+                if not _charged(self.accountant, estimate.dp_event):
+                    self.accountant.spend(estimate.dp_event, label="private bound estimate")
+        fit = spec.function(problem, self.epsilon, rng=rng, secure=self.secure,
+                            accountant=self.accountant, **options)
         coef, intercept = problem.split_theta(fit.theta)
-        self.fit_ = fit
+        self._set_release(self._release(fit))
         self.solver_ = spec.name
         self.row_norm_ = problem.feature_row_norm
-        self.epsilon_ = fit.epsilon
+        return coef, intercept
+
+    def _model_event(self, event):
+        """The event of the model whose solver released ``event``: the bounds' private
+        estimates composed in; ``NonPrivateDpEvent`` if a bound was read off the data."""
+        if self._derived_bounds():
+            return dp_accounting.NonPrivateDpEvent()
+        estimates = self._estimates()
+        if not estimates:
+            return event
+        return dp_accounting.ComposedDpEvent([event] + [e.dp_event for e in estimates])
+
+    def _release(self, fit):
+        """The Fit with the privacy of everything the model depends on (:meth:`_model_event`):
+        the estimates' pure epsilons added to the fit's claim (basic composition); no
+        guarantee at all (certified epsilon inf) if a bound was read off the data."""
+        event = self._model_event(fit.dp_event)
+        if event is fit.dp_event:
+            return fit
+        if self._derived_bounds():
+            report = dataclasses.replace(fit.privacy, certified_epsilon=math.inf)
+        else:
+            epsilon = fit.epsilon + sum(e.epsilon for e in self._estimates())
+            report = certify(event, epsilon, fit.delta, fit.privacy.method,
+                             fit.privacy.neighbours)
+        return dataclasses.replace(fit, dp_event=event, privacy=report)
+
+    def _set_release(self, fit):
+        """The privacy attributes, all read from one Fit."""
+        self.fit_ = fit
+        # the claim, or what is certified where that is more (inf: a bound off the data)
+        self.epsilon_ = max(fit.epsilon, fit.privacy.certified_epsilon)
         self.delta_ = fit.delta
         self.dp_event_ = fit.dp_event
         self.privacy_report_ = fit.privacy
-        return coef, intercept
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -196,11 +341,19 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
                               "classes": ["array-like", None]}
     _multinomial = False
 
+    def _derived_bounds(self):
+        return super()._derived_bounds() + (["classes"] if self.classes is None else [])
+
     def _classes(self, y):
         """The public label set, or the labels present with a PrivacyWarning."""
         if self.classes is not None:
             classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(np.unique(classes)) != len(classes):
+            try:
+                distinct = len(np.unique(classes))
+            except TypeError:
+                raise TypeError(f"classes must be labels of one orderable type (numbers or "
+                                f"strings), got {self.classes!r}") from None
+            if classes.ndim != 1 or distinct != len(classes):
                 raise ValueError(f"classes must be a 1-D sequence of distinct labels, got "
                                  f"{self.classes!r}")
             if len(classes) < 2:
@@ -209,7 +362,11 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
                 raise ValueError(f"{type(self).__name__} is binary: classes must hold exactly "
                                  f"2 labels, got {len(classes)}")
             return classes
-        classes = np.unique(y)
+        try:
+            classes = np.unique(y)
+        except TypeError:
+            raise TypeError("y must hold labels of one orderable type (numbers or strings)"
+                            ) from None
         warnings.warn(
             f"{type(self).__name__}: classes was not given, so the labels present in y are "
             "used; the label set is read off the data and leaks beyond the fit's guarantee (a "
@@ -227,23 +384,49 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
     def _validated(self, X, y):
         """X, the labels coded 0..K-1, the loss, the coding's classes for the Problem, no
         bound, and the label set."""
-        self._check_solver(self._loss)
+        self._check_public(self._loss)
+        _refuse_complex(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
-        check_classification_targets(y)
+        try:
+            check_classification_targets(y)
+        except ValueError as exc:
+            raise ValueError(f"y must hold class labels of one type: {exc}") from None
         classes = self._classes(y)
         loss = "multinomial" if len(classes) > 2 else self._loss
         if loss != self._loss:
-            self._check_solver(loss)
+            self._check_public(loss)
+        try:
+            present, inverse = np.unique(y, return_inverse=True)
+        except TypeError:
+            raise TypeError("y must hold labels of one orderable type (numbers or strings)"
+                            ) from None
         if not np.all(np.isin(y, classes)):
             raise ValueError(f"y holds labels outside classes={classes.tolist()}")
         # the Problem gets codes: scikit-learn's label types (strings, ...) index classes
         index = {c: k for k, c in enumerate(classes.tolist())}
-        present, inverse = np.unique(y, return_inverse=True)
         codes = np.array([index[v] for v in present.tolist()], dtype=np.intp)[inverse]
         return X, codes, loss, tuple(range(len(classes))), None, classes
 
+    def decision_function(self, X):
+        """Confidence scores, ``X @ coef_.T + intercept_`` (never NaN: a row of enormous
+        entries gets scores of +-inf).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) (binary) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        _refuse_complex(X)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        scores = _linear_scores(X, self.coef_, self.intercept_)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, rng=None):
         """Fit the model privately.
 
         Parameters
@@ -252,13 +435,17 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
             Training rows; rows with norm above ``row_norm`` are clipped to it. Not modified.
         y : array-like of shape (n_samples,)
             Labels, each one of ``classes``.
+        rng : numpy Generator, optional
+            The source of this fit's noise instead of ``random_state``, for a caller that
+            draws it from its own stream (as :class:`~dpsolve.private_selection.PrivateGridSearch`
+            does). It is used, not stored: the fitted estimator cannot regenerate its noise.
 
         Returns
         -------
         self
         """
         X, codes, loss, coding, _, classes = self._validated(X, y)
-        coef, intercept = self._run(X, codes, loss, classes=coding)
+        coef, intercept = self._run(X, codes, loss, classes=coding, rng=rng)
         self.classes_ = classes
         if loss == "multinomial":
             self.coef_ = np.ascontiguousarray(coef.T)
@@ -297,8 +484,10 @@ class DPLogisticRegression(_DPClassifier):
         Radius of the constraint ball on theta (intercept included); None: no constraint (needs
         ``reg > 0``).
     row_norm : float, PrivateEstimate or None, default None
-        Public bound B on the rows' L2 norms; rows above it are clipped. None: the data's
-        largest row norm, with a PrivacyWarning (it is not covered by the guarantee).
+        Public bound B on the rows' L2 norms; rows above it are clipped. A PrivateEstimate's
+        epsilon is composed into the fit's (and charged to ``accountant`` unless it already
+        was). None: the data's largest row norm, with a PrivacyWarning; the fit then has no
+        guarantee (``epsilon_`` inf) and ``accountant`` must be None.
     fit_intercept : bool, default True
         Fit an intercept, as the coefficient of a public constant feature of value
         ``intercept_scale`` (docs/intercepts.md).
@@ -306,7 +495,7 @@ class DPLogisticRegression(_DPClassifier):
         That constant s > 0.
     classes : array-like or None, default None
         The public label set (two labels for binary, negative first, or K > 2). None: the
-        labels present in y, with a PrivacyWarning.
+        labels present in y, with a PrivacyWarning and no guarantee, as for ``row_norm``.
     accountant : BudgetAccountant or None, default None
         A budget to charge the fit to; the fit is refused before it reads the data if the
         budget cannot afford it.
@@ -314,7 +503,9 @@ class DPLogisticRegression(_DPClassifier):
         Fresh operating-system entropy and rounded outputs (docs/secure_noise.md);
         ``random_state`` must be None.
     random_state : None, int, numpy Generator or RandomState, default None
-        Source of the noise; the same int gives bit-identical fits.
+        Source of the noise. None draws fresh entropy that nothing keeps. An int gives
+        bit-identical fits, and so makes the noise reproducible by whoever knows it: for
+        research runs; a model to release should leave it None (or use ``secure=True``).
     solver_options : dict or None, default None
         Keyword options of the solver (e.g. ``{"steps": 200}`` for ``clipped_gd``).
 
@@ -325,17 +516,21 @@ class DPLogisticRegression(_DPClassifier):
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     epsilon_, delta_ : float
-        The privacy the fit claims (:attr:`privacy_report_`).
+        The privacy of the model: the solver's claim plus the epsilon of any PrivateEstimate
+        used as a bound; inf if a bound was read off the data.
     dp_event_ : dp_accounting.DpEvent
-        What the fit released, to compose with other releases.
+        What the fit released (the estimates composed in; ``NonPrivateDpEvent`` if a bound was
+        read off the data), to compose with other releases.
     privacy_report_ : dpsolve.privacy.PrivacyReport
-        The claim and the epsilon a tight accountant certifies for it.
+        The claim and the epsilon a tight accountant certifies for it (inf, and ``holds``
+        False, if a bound was read off the data).
     solver_ : str
         The solver that ran.
     row_norm_ : float
         The row bound used.
     fit_ : dpsolve.Fit
-        Everything the solver released and its settings.
+        Everything the solver released and its settings, with the model's ``dp_event`` and
+        ``privacy`` as above.
     """
 
     _loss = "logistic"
@@ -362,16 +557,24 @@ class DPLogisticRegression(_DPClassifier):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        check_is_fitted(self)
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            positive = expit(scores)
-            return np.column_stack([1.0 - positive, positive])
-        return softmax(scores, copy=False)
+        return np.exp(self.predict_log_proba(X))
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
-        return np.log(self.predict_proba(X))
+        """Logarithm of :meth:`predict_proba`, computed in the log domain (finite where the
+        probability underflows).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return np.column_stack([log_expit(-scores), log_expit(scores)])
+        return _log_softmax(scores)
 
 
 class DPLinearSVC(_DPClassifier):
@@ -448,7 +651,8 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         Radius R > 0 of the constraint ball on theta (intercept included).
     label_bound : float or PrivateEstimate or None, default None
         Public bound on ``|y|``; labels beyond it are clipped to it (with a warning giving how
-        many). None: the data's largest ``|y_i|``, with a PrivacyWarning.
+        many). A PrivateEstimate is composed in as for ``row_norm``. None: the data's largest
+        ``|y_i|``, with a PrivacyWarning and no guarantee (``epsilon_`` inf).
 
     Attributes
     ----------
@@ -480,6 +684,10 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def _problem_options(self, bounds):
         return {"label_bound": bounds}
 
+    def _derived_bounds(self):
+        return super()._derived_bounds() + (["label_bound"] if self.label_bound is None
+                                            else [])
+
     def _labels(self, y):
         """The label bound and the labels clipped to it (a new array)."""
         if isinstance(self.label_bound, PrivateEstimate):
@@ -503,14 +711,15 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     def _validated(self, X, y):
         """X, the labels clipped to the label bound, the loss, no classes, the bound, no label
         set."""
-        self._check_solver(self._loss)
+        self._check_public(self._loss)
+        _refuse_complex(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C",
                              y_numeric=True)
         bound, y = self._labels(y)
         return X, y, self._loss, None, bound, None
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, *, rng=None):
         """Fit the model privately.
 
         Parameters
@@ -519,13 +728,16 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
             Training rows; rows with norm above ``row_norm`` are clipped to it. Not modified.
         y : array-like of shape (n_samples,)
             Real targets; clipped to ``[-label_bound, label_bound]``.
+        rng : numpy Generator, optional
+            As in :meth:`DPLogisticRegression.fit`: used instead of ``random_state``, not
+            stored.
 
         Returns
         -------
         self
         """
         X, y, loss, _, bound, _ = self._validated(X, y)
-        coef, intercept = self._run(X, y, loss, bounds=bound)
+        coef, intercept = self._run(X, y, loss, bounds=bound, rng=rng)
         self.label_bound_ = bound
         self.coef_ = coef
         self.intercept_ = float(intercept)
@@ -543,8 +755,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        _refuse_complex(X)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_).reshape(-1) + self.intercept_
+        return _linear_scores(X, self.coef_.reshape(1, -1), self.intercept_).reshape(-1)
 
 
 def expected_failed_checks(estimator):

@@ -36,7 +36,7 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
 from ._validation import check_choice, check_real, check_rng
-from .privacy.accounting import PureDpEvent, epsilon_of, tightest_accountant
+from .privacy.accounting import PrivacyReport, PureDpEvent, epsilon_of, tightest_accountant
 from .privacy.budget import check_accountant
 
 METHODS = ("liu_talwar", "negative_binomial", "poisson")
@@ -139,10 +139,28 @@ def draw_repetitions(event, rng):
         return int(rng.geometric(gamma))
     if shape == 0.0:
         return int(rng.logseries(1.0 - gamma))
-    while True:        # negative binomial conditioned on K >= 1
-        k = int(rng.negative_binomial(shape, gamma))
-        if k >= 1:
-            return k
+    return _truncated_negative_binomial(shape, gamma, rng)
+
+
+def _truncated_negative_binomial(shape, gamma, rng):
+    """K >= 1 with ``P(K = k)`` proportional to ``binom(k + shape - 1, k) (1 - gamma)^k`` by
+    inversion of its distribution function (one uniform).
+
+    Rejecting the draws of numpy's negative binomial that are 0 needs ``1 / P(K >= 1) =
+    1 / (1 - gamma^shape)`` tries on average, which grows without bound as ``shape -> 0``
+    (1e-8: hours). Here the work is the drawn K itself, plus at most the steps until the
+    probabilities underflow, whatever the shape."""
+    log_gamma = math.log(gamma)
+    # P(K = 1): shape gamma^shape (1 - gamma) / (1 - gamma^shape), the last factor by expm1
+    p = math.exp(math.log(shape) + shape * log_gamma + math.log1p(-gamma)
+                 - math.log(-math.expm1(shape * log_gamma)))
+    u = rng.random()
+    k, cdf = 1, p
+    while cdf < u and p > 0.0:
+        p *= (1.0 - gamma) * (k + shape) / (k + 1)
+        k += 1
+        cdf += p
+    return k
 
 
 def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=1.0,
@@ -176,20 +194,28 @@ def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=
     delta : float, default 0.0
         The delta at which ``epsilon`` is reported; 0 only for a pure-DP geometric selection.
     rng : None, int, SeedSequence or Generator
-        Source of K, of the candidates drawn and of each run's randomness.
+        Source of K, of the candidates drawn and of each run's randomness. Nothing returned
+        holds it: with None, the noise of the released run cannot be regenerated (unless
+        ``run`` stores the generator it is given in its output: it must not).
     accountant : BudgetAccountant, optional
         Charged with the whole selection's event before the first run (refused: no run).
 
     Returns
     -------
     Selection
+        A score that is NaN counts as ``-inf`` (it never beats a number; raising instead would
+        reveal, mid-selection, something of the data).
 
     Raises
     ------
     ValueError
         For bad arguments, or if the selection's privacy is not finite at ``delta``.
     """
-    candidates = list(candidates)
+    try:
+        candidates = list(candidates)
+    except TypeError:
+        raise TypeError(f"candidates must be a sequence of candidate settings, got "
+                        f"{type(candidates).__name__}") from None
     if not candidates:
         raise ValueError("candidates must hold at least one candidate")
     if not callable(run):
@@ -221,6 +247,8 @@ def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=
         index = int(rng.integers(len(candidates)))
         score, output = run(candidates[index], rng)
         score = float(score)
+        if math.isnan(score):
+            score = -math.inf
         if score > best[0] or best[1] is None:
             best = (score, index, output)
     score, index, output = best
@@ -256,11 +284,34 @@ def noisy_accuracy(estimator, X, y, epsilon, *, rng=None, accountant=None):
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     check_accountant(accountant)
     rng = check_rng(rng)
+    y = _labels(y)
+    _check_rows(X, y)
     if accountant is not None:
         accountant.spend(laplace_event(epsilon), label="noisy accuracy")
-    y = np.asarray(y)
     correct = np.count_nonzero(np.asarray(estimator.predict(X)) == y)
     return float((correct + rng.laplace(0.0, 1.0 / epsilon)) / len(y))
+
+
+def _labels(y):
+    """``y`` as a 1-D array, or a ValueError naming it."""
+    if y is None:
+        raise ValueError("y must be given: the records' labels, one per row of X")
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) == 0:
+        raise ValueError(f"y must be a non-empty 1-D array of labels, got shape {y.shape}")
+    return y
+
+
+def _check_rows(X, y):
+    """X and y hold the same number of records (a public count: n is not private here)."""
+    from sklearn.utils.validation import _num_samples
+    try:
+        rows = _num_samples(X)
+    except TypeError as exc:
+        raise TypeError(f"X must be an array-like of records: {exc}") from None
+    if rows != len(y):
+        raise ValueError(f"X and y must hold the same number of records, got {rows} rows "
+                         f"and {len(y)} labels")
 
 
 def laplace_event(epsilon):
@@ -328,15 +379,24 @@ class PrivateGridSearch:
     the held-out part with :func:`noisy_accuracy` at ``score_epsilon``. :func:`select` keeps
     the best run. One run's event is the fit's event composed with the score's (the same for
     every setting, or one that dominates them all: a pure event at the largest epsilon, or
-    their composition); the search's is
-    ``RepeatAndSelectDpEvent(run, mean, shape)``, charged to ``accountant`` before any fit.
+    their composition); the search's is ``RepeatAndSelectDpEvent(run, mean, shape)``, composed
+    with the events of the :class:`~dpsolve.privacy.PrivateEstimate` bounds the settings use
+    (released once, not per run), and charged to ``accountant`` before any fit.
+
+    Each run's noise is drawn from the search's stream and passed to the fit
+    (``fit(X, y, rng=...)``); nothing the search returns holds it, so with
+    ``random_state=None`` the released model's noise cannot be regenerated.
+    ``best_estimator_.get_params()`` are the estimator's as given, with the winning setting.
 
     Parameters
     ----------
     estimator : DPLogisticRegression, DPLinearSVC or a Pipeline ending in one
-        Its transformers must be stateless (e.g. ``Normalizer``): their fit on the records is
-        not private. Its ``accountant``, if set, is the budget the search charges (once, for
-        the whole selection; the runs' fits are not charged one by one).
+        Its transformers must be stateless (scikit-learn's ``requires_fit`` tag False, e.g.
+        ``Normalizer`` or ``FunctionTransformer``): a transformer that learns from the records
+        (``StandardScaler``, ...) would release what it learnt, and is refused. Its bounds
+        (``row_norm``, ``classes``) must be public or private estimates: a bound read off the
+        data is refused. Its ``accountant``, if set, is the budget the search charges (once,
+        for the whole selection; the runs' fits are not charged one by one).
     param_grid : dict or list of dict
         As scikit-learn's ``ParameterGrid`` (public values; the privacy parameters ``epsilon``
         and ``delta`` may vary too: the run event dominates them all).
@@ -352,17 +412,21 @@ class PrivateGridSearch:
     accountant : BudgetAccountant, optional
         The budget to charge; default the estimator's (it must not be another one).
     random_state : None or int
-        Seeds the split, K, the settings drawn and every fit's noise.
+        Seeds the split, K, the settings drawn and every fit's noise. An int makes all of them
+        reproducible by whoever knows it (research runs); a release should leave it None.
 
     Attributes
     ----------
     best_estimator_ : the fitted estimator of the best run (trained on the training part)
+        Its ``epsilon_``, ``delta_``, ``dp_event_`` and ``privacy_report_`` are the search's:
+        it is released by the selection, not by one fit.
     best_params_ : dict
     best_score_ : float
         Its noisy held-out accuracy.
     selection_ : Selection
     epsilon_, delta_ : float
-        The search's privacy.
+        The search's privacy: the selection's epsilon plus the estimates' (basic
+        composition).
     dp_event_ : dp_accounting.DpEvent
     """
 
@@ -382,18 +446,21 @@ class PrivateGridSearch:
 
     def _planned_event(self, estimator, X, y):
         """The fit's DpEvent from its plan (public constants), without running it."""
-        final = _final(estimator)
         if hasattr(estimator, "steps"):
-            # the pipeline's transformers must be stateless (e.g. Normalizer): they are fitted
-            # on the training records and their fit is not private otherwise
+            # stateless transformers only (_check_estimator): this fit learns nothing
             X = estimator[:-1].fit_transform(X, y)
-        return final._planned_event(X, y)
+        return _final(estimator)._planned_event(X, y)
 
     def fit(self, X, y):
-        """Run the search on ``(X, y)``; returns self."""
+        """Run the search on ``(X, y)``; returns self.
+
+        Every check of the arguments, and the budget's charge, come before any fit.
+        """
         from sklearn.base import clone
         from sklearn.model_selection import ParameterGrid
         from sklearn.utils import _safe_indexing
+
+        from .estimators import _charged
 
         budget = check_accountant(self.accountant)
         own = getattr(_final(self.estimator), "accountant", None)
@@ -402,18 +469,29 @@ class PrivateGridSearch:
                              "budgets: the search charges one budget, once, for the whole "
                              "selection")
         budget = budget if budget is not None else own
+        _check_estimator(self.estimator)
         fraction = check_real(self.validation_fraction, "validation_fraction", low=0.0,
                               high=1.0)
         score_epsilon = check_real(self.score_epsilon, "score_epsilon", low=0.0)
+        if self.random_state is not None and (isinstance(self.random_state, (bool, np.bool_))
+                                              or not isinstance(self.random_state,
+                                                                numbers.Integral)):
+            raise TypeError(f"random_state must be None or an int, got "
+                            f"{type(self.random_state).__name__}")
         grid = list(ParameterGrid(self.param_grid))
         if not grid:
             raise ValueError("param_grid is empty")
-        if self.random_state is not None and not isinstance(self.random_state,
-                                                            numbers.Integral):
-            raise TypeError("random_state must be None or an int")
+        # the runs are charged together, as the selection: not each fit on its own
+        accountant = _parameter(self.estimator, "accountant")
+        models = [clone(self.estimator).set_params(**{**params, accountant: None})
+                  for params in grid]
+        for model in models:
+            _check_estimator(model)
+        estimates = _unique(e for model in models for e in _final(model)._estimates())
+        y = _labels(y)
+        _check_rows(X, y)
         seeds = np.random.SeedSequence(self.random_state).spawn(2)
         split_rng, run_rng = (np.random.default_rng(s) for s in seeds)
-        y = np.asarray(y)
         n = len(y)
         n_val = int(round(fraction * n))
         if not 1 <= n_val < n:
@@ -424,47 +502,113 @@ class PrivateGridSearch:
         X_train, y_train = _safe_indexing(X, train), y[train]
         X_val, y_val = _safe_indexing(X, val), y[val]
         # every setting's fit event, from its plan (public constants of the training part)
-        # the runs are charged together, as the selection: not each fit on its own
-        models = [clone(self.estimator).set_params(
-                      **{**params, _parameter(self.estimator, "accountant"): None})
-                  for params in grid]
         planned = [self._planned_event(m, X_train, y_train) for m in models]
-        fit_event = _dominating_event(planned)
-        run_event = dp_accounting.ComposedDpEvent([fit_event, laplace_event(score_epsilon)])
+        run_event = dp_accounting.ComposedDpEvent([_dominating_event(planned),
+                                                   laplace_event(score_epsilon)])
+        if budget is not None:
+            # the estimates are released already: charge each once, whether or not this runs
+            for estimate in estimates:
+                if not _charged(budget, estimate.dp_event):
+                    budget.spend(estimate.dp_event, label="private bound estimate")
 
         def run(k, rng):
             model = clone(models[k])
-            if not _secure(model):      # each run's noise from the selection's stream
-                model.set_params(**{_parameter(model, "random_state"):
-                                    int(rng.integers(2 ** 31 - 1))})
-            model.fit(X_train, y_train)
+            # the run's noise is passed to fit, never stored in the model
+            noise = {} if _secure(model) else {_parameter(model, "rng"): rng.spawn(1)[0]}
+            model.fit(X_train, y_train, **noise)
             final = _final(model)
-            if repr(final.dp_event_) != repr(planned[k]):
+            if repr(final.dp_event_) != repr(final._model_event(planned[k])):
                 # the accounting is of the plans: a fit that released something else is a bug
                 raise RuntimeError(f"the fit released {final.dp_event_!r}, not its planned "
                                    f"{planned[k]!r}")
+            model.set_params(**{accountant: own})       # the parameters as the user set them
             return noisy_accuracy(model, X_val, y_val, score_epsilon, rng=rng), model
 
         selection = select(run, range(len(grid)), run_event, method=self.method,
                            mean=self.mean, shape=self.shape, delta=self.delta, rng=run_rng,
                            accountant=budget)
+        event, epsilon = selection.dp_event, selection.epsilon
+        if estimates:
+            event = dp_accounting.ComposedDpEvent([event] + [e.dp_event for e in estimates])
+            epsilon += sum(e.epsilon for e in estimates)
+        if selection.output is not None:
+            _release_as(_final(selection.output), event, epsilon, selection)
         self.selection_ = selection
         self.best_estimator_ = selection.output
         self.best_params_ = None if selection.index is None else grid[selection.candidate]
         self.best_score_ = selection.score
-        self.epsilon_ = selection.epsilon
+        self.epsilon_ = epsilon
         self.delta_ = selection.delta
-        self.dp_event_ = selection.dp_event
+        self.dp_event_ = event
         return self
+
+
+def _check_estimator(estimator):
+    """The search's estimator: a dpsolve classifier, alone or at the end of a pipeline of
+    stateless transformers, with no bound read off the data. Returns the classifier."""
+    if hasattr(estimator, "steps"):
+        for name, step in estimator.steps[:-1]:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            if not hasattr(step, "__sklearn_tags__") or step.__sklearn_tags__().requires_fit:
+                raise ValueError(
+                    f"estimator: the pipeline's step {name!r} ({type(step).__name__}) learns "
+                    "from the records when fitted, and that fit is not private; "
+                    "PrivateGridSearch takes stateless transformers only (e.g. Normalizer, "
+                    "FunctionTransformer)")
+    final = _final(estimator)
+    if not hasattr(final, "_planned_event"):
+        raise TypeError(f"estimator must be one of dpsolve's classifiers (DPLogisticRegression, "
+                        f"DPLinearSVC) or a Pipeline ending in one, got "
+                        f"{type(final).__name__}")
+    from sklearn.base import is_classifier
+    if not is_classifier(final):
+        raise TypeError(f"estimator must be a classifier: PrivateGridSearch scores by noisy "
+                        f"accuracy, which does not measure a regressor "
+                        f"({type(final).__name__})")
+    derived = final._derived_bounds()
+    if derived:
+        raise ValueError(f"estimator: {', '.join(derived)} not given, so each fit would read "
+                         f"{'it' if len(derived) == 1 else 'them'} off the data, which the "
+                         "search's guarantee does not cover; pass public bounds (or private "
+                         "estimates, dpsolve.privacy.estimate_row_norm)")
+    return final
+
+
+def _release_as(estimator, event, epsilon, selection):
+    """Give the selected model the privacy attributes of the search that released it."""
+    fit = estimator.fit_
+    report = PrivacyReport(
+        epsilon=epsilon, delta=selection.delta, method=f"private selection ({selection.method})",
+        certified_epsilon=epsilon, certified_by=selection.accountant,
+        neighbours=fit.privacy.neighbours)
+    estimator._set_release(dataclasses.replace(fit, dp_event=event, privacy=report))
+
+
+def _unique(items):
+    """The items in order, each object once (by identity)."""
+    seen, out = set(), []
+    for item in items:
+        if id(item) not in seen:
+            seen.add(id(item))
+            out.append(item)
+    return out
 
 
 def _final(model):
     """The private estimator: the model itself, or a pipeline's last step."""
-    return model.steps[-1][1] if hasattr(model, "steps") else model
+    if hasattr(model, "steps"):
+        step = model.steps[-1][1]
+        if step is None or isinstance(step, str):
+            raise TypeError(f"estimator: the pipeline must end in one of dpsolve's "
+                            f"classifiers, got {step!r}")
+        return step
+    return model
 
 
 def _parameter(model, name):
-    """``name`` as ``set_params`` addresses the private estimator's parameter."""
+    """``name`` as ``set_params`` (or a pipeline's ``fit``) addresses the private
+    estimator's parameter."""
     return f"{model.steps[-1][0]}__{name}" if hasattr(model, "steps") else name
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 
 from . import _blas
-from ._rows import row_norms, scale_rows
+from ._rows import row_norms, scale_rows, scale_rows_onto
 from ._validation import check_choice, check_int, check_real
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
@@ -57,6 +57,27 @@ def reject_multinomial(problem, what):
             f"{what} does not support loss='multinomial' (a (p, K) parameter); the solvers "
             f"that do are {', '.join(MULTINOMIAL_SOLVERS)}"
         )
+
+
+#: Every positive constant of a Problem (B, R, lambda, B_y, h, s) and every constant derived
+#: from them (L, beta, G, the minimiser's norm bound) must lie in this range: their squares and
+#: products of a few of them then stay finite and nonzero in float64 (docs/bad_input.md,
+#: "Numerical range"). Outside it the bounds, sensitivities, step sizes and noise scales
+#: computed from them overflow or underflow.
+CONSTANT_RANGE = (1e-150, 1e150)
+
+
+def _in_range(value):
+    low, high = CONSTANT_RANGE
+    return low <= value <= high
+
+
+def _safely(constant):
+    """``constant()``, or inf where Python's float arithmetic raises OverflowError (``**``)."""
+    try:
+        return float(constant())
+    except OverflowError:
+        return math.inf
 
 
 #: The binary losses' label sets accepted without ``classes``: labels already coded as -1/+1,
@@ -340,6 +361,14 @@ class Problem:
     values present lets one record change theta's shape; both break any privacy guarantee
     (epsilon = infinity under replace-one). Hence ``classes``.
 
+    Numerical range: ``reg`` (when not 0), ``radius``, ``row_norm``, ``label_bound``,
+    ``huber_width``, ``intercept_scale`` and the constants derived from them (L, beta, the
+    gradient bound, the minimiser's norm bound) must lie in :data:`CONSTANT_RANGE`,
+    ``[1e-150, 1e150]``, so that the squares and products the solvers and bounds take of them
+    stay finite and nonzero in float64; outside it a ValueError names the parameters, before
+    any data is read. A row whose norm overflows float64 is clipped onto ``row_norm`` like any
+    other (its norm is computed after scaling by its largest entry).
+
     Attributes
     ----------
     X, y : ndarray (X: or scipy.sparse.csr_array)
@@ -410,6 +439,7 @@ class Problem:
         #: The loss as an object carrying its constants and kernel id (dpsolve.losses).
         self.loss_function = make_loss(self.loss, huber_width=self.huber_width,
                                        label_bound=self.label_bound, n_classes=self.n_classes)
+        self._check_numerical_range()
         self.X = self._validate_X(X, bool(clip_rows))
         if self.fit_intercept:
             self.X = _append_intercept_column(self.X, self.intercept_scale)
@@ -420,6 +450,56 @@ class Problem:
         self.y.flags.writeable = False
 
     # -- validation ------------------------------------------------------------------------
+    def _check_numerical_range(self):
+        """Refuse, before any data is read, constants outside :data:`CONSTANT_RANGE`: the
+        parameters themselves, then the constants derived from them, each named with the
+        parameters it depends on."""
+        low, high = CONSTANT_RANGE
+        span = (f"[{low:g}, {high:g}], the range of a Problem's constants (their squares and "
+                "products must stay finite and nonzero in float64; docs/bad_input.md, "
+                "\"Numerical range\")")
+        given = {"reg": self.reg, "radius": self.radius, "row_norm": self.feature_row_norm}
+        if self.loss == "squared":
+            given["label_bound"] = self.label_bound
+        if self.loss == "huber_hinge":
+            given["huber_width"] = self.huber_width
+        if self.fit_intercept:
+            given["intercept_scale"] = self.intercept_scale
+        for name, value in given.items():
+            if value is None or (name == "reg" and value == 0.0):
+                continue
+            if not _in_range(value):
+                zero = "be 0 or " if name == "reg" else ""
+                raise ValueError(f"{name} must {zero}lie in {span}, got {value:g}")
+        # Each derived constant is a product of two or three parameters, so computing it cannot
+        # raise; an inf here is structural (no smoothness for hinge, no L for squared without a
+        # radius, no G without a radius) and is skipped.
+        loss = self.loss_function
+        rows = ["row_norm"] + (["intercept_scale"] if self.fit_intercept else [])
+        shape = {"squared": ["label_bound"], "huber_hinge": ["huber_width"]}.get(self.loss, [])
+        lipschitz_of = rows + (["radius"] + shape if self.loss == "squared" else [])
+        derived = []
+        if self.fit_intercept:
+            derived.append(("the row bound sqrt(row_norm^2 + intercept_scale^2)",
+                            self.row_norm, rows))
+        if math.isfinite(self.lipschitz):
+            derived.append(("the Lipschitz constant L", self.lipschitz, lipschitz_of))
+            if self.radius is not None:
+                derived.append(("the gradient bound G = L + reg radius", self.gradient_bound,
+                                lipschitz_of + ["reg", "radius"]))
+        if loss.smooth:
+            derived.append(("the smoothness beta", _safely(lambda: self.smoothness),
+                            rows + (["huber_width"] if self.loss == "huber_hinge" else [])))
+        if self.radius is None:
+            derived.append(("the bound sqrt(2 loss(0) / reg) on the minimiser's norm",
+                            _safely(lambda: math.sqrt(2.0 * loss.max_value_at_zero()
+                                                      / self.reg)), ["reg"] + shape))
+        for what, value, names in derived:
+            if not _in_range(value):
+                values = ", ".join(f"{name}={given[name]:g}" for name in dict.fromkeys(names))
+                raise ValueError(f"{values} put {what} = {value:.3g} outside {span}; rescale "
+                                 "X (and y) and the bounds")
+
     def _validate_X(self, X, clip_rows):
         if sparse.issparse(X):
             return self._clip_rows(self._validate_sparse_X(X), clip_rows)
@@ -453,12 +533,18 @@ class Problem:
                     f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={bound:g}; "
                     "pass clip_rows=True to clip them or choose a larger public bound"
                 )
-            scale_rows(X, np.where(over, bound / np.where(over, norms, 1.0), 1.0))
-            # Rounding can leave a scaled row an ulp above the bound: nudge it inside.
+            # (a row whose norm overflows float64 is scaled first: bound / inf would zero it)
+            scale_rows_onto(X, over, bound, norms)
+            # Rounding can leave a scaled row an ulp above the bound: nudge it inside. The
+            # factor squares at each round, so that the loop ends whatever the values.
             norms = row_norms(X)
+            shrink = np.nextafter(1.0, 0.0)
             while np.any(still := norms > bound):
-                scale_rows(X, np.where(still, np.nextafter(1.0, 0.0), 1.0))
+                if shrink == 0.0:   # unreachable: a row on the sphere is an ulp from it
+                    raise RuntimeError("could not clip the rows within row_norm")
+                scale_rows(X, np.where(still, shrink, 1.0))
                 norms = row_norms(X)
+                shrink *= shrink
             if np.any(beyond_rounding):
                 warnings.warn(
                     f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "

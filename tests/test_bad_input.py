@@ -384,6 +384,530 @@ CATALOGUE += [
 ]
 
 
+# -- privacy events and the budget's ledger ---------------------------------------------------
+def _events():
+    import dp_accounting
+    from dp_accounting import dp_event
+    return dp_accounting, dp_event
+
+
+def _spend(make_event, *, epsilon=1.0, delta=1e-6, **kwargs):
+    """``BudgetAccountant(epsilon, delta).spend(event)`` for the event ``make_event`` builds
+    from ``(dp_accounting, its dp_event module)``."""
+    return dpsolve.BudgetAccountant(epsilon, delta).spend(make_event(*_events()), **kwargs)
+
+
+def _epsilon_of(make_event, accountant=None, delta=1e-6):
+    return dpsolve.privacy.epsilon_of(make_event(*_events()), delta, accountant)
+
+
+def _in_parallel(action):
+    budget = dpsolve.BudgetAccountant(2.0)
+    with budget.parallel() as group:
+        if action == "nest":
+            group.parallel()
+    if action == "after":
+        group.spend(dpsolve.privacy.PureDpEvent(0.1))
+
+
+CATALOGUE += [
+    case("event-laplace-negative", lambda: _spend(lambda d, e: d.LaplaceDpEvent(-1.0),
+                                                  delta=0.0),
+         ValueError, r"LaplaceDpEvent\.noise_multiplier"),
+    case("event-laplace-negative-epsilon_of",
+         lambda: _epsilon_of(lambda d, e: d.LaplaceDpEvent(-1.0), "basic", 0.0),
+         ValueError, r"LaplaceDpEvent\.noise_multiplier"),
+    case("event-laplace-negative-delta_of", lambda: dpsolve.privacy.delta_of(
+        _events()[0].LaplaceDpEvent(-1.0), 1.0), ValueError, r"LaplaceDpEvent\.noise_multiplier"),
+    case("event-laplace-nan", lambda: _spend(lambda d, e: d.LaplaceDpEvent(math.nan)),
+         ValueError, r"LaplaceDpEvent\.noise_multiplier"),
+    case("event-laplace-zero", lambda: _spend(lambda d, e: d.LaplaceDpEvent(0.0)),
+         dpsolve.privacy.BudgetExceededError, "epsilon=inf"),
+    case("event-gaussian-negative", lambda: _spend(lambda d, e: d.GaussianDpEvent(-1.0)),
+         ValueError, r"GaussianDpEvent\.noise_multiplier"),
+    case("event-gaussian-nan", lambda: _spend(lambda d, e: d.GaussianDpEvent(math.nan)),
+         ValueError, r"GaussianDpEvent\.noise_multiplier"),
+    case("event-gaussian-nan-epsilon_of",
+         lambda: _epsilon_of(lambda d, e: d.GaussianDpEvent(math.nan), "rdp"),
+         ValueError, r"GaussianDpEvent\.noise_multiplier"),
+    case("event-gaussian-inf", lambda: _spend(lambda d, e: d.GaussianDpEvent(math.inf)),
+         ValueError, r"GaussianDpEvent\.noise_multiplier"),
+    case("event-gaussian-zero", lambda: _spend(lambda d, e: d.GaussianDpEvent(0.0)),
+         dpsolve.privacy.BudgetExceededError, "epsilon=inf"),
+    case("event-gaussian-tiny", lambda: _spend(lambda d, e: d.GaussianDpEvent(1e-300)),
+         dpsolve.privacy.BudgetExceededError, "epsilon=inf"),
+    case("event-selfcomposed-negative-count",
+         lambda: _spend(lambda d, e: d.SelfComposedDpEvent(dpsolve.privacy.PureDpEvent(0.1), -3),
+                        delta=0.0),
+         ValueError, r"SelfComposedDpEvent\.count"),
+    case("event-selfcomposed-zero-count",
+         lambda: _spend(lambda d, e: d.SelfComposedDpEvent(dpsolve.privacy.PureDpEvent(0.1), 0)),
+         ValueError, r"SelfComposedDpEvent\.count"),
+    case("event-selfcomposed-float-count",
+         lambda: _spend(lambda d, e: d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 2.5)),
+         TypeError, r"SelfComposedDpEvent\.count"),
+    case("event-selfcomposed-too-many-releases",
+         lambda: _spend(lambda d, e: d.SelfComposedDpEvent(
+             d.SelfComposedDpEvent(d.GaussianDpEvent(2.0), 2 ** 30), 2 ** 30)),
+         ValueError, r"SelfComposedDpEvent\.count.*releases"),
+    case("event-composed-negative-part",
+         lambda: _spend(lambda d, e: d.ComposedDpEvent([d.GaussianDpEvent(2.0),
+                                                        d.LaplaceDpEvent(-1.0)])),
+         ValueError, r"LaplaceDpEvent\.noise_multiplier"),
+    case("event-composed-negative-part-after-selection",
+         lambda: _epsilon_of(lambda d, e: d.ComposedDpEvent([
+             e.RepeatAndSelectDpEvent(d.GaussianDpEvent(2.0), 2.0, 1.0),
+             d.LaplaceDpEvent(-1.0)]), "rdp"),
+         ValueError, r"LaplaceDpEvent\.noise_multiplier"),
+    case("event-composed-not-an-event",
+         lambda: _spend(lambda d, e: d.ComposedDpEvent([d.GaussianDpEvent(2.0), 0.5])),
+         TypeError, "DpEvent"),
+    case("event-nested-too-deep",
+         lambda: _spend(lambda d, e: __import__("functools").reduce(
+             lambda inner, _: d.ComposedDpEvent([inner]), range(101), d.GaussianDpEvent(2.0))),
+         ValueError, "deeper"),
+    case("event-poisson-probability-negative",
+         lambda: _spend(lambda d, e: d.PoissonSampledDpEvent(-0.5, d.GaussianDpEvent(2.0))),
+         ValueError, r"PoissonSampledDpEvent\.sampling_probability"),
+    case("event-poisson-probability-zero",
+         lambda: _spend(lambda d, e: d.PoissonSampledDpEvent(0.0, d.GaussianDpEvent(2.0))),
+         ValueError, r"PoissonSampledDpEvent\.sampling_probability"),
+    case("event-poisson-probability-above-1",
+         lambda: _spend(lambda d, e: d.PoissonSampledDpEvent(1.5, d.GaussianDpEvent(2.0))),
+         ValueError, r"PoissonSampledDpEvent\.sampling_probability"),
+    case("event-sampled-without-replacement-sample-above-size",
+         lambda: _epsilon_of(lambda d, e: d.SampledWithoutReplacementDpEvent(
+             10, 20, d.GaussianDpEvent(2.0)), "rdp"),
+         ValueError, r"SampledWithoutReplacementDpEvent\.sample_size"),
+    case("event-sampled-without-replacement-size-negative",
+         lambda: _epsilon_of(lambda d, e: d.SampledWithoutReplacementDpEvent(
+             -10, 1, d.GaussianDpEvent(2.0)), "rdp"),
+         ValueError, r"SampledWithoutReplacementDpEvent\.source_dataset_size"),
+    case("event-repeat-and-select-mean-below-1",
+         lambda: _spend(lambda d, e: e.RepeatAndSelectDpEvent(
+             dpsolve.privacy.PureDpEvent(0.1), 0.5, 1.0)),
+         ValueError, r"RepeatAndSelectDpEvent\.mean"),
+    case("event-repeat-and-select-shape-nan",
+         lambda: _spend(lambda d, e: e.RepeatAndSelectDpEvent(
+             dpsolve.privacy.PureDpEvent(0.1), 2.0, math.nan)),
+         ValueError, r"RepeatAndSelectDpEvent\.shape"),
+    case("event-unsupported-kind",
+         lambda: _spend(lambda d, e: e.ZCDpEvent(0.1, 0.0)), ValueError, "ZCDpEvent"),
+    case("event-not-an-event", lambda: dpsolve.BudgetAccountant(1.0).spend(0.5), TypeError,
+         "DpEvent"),
+    case("budget-neighbours-empty", lambda: dpsolve.BudgetAccountant(1.0, neighbours=""),
+         ValueError, "neighbours"),
+    case("budget-spend-neighbours-empty",
+         lambda: dpsolve.BudgetAccountant(1.0).spend(dpsolve.privacy.PureDpEvent(0.1),
+                                                     neighbours=""),
+         ValueError, "neighbours"),
+    case("budget-check-neighbours-unknown",
+         lambda: dpsolve.BudgetAccountant(1.0).check(dpsolve.privacy.PureDpEvent(0.1),
+                                                     neighbours="swap"),
+         ValueError, "neighbours"),
+    case("budget-spend-neighbours-not-a-string",
+         lambda: dpsolve.BudgetAccountant(1.0).spend(dpsolve.privacy.PureDpEvent(0.1),
+                                                     neighbours=1),
+         TypeError, "neighbours"),
+    case("budget-spend-neighbours-other-relation",
+         lambda: dpsolve.BudgetAccountant(1.0, neighbours="add_remove").spend(
+             dpsolve.privacy.PureDpEvent(0.1), neighbours="replace_one"),
+         ValueError, "neighbours"),
+    case("budget-parallel-nested", lambda: _in_parallel("nest"), ValueError, "parallel"),
+    case("budget-parallel-group-after-its-block", lambda: _in_parallel("after"), ValueError,
+         "parallel"),
+    case("objective-gaussian-epsilon-below-jacobian",
+         lambda: SOLVERS["objective_perturbation"](e=0.01, d=1e-6, objective_noise="gaussian",
+                                                   extra_reg=0.0),
+         ValueError, "epsilon"),
+]
+# (END privacy events)
+# -- numerical range: values whose derived constants overflow or underflow --------------------
+def _range_fit(cls_name="DPLogisticRegression", **params):
+    """An estimator fit with a public row bound (and label set or label bound), so that only
+    the parameter under test is out of range."""
+    from dpsolve import estimators
+    options = {"row_norm": 1.0, **params}
+    if cls_name == "DPLinearRegression":
+        options.setdefault("label_bound", 1.0)
+        labels = 0.5 * Y
+    else:
+        options.setdefault("classes", [0, 1])
+        labels = (Y > 0).astype(int)
+    return getattr(estimators, cls_name)(**options).fit(X, labels)
+
+
+CATALOGUE += [
+    # the Problem's constants (refused before X is read)
+    case("range-reg-1e-300", lambda: problem(reg=1e-300), ValueError, r"reg must be 0 or lie in"),
+    case("range-reg-1e200", lambda: problem(reg=1e200), ValueError, "reg"),
+    case("range-radius-1e-300", lambda: problem(radius=1e-300), ValueError, "radius must lie in"),
+    case("range-row_norm-1e150", lambda: problem(row_norm=1e150), ValueError,
+         r"row_norm=1e\+150 put the smoothness"),
+    case("range-row_norm-1e-160", lambda: problem(row_norm=1e-160), ValueError,
+         "row_norm must lie in"),
+    case("range-huber_width-1e300", lambda: problem("huber_hinge", huber_width=1e300),
+         ValueError, "huber_width must lie in"),
+    case("range-huber_width-1e-300", lambda: problem("huber_hinge", huber_width=1e-300),
+         ValueError, "huber_width must lie in"),
+    case("range-label_bound-1e300", lambda: problem("squared", label_bound=1e300), ValueError,
+         "label_bound must lie in"),
+    case("range-lipschitz-squared", lambda: problem("squared", radius=1e100, label_bound=1e100,
+                                                    row_norm=1e70),
+         ValueError, r"row_norm=1e\+70, radius=1e\+100, label_bound=1e\+100 put the Lipschitz"),
+    case("range-gradient_bound-reg-radius", lambda: problem(reg=1e100, radius=1e100),
+         ValueError, r"reg=1e\+100, radius=1e\+100 put the gradient bound"),
+    case("range-intercept_scale-1e-300",
+         lambda: problem(fit_intercept=True, intercept_scale=1e-300), ValueError,
+         "intercept_scale must lie in"),
+    # the same through the estimators (they used to raise OverflowError or RuntimeError mid-fit)
+    case("range-estimator-reg-1e-300", lambda: _range_fit(reg=1e-300), ValueError, "reg"),
+    case("range-estimator-radius-1e-300", lambda: _range_fit(radius=1e-300), ValueError,
+         "radius"),
+    case("range-estimator-row_norm-1e150", lambda: _range_fit(row_norm=1e150), ValueError,
+         "row_norm"),
+    case("range-estimator-huber_width-1e300",
+         lambda: _range_fit("DPLinearSVC", huber_width=1e300), ValueError, "huber_width"),
+    case("range-estimator-label_bound-1e300",
+         lambda: _range_fit("DPLinearRegression", label_bound=1e300), ValueError,
+         "label_bound"),
+    # epsilon so small that the noise scale leaves float64 (OverflowError, ZeroDivisionError)
+    case("range-epsilon-1e-300", lambda: _range_fit(epsilon=1e-300), ValueError,
+         r"epsilon=1e-300"),
+    case("range-epsilon-1e-320", lambda: _range_fit(epsilon=1e-320), ValueError, "epsilon"),
+    case("range-epsilon-1e-200", lambda: _range_fit(epsilon=1e-200), ValueError,
+         r"epsilon=1e-200 is too small"),
+    case("range-epsilon-1e-300-minibatch_sgd", lambda: SOLVERS["minibatch_sgd"](e=1e-300),
+         ValueError, "epsilon=1e-300 is too small"),
+    case("range-epsilon-1e-300-output_perturbation-gamma-norm",
+         lambda: dpsolve.output_perturbation(problem(), 1e-300), ValueError,
+         "epsilon=1e-300 is too small"),
+    case("range-epsilon-1e-320-objective_perturbation",
+         lambda: SOLVERS["objective_perturbation"](e=1e-320), ValueError, "epsilon"),
+    case("range-epsilon-1e-300-noisy_sgd-paper",
+         lambda: SOLVERS["noisy_sgd"](e=1e-300, d=1e-9), ValueError,
+         "epsilon=1e-300 is too small"),
+    case("range-epsilon-5e-324-clipped_gd", lambda: SOLVERS["clipped_gd"](e=5e-324),
+         ValueError, "epsilon"),
+    # explicit noise beyond float64's range
+    case("range-sigma-1e200-clipped_gd",
+         lambda: dpsolve.clipped_gd(problem(), delta=1e-6, sigma=1e200, steps=3), ValueError,
+         "sigma must lie in"),
+    case("range-noise_scale-1e200-minibatch_sgd",
+         lambda: SOLVERS["minibatch_sgd"](e=None, noise_scale=1e200), ValueError,
+         "noise_scale"),
+    # delta >= 1/2 (1 - 2**-53 used to raise IndexError in objective perturbation's accounting)
+    case("range-delta-1-minus-ulp", lambda: _range_fit(delta=1 - 2 ** -53), ValueError,
+         r"delta must lie in \(0, 0.5\)"),
+    case("range-delta-one-half-choose_solver",
+         lambda: dpsolve.choose_solver(problem(), 1.0, 0.5), ValueError, "delta"),
+    # options checked even where unused (calibration with gamma-norm noise or explicit sigma)
+    case("options-calibration-bogus-estimator",
+         lambda: _range_fit(solver_options={"calibration": "bogus"}), ValueError,
+         "calibration"),
+    case("options-calibration-bogus-gamma-norm-objective_perturbation",
+         lambda: SOLVERS["objective_perturbation"](calibration="bogus"), ValueError,
+         "calibration"),
+    case("options-calibration-bogus-with-sigma-noisy_sgd",
+         lambda: dpsolve.noisy_sgd(problem(), delta=1e-6, sigma=1.0, steps=3,
+                                   calibration="bogus"), ValueError, "calibration"),
+]
+for name in GAUSSIAN:
+    CATALOGUE.append(case(f"range-delta-1-minus-ulp-{name}",
+                          lambda s=SOLVERS[name]: s(d=1 - 2 ** -53), ValueError,
+                          r"delta must lie in \(0, 0.5\)"))
+CATALOGUE.append(case("range-delta-1-minus-ulp-objective_perturbation",
+                      lambda: SOLVERS["objective_perturbation"](d=1 - 2 ** -53), ValueError,
+                      r"delta must lie in \(0, 0.5\)"))
+# (END numerical range)
+# -- estimators, selection and searches --------------------------------------------------------
+def _estimator(cls_name, **params):
+    from dpsolve import estimators
+    return getattr(estimators, cls_name)(**params)
+
+
+def _search_with(estimator, X_=X, y_=Y, **changes):
+    from dpsolve.private_selection import PrivateGridSearch
+    return PrivateGridSearch(estimator, {"epsilon": [1.0]}, **changes).fit(X_, y_)
+
+
+def _pipeline(*steps):
+    from sklearn.pipeline import Pipeline
+    return Pipeline([(f"s{k}", step) for k, step in enumerate(steps)])
+
+
+def _scaler():
+    from sklearn.preprocessing import StandardScaler
+    return StandardScaler()
+
+
+def _public_logistic(**params):
+    return _estimator("DPLogisticRegression", **{"row_norm": 1.0, "classes": [-1, 1],
+                                                 **params})
+
+
+CATALOGUE += [
+    case("estimator-row_norm-bool", lambda: _estimator_fit(row_norm=True), TypeError,
+         "row_norm"),
+    case("estimator-epsilon-bool", lambda: _estimator_fit(epsilon=True), TypeError, "epsilon"),
+    case("estimator-label_bound-bool", lambda: _estimator(
+        "DPLinearRegression", row_norm=1.0, label_bound=True).fit(X, 0.5 * Y), TypeError,
+         "label_bound"),
+    case("estimator-row_norm-from-data-with-accountant",
+         lambda: _estimator_fit(row_norm=None, accountant=dpsolve.BudgetAccountant(5.0)),
+         ValueError, "row_norm"),
+    case("estimator-classes-from-data-with-accountant",
+         lambda: _estimator_fit(classes=None, accountant=dpsolve.BudgetAccountant(5.0)),
+         ValueError, "classes"),
+    case("estimator-label_bound-from-data-with-accountant", lambda: _estimator(
+        "DPLinearRegression", row_norm=1.0, accountant=dpsolve.BudgetAccountant(5.0)).fit(
+        X, 0.5 * Y), ValueError, "label_bound"),
+    case("estimator-classes-unorderable", lambda: _estimator_fit(classes=[0, None]), TypeError,
+         "classes"),
+    case("estimator-y-mixed-types", lambda: _public_logistic(classes=None).fit(
+        X, np.array([1, "a"] * (N // 2), dtype=object)), ValueError, "y"),
+    case("estimator-y-None", lambda: _public_logistic().fit(X, None), ValueError, "y"),
+    case("estimator-X-sparse-complex", lambda: _public_logistic().fit(
+        scipy.sparse.csr_matrix(X.astype(complex)), Y), TypeError, "X"),
+    case("estimator-fit-rng-with-secure", lambda: _public_logistic(secure=True).fit(
+        X, Y, rng=np.random.default_rng(0)), ValueError, "rng"),
+    case("estimator-fit-rng-int", lambda: _public_logistic().fit(X, Y, rng=3), TypeError,
+         "rng"),
+    case("search-random_state-bool", lambda: _search(random_state=True), TypeError,
+         "random_state"),
+    case("search-y-shorter", lambda: _search_with(_public_logistic(), y_=Y[:-1]), ValueError,
+         "X and y"),
+    case("search-X-shorter", lambda: _search_with(_public_logistic(), X_=X[:-1]), ValueError,
+         "X and y"),
+    case("search-y-None", lambda: _search_with(_public_logistic(), y_=None), ValueError, "y"),
+    case("search-stateful-transformer", lambda: _search_with(
+        _pipeline(_scaler(), _public_logistic())), ValueError, "StandardScaler"),
+    case("search-pipeline-ends-in-passthrough", lambda: _search_with(
+        _pipeline(_public_logistic(), "passthrough")), TypeError, "estimator"),
+    case("search-regressor", lambda: _search_with(_estimator(
+        "DPLinearRegression", row_norm=1.0, label_bound=1.0)), TypeError, "classifier"),
+    case("search-row_norm-from-data", lambda: _search_with(_public_logistic(row_norm=None)),
+         ValueError, "row_norm"),
+    case("search-not-a-dpsolve-estimator", lambda: _search_with(_scaler()), TypeError,
+         "estimator"),
+    case("noisy-accuracy-y-shorter", lambda: __import__(
+        "dpsolve.private_selection").private_selection.noisy_accuracy(
+        _public_logistic().fit(X, Y), X, Y[:1], 1.0), ValueError, "X and y"),
+    case("select-candidates-not-iterable", lambda: _select(candidates=3), TypeError,
+         "candidates"),
+    case("estimator-solver-options-unknown-for-auto",
+         lambda: _estimator_fit(solver_options={"steps": 5}), ValueError, "solver_options"),
+    case("make_synthetic-noise-nan", lambda: dpsolve.datasets.make_synthetic(10, 2,
+                                                                            noise=math.nan),
+         ValueError, "noise"),
+    case("make_synthetic-noise-negative", lambda: dpsolve.datasets.make_synthetic(10, 2,
+                                                                                 noise=-1.0),
+         ValueError, "noise"),
+]
+# (END estimators)
+# -- the command line ----------------------------------------------------------------------------
+def _cli(*argv):
+    """``dpsolve.cli.main(argv)`` in-process, as the console script runs it. It must stop with
+    exit status 2 (returned, or argparse's SystemExit) and one ``dpsolve: error: ...`` line on
+    stderr (after argparse's usage line, if any), never a traceback (an exception out of main);
+    the message comes back as a ValueError for the catalogue's match."""
+    import contextlib
+    import io
+
+    from dpsolve.cli import main
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            status = main(list(argv))
+        except SystemExit as exc:
+            status = exc.code
+        except Exception as exc:            # the console script would print a traceback
+            raise AssertionError(f"dpsolve {' '.join(argv)} raised {exc!r}") from exc
+    lines = err.getvalue().strip().splitlines()
+    assert status == 2, (status, lines)
+    assert lines and lines[-1].startswith("dpsolve: error: "), lines
+    assert all(line.startswith("usage: ") for line in lines[:-1]), lines
+    raise ValueError(lines[-1])
+
+
+def _cli_with(files, *argv, after=None):
+    """:func:`_cli` with ``files`` (name: text, array or None for a folder) in a new temporary
+    folder, ``{d}`` in the arguments and the texts standing for it; then ``after(folder)``."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        for name, content in files.items():
+            path = Path(d, name)
+            if content is None:
+                path.mkdir()
+            elif isinstance(content, np.ndarray) and name.endswith(".npy"):
+                np.save(path, content)
+            elif isinstance(content, np.ndarray):
+                np.savetxt(path, content, delimiter=",")
+            else:
+                path.write_text(content.replace("{d}", d))
+        try:
+            _cli(*(a.replace("{d}", d) for a in argv))
+        finally:
+            if after is not None:
+                after(Path(d))
+
+
+_SWEEP = {"data": 'source = "synthetic"\nn = 40\np = 3\n',
+          "problem": 'loss = "logistic"\nradius = 1.0\n',
+          "solver": 'name = "clipped_gd"\nepsilon = 1.0\ndelta = 1e-6\nsteps = 3\n'}
+
+
+def _cli_run(out="{d}/r.db", files=(), **tables):
+    """``dpsolve run`` of a small sweep with one table replaced; the results database must not
+    have been created (the sweep is refused before)."""
+    parts = {**_SWEEP, **tables}
+    text = ('name = "bad"\nreplicates = 1\n[data]\n' + parts["data"] + "[problem]\n"
+            + parts["problem"] + "[[solver]]\n" + parts["solver"])
+    def no_database(folder):
+        assert not (folder / "r.db").exists(), "the database was created"
+
+    _cli_with({"s.toml": text, **dict(files)}, "run", "{d}/s.toml", "--out", out, "--jobs", "1",
+              "--quiet", after=no_database)
+
+
+def _cli_solve(*argv, files=None):
+    """``dpsolve solve`` on a CSV file of valid data (``{d}/d.csv``)."""
+    files = {"d.csv": np.column_stack([X, Y]), **(files or {})}
+    _cli_with(files, "solve", "--epsilon", "1", "--delta", "1e-5", *argv)
+
+
+def _cli_report(*argv, files=None):
+    _cli_with(files or {}, "report", *argv)
+
+
+def _cli_report_foreign():
+    """``dpsolve report`` on an SQLite database that is not a results database."""
+    import sqlite3
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        con = sqlite3.connect(Path(d, "foreign.db"))
+        con.execute("CREATE TABLE other (a)")
+        con.commit()
+        con.close()
+        _cli("report", str(Path(d, "foreign.db")))
+
+
+CATALOGUE += [
+    # dpsolve run: every setting of every run, before any run and before the database exists
+    case("cli-run-n-negative", lambda: _cli_run(data='source = "synthetic"\nn = -5\np = 3\n'),
+         ValueError, r"data\.n = -5: n must be an integer >= 1"),
+    case("cli-run-n-0", lambda: _cli_run(data='source = "synthetic"\nn = 0\np = 3\n'),
+         ValueError, r"data\.n = 0: .*>= 1"),
+    case("cli-run-n-string", lambda: _cli_run(data='source = "synthetic"\nn = "many"\np = 3\n'),
+         ValueError, r"data\.n = \"many\": .*accepted: an integer >= 1"),
+    case("cli-run-n-bool", lambda: _cli_run(data='source = "synthetic"\nn = true\np = 3\n'),
+         ValueError, r"data\.n = true: n must be an integer, got bool"),
+    case("cli-run-n-float", lambda: _cli_run(data='source = "synthetic"\nn = 30.5\np = 3\n'),
+         ValueError, r"data\.n = 30\.5: n must be an integer, got float"),
+    case("cli-run-p-negative", lambda: _cli_run(data='source = "synthetic"\nn = 40\np = -1\n'),
+         ValueError, r"data\.p = -1"),
+    case("cli-run-noise-negative",
+         lambda: _cli_run(data='source = "synthetic"\nn = 40\np = 3\nnoise = -1.0\n'),
+         ValueError, r"data\.noise = -1\.0: noise must lie in \[0, inf\)"),
+    case("cli-run-file-without-path", lambda: _cli_run(data='source = "file"\n'), ValueError,
+         r"data\.path: source 'file' needs path"),
+    case("cli-run-file-missing", lambda: _cli_run(data='source = "file"\npath = "nope.csv"\n'),
+         ValueError, r"data\.path nope\.csv: no such file"),
+    case("cli-run-file-empty",
+         lambda: _cli_run(data='source = "file"\npath = "{d}/e.csv"\n', files={"e.csv": ""}),
+         ValueError, r"data\.path .*e\.csv: the file holds no rows"),
+    case("cli-run-loss-unknown", lambda: _cli_run(problem='loss = "bogus"\n'), ValueError,
+         r"problem\.loss = \"bogus\": loss must be one of"),
+    case("cli-run-radius-string", lambda: _cli_run(problem='loss = "logistic"\nradius = "big"\n'),
+         ValueError, r"problem\.radius = \"big\": radius must be a number > 0, or \"none\""),
+    case("cli-run-label_bound-negative",
+         lambda: _cli_run(problem='loss = "squared"\nlabel_bound = -1\n'), ValueError,
+         r"problem\.label_bound = -1: label_bound must lie in \(0, inf\)"),
+    case("cli-run-n_classes-huge",
+         lambda: _cli_run(problem='loss = "multinomial"\nn_classes = 1000000000\n'), ValueError,
+         r"problem\.n_classes = 1000000000: n_classes must be an integer in \[2, 65536\]"),
+    case("cli-run-labels-outside-classes",
+         lambda: _cli_run(problem='loss = "logistic"\nclasses = [5, 7]\n'), ValueError,
+         r"problem: y holds labels outside classes"),
+    case("cli-run-steps-0",
+         lambda: _cli_run(solver='name = "clipped_gd"\nepsilon = 1.0\ndelta = 1e-6\nsteps = 0\n'),
+         ValueError, r"solver\[0\]\.steps = 0: steps must be an integer >= 1"),
+    case("cli-run-epsilon-negative",
+         lambda: _cli_run(solver='name = "clipped_gd"\nepsilon = -1.0\ndelta = 1e-6\n'),
+         ValueError, r"solver\[0\]\.epsilon = -1\.0: epsilon must lie in \(0, inf\)"),
+    case("cli-run-delta-above-paper-range",      # noisy_sgd's noise (3) needs delta < 1/n^3
+         lambda: _cli_run(solver='name = "noisy_sgd"\nepsilon = 0.5\ndelta = 1e-3\n'),
+         ValueError, r"solver\[0\]\.delta = 0\.001: delta must lie in \(0, 1\.5625e-05\)"),
+    case("cli-run-calibration-unknown",
+         lambda: _cli_run(solver='name = "noisy_sgd"\nepsilon = 0.5\ndelta = 1e-6\n'
+                                 'calibration = "zzz"\n'),
+         ValueError, r"solver\[0\]\.calibration = \"zzz\": calibration must be one of"),
+    case("cli-run-parties-above-n",
+         lambda: _cli_run(solver='name = "multiparty_gd"\nparties = 100\nepsilon = 1.0\n'
+                                 'delta = 1e-6\n'),
+         ValueError, r"solver\[0\]\.parties = 100: parties must be at most n = 40"),
+    case("cli-run-secure",
+         lambda: _cli_run(solver='name = "clipped_gd"\nepsilon = 1.0\ndelta = 1e-6\n'
+                                 'secure = true\n'),
+         ValueError, r"solver\[0\]\.secure: not an option of clipped_gd"),
+    case("cli-run-out-missing-folder", lambda: _cli_run(out="{d}/no/r.db"), ValueError,
+         r"--out: the folder .* does not exist"),
+    case("cli-run-out-not-a-database",
+         lambda: _cli_run(out="{d}/x.csv", files={"x.csv": "1,2\n"}), ValueError,
+         r"--out: .*x\.csv is not an SQLite database"),
+    case("cli-run-sweep-missing", lambda: _cli_with({}, "run", "{d}/s.toml", "--out", "{d}/r.db"),
+         ValueError, r"s\.toml: cannot read the sweep file"),
+    # dpsolve report: read only, on a results database
+    case("cli-report-missing", lambda: _cli_report("{d}/nope.db"), ValueError,
+         r"no results database at .*nope\.db"),
+    case("cli-report-empty", lambda: _cli_report("{d}/e.db", files={"e.db": ""}), ValueError,
+         r"e\.db is empty, not a results database"),
+    case("cli-report-not-a-database", lambda: _cli_report("{d}/t.db", files={"t.db": "text\n"}),
+         ValueError, r"t\.db is not an SQLite database"),
+    case("cli-report-directory", lambda: _cli_report("{d}/folder", files={"folder": None}),
+         ValueError, r"folder is a directory"),
+    case("cli-report-foreign-sqlite", _cli_report_foreign, ValueError,
+         r"foreign\.db is an SQLite database but not a dpsolve results database"),
+    case("cli-report-csv-missing-folder",
+         lambda: _cli_report("{d}/e.db", "--csv", "{d}/no/c.csv", files={"e.db": ""}),
+         ValueError, r"--csv .*: the folder .* does not exist"),
+    # dpsolve solve: the outputs and the label set before the data are read
+    case("cli-solve-out-missing-folder", lambda: _cli_solve("--data", "{d}/d.csv", "--out",
+                                                            "{d}/no/fit.json"),
+         ValueError, r"--out .*: the folder .* does not exist"),
+    case("cli-solve-out-directory", lambda: _cli_solve("--data", "{d}/d.csv", "--out", "{d}"),
+         ValueError, r"--out .*: .* is a directory"),
+    case("cli-solve-n-classes-huge",
+         lambda: _cli_solve("--data", "{d}/d.csv", "--loss", "multinomial", "--n-classes",
+                            "1000000000"),
+         ValueError, r"--n-classes must be an integer in \[2, 65536\]"),
+    case("cli-solve-classes-one", lambda: _cli_solve("--data", "{d}/d.csv", "--classes", "-1"),
+         ValueError, r"--classes / --n-classes: classes must hold exactly two labels"),
+    case("cli-solve-data-missing", lambda: _cli_solve("--data", "{d}/nope.csv"), ValueError,
+         r"--data .*nope\.csv: no such file"),
+    case("cli-solve-data-suffix", lambda: _cli_solve("--data", "{d}/d.txt",
+                                                     files={"d.txt": "1,2\n"}),
+         ValueError, r"--data .*d\.txt: must be a \.npy, \.npz or \.csv file"),
+    case("cli-solve-data-empty-csv", lambda: _cli_solve("--data", "{d}/e.csv",
+                                                        files={"e.csv": ""}),
+         ValueError, r"--data .*e\.csv: the file holds no rows"),
+    case("cli-solve-labels-empty-csv",
+         lambda: _cli_solve("--data", "{d}/x.csv", "--labels", "{d}/e.csv",
+                            files={"x.csv": X, "e.csv": ""}),
+         ValueError, r"--labels .*e\.csv: the file holds no rows"),
+    case("cli-solve-csv-one-column", lambda: _cli_solve("--data", "{d}/y.csv",
+                                                        files={"y.csv": Y[:, None]}),
+         ValueError, r"--data .*y\.csv: a \.csv file without --labels needs at least two columns"),
+    case("cli-solve-npy-without-labels", lambda: _cli_solve("--data", "{d}/x.npy",
+                                                            files={"x.npy": X}),
+         ValueError, r"--data .*x\.npy: an \.npy file of rows needs .*\(--labels\)"),
+    case("cli-solve-csv-not-numbers", lambda: _cli_solve("--data", "{d}/h.csv",
+                                                         files={"h.csv": "a,b\n1,1\n"}),
+         ValueError, r"--data .*h\.csv: cannot be read"),
+]
+# (END command line)
+
+
 @pytest.mark.parametrize("call,error,match", CATALOGUE)
 def test_bad_input_is_rejected_with_a_named_error(call, error, match):
     with warnings.catch_warnings():

@@ -62,29 +62,128 @@ def test_gaussian_ledger_is_composed_not_summed():
 
 def test_parallel_group_costs_its_worst_part():
     budget = BudgetAccountant(1.0)
-    with budget.parallel():
-        budget.spend(PureDpEvent(0.5), label="part a")
-        budget.spend(PureDpEvent(0.75), label="part b")
-        budget.spend(PureDpEvent(0.25), label="part c")
+    with budget.parallel() as group:
+        group.spend(PureDpEvent(0.5), label="part a")
+        group.spend(PureDpEvent(0.75), label="part b")
+        group.spend(PureDpEvent(0.25), label="part c")
+        assert budget.spent()[0] == pytest.approx(0.75)     # counted before the block ends
+        assert budget.ledger == ()
     assert budget.spent()[0] == pytest.approx(0.75)
+    assert budget.ledger[0].labels == ("part a", "part b", "part c")
+    assert budget.ledger[0].epsilon == pytest.approx(0.75)
     # two groups over possibly different partitions: the worst placement of the record
-    with budget.parallel():
-        budget.spend(PureDpEvent(0.1))
-        budget.spend(PureDpEvent(0.2))
+    with budget.parallel() as group:
+        group.spend(PureDpEvent(0.1))
+        group.spend(PureDpEvent(0.2))
     assert budget.spent()[0] == pytest.approx(0.95)
     assert "parallel group of 3: part a, part b, part c" in budget.report()
-    with budget.parallel():
+    with budget.parallel() as group:
         with pytest.raises(BudgetExceededError):
-            budget.spend(PureDpEvent(0.06))
-        with pytest.raises(RuntimeError, match="do not nest"):
-            with budget.parallel():
-                pass
+            group.spend(PureDpEvent(0.06))
+        assert group.check(PureDpEvent(0.05)) == pytest.approx(1.0)
+    assert len(budget.ledger) == 2            # an empty group charges nothing
+
+
+def test_releases_charged_to_the_budget_during_a_block_are_sequential():
+    budget = BudgetAccountant(2.0)
+    with budget.parallel() as group:
+        group.spend(PureDpEvent(0.5), label="part a")
+        budget.spend(PureDpEvent(0.25), label="on every record")
+        group.spend(PureDpEvent(0.75), label="part b")
+    assert budget.spent()[0] == pytest.approx(0.25 + 0.75)
+    assert [c.labels for c in budget.ledger] == [("on every record",), ("part a", "part b")]
+
+
+def test_a_release_from_another_thread_during_a_block_is_summed_not_maxed():
+    import threading
+    budget = BudgetAccountant(2.0)
+    opened, charged = threading.Event(), threading.Event()
+    errors = []
+
+    def other_thread():
+        try:
+            assert opened.wait(10.0)
+            budget.spend(PureDpEvent(0.5), label="other thread")
+        except Exception as exc:       # reported below, in the main thread
+            errors.append(exc)
+        finally:
+            charged.set()
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    with budget.parallel() as group:
+        group.spend(PureDpEvent(0.75), label="part a")
+        opened.set()
+        assert charged.wait(10.0)
+        group.spend(PureDpEvent(0.25), label="part b")
+        # the other thread's release is sequential: 0.5 + max(0.75, 0.25), not max of all three
+        assert budget.spent()[0] == pytest.approx(1.25)
+    thread.join(10.0)
+    assert errors == []
+    assert budget.spent()[0] == pytest.approx(1.25)
+    assert sorted(c.labels for c in budget.ledger) == [("other thread",),
+                                                       ("part a", "part b")]
+
+
+def test_parallel_groups_do_not_nest_and_close_with_their_block():
+    budget = BudgetAccountant(2.0)
+    with budget.parallel() as group:
+        group.spend(PureDpEvent(0.5))
+        with pytest.raises(ValueError, match=r"parallel"):
+            group.parallel()
+        # another block inside is a group of its own: the worst part of each, added
+        with budget.parallel() as other:
+            other.spend(PureDpEvent(0.25))
+            other.spend(PureDpEvent(0.125))
+        assert budget.spent()[0] == pytest.approx(0.75)
+    assert budget.spent()[0] == pytest.approx(0.75)
+    for call in (group.spend, group.check):
+        with pytest.raises(ValueError, match="parallel group .* is closed"):
+            call(PureDpEvent(0.1))
+    assert len(budget.ledger) == 2
+
+
+def test_a_group_is_an_accountant_for_every_release(problem):
+    from dpsolve.privacy.budget import ParallelGroup, check_accountant
+    budget = BudgetAccountant(3.0)
+    halves = [dpsolve.Problem(problem.X[k::2], problem.y[k::2], radius=None, reg=1e-2)
+              for k in range(2)]
+    with budget.parallel() as group:
+        assert isinstance(group, ParallelGroup) and check_accountant(group) is group
+        assert copy.deepcopy(group) is group and copy.copy(group) is group
+        fits = [dpsolve.output_perturbation(half, 1.0, accountant=group, rng=0)
+                for half in halves]
+        dpsolve.privacy.private_quantile(np.arange(5.0), 0.5, 0.5, upper=5.0, accountant=group)
+    assert budget.ledger[0].labels == ("output_perturbation", "output_perturbation",
+                                       "private_quantile")
+    assert budget.ledger[0].events[:2] == tuple(fit.dp_event for fit in fits)
+    assert budget.spent()[0] == pytest.approx(1.0)
 
 
 def test_neighbour_relations_must_match():
     budget = BudgetAccountant(1.0, neighbours="add_remove")
     with pytest.raises(ValueError, match="do not compose"):
         budget.spend(PureDpEvent(0.1), neighbours="replace_one")
+    with pytest.raises(ValueError, match="do not compose"):
+        budget.spend(PureDpEvent(0.1), neighbours="replace-one record")
+    budget.spend(PureDpEvent(0.1), neighbours="add-remove record")   # a solver's wording
+    assert len(budget.ledger) == 1
+
+
+@pytest.mark.parametrize("neighbours, error", [
+    ("", ValueError), ("   ", ValueError), ("swap", ValueError), (1, TypeError),
+    (["replace_one"], TypeError)])
+def test_a_release_names_a_neighbour_relation(neighbours, error):
+    budget = BudgetAccountant(1.0)
+    for charge in (budget.check, budget.spend):
+        with pytest.raises(error, match="neighbours"):
+            charge(PureDpEvent(0.1), neighbours=neighbours)
+    with budget.parallel() as group:
+        with pytest.raises(error, match="neighbours"):
+            group.spend(PureDpEvent(0.1), neighbours=neighbours)
+    assert budget.ledger == ()
+    with pytest.raises((ValueError, TypeError), match="neighbours"):
+        BudgetAccountant(1.0, neighbours=neighbours)
 
 
 @pytest.mark.parametrize("kwargs, error", [
@@ -151,9 +250,9 @@ def test_large_parallel_products_fall_back_to_sequential():
     from dpsolve.privacy import budget as module
     budget = BudgetAccountant(100.0)
     for _ in range(3):
-        with budget.parallel():
+        with budget.parallel() as group:
             for _ in range(17):
-                budget.spend(PureDpEvent(0.01))
+                group.spend(PureDpEvent(0.01))
     # 17**3 > MAX_PARALLEL_COMBINATIONS placements: every event composed (a valid bound)
     assert 17 ** 3 > module.MAX_PARALLEL_COMBINATIONS
     assert budget.spent()[0] == pytest.approx(0.51)

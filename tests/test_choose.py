@@ -1,6 +1,9 @@
 """dpsolve.choose_solver (docs/choose_solver.md): the smallest bound among the single-machine
 solvers, from public constants only."""
 import json
+import time
+import warnings
+
 import numpy as np
 import pytest
 
@@ -115,3 +118,53 @@ def test_cli_solver_auto(tmp_path, capsys):
     choice = dpsolve.choose_solver(P, 1.0, 1e-6)
     assert report["solver"] == choice.name
     assert report["chosen_by"]["bound"] == pytest.approx(choice.bound)
+
+
+# -- bounded work from public constants ---------------------------------------------------------
+#: Seconds a choice or a refusal may take. The failures guarded against were hangs (over 10 s:
+#: DP-SGD's calibration on PLD grids of millions of points at a small noise multiplier); a
+#: choice takes about a second, or a few on a loaded machine.
+LIMIT = 10.0
+
+
+def _within_limit(call):
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call()
+    finally:
+        assert time.perf_counter() - start < LIMIT, "took longer than a choice should"
+
+
+@pytest.mark.parametrize("epsilon, delta", [(100.0, 1e-6), (1000.0, 1e-6), (1.0, 0.4),
+                                            (1.0, 1e-30)])
+def test_large_epsilon_or_delta_is_chosen_in_bounded_time(epsilon, delta):
+    """At n = 1000 DP-SGD samples at q = 0.064 for 79 steps; epsilon = 100 or delta = 0.4 need a
+    noise multiplier near 0.2, where its calibration on PLD grids took tens of seconds. It is now
+    a candidate with a bound, chosen or not, within the limit."""
+    P = _problem(radius=None, reg=1e-3)
+    choice = _within_limit(lambda: dpsolve.choose_solver(P, epsilon, delta))
+    dp_sgd = next(c for c in choice.candidates if c.name == "dp_sgd")
+    assert dp_sgd.reason is None and np.isfinite(dp_sgd.bound)
+
+
+def test_delta_of_one_half_or_more_is_refused_by_name():
+    """(epsilon, delta)-DP with delta >= 1/2 allows publishing the data half the time: refused
+    before any plan (delta = 0.9 once took 17 s to calibrate, 1 - 2**-53 raised IndexError)."""
+    P = _problem(radius=None, reg=1e-3)
+    for delta in (0.5, 0.9, 1 - 2 ** -53):
+        with pytest.raises(ValueError, match=r"delta must lie in \(0, 0.5\)"):
+            _within_limit(lambda: dpsolve.choose_solver(P, 1.0, delta))
+
+
+@pytest.mark.parametrize("epsilon", [1e-200, 1e-300, 1e-320])
+def test_an_epsilon_too_small_for_every_solver_is_refused_by_name(epsilon):
+    """Pure epsilon-DP noise scales as 1/epsilon: each solver refuses an epsilon whose noise is
+    beyond float64's range (or fails its arithmetic) with a ValueError naming epsilon, and the
+    choice says so (once OverflowError, ZeroDivisionError, or a message naming nothing)."""
+    P = _problem(radius=None, reg=1e-3)
+    with pytest.raises(ValueError, match="choose_solver: no solver has a bound at epsilon=") as e:
+        _within_limit(lambda: dpsolve.choose_solver(P, epsilon))
+    assert "output_perturbation: the output noise: epsilon=" in str(e.value)
+    assert "objective_perturbation: " in str(e.value) and "epsilon" in str(e.value)

@@ -128,13 +128,16 @@ def test_reference_task_is_what_a_run_would_solve():
 
 
 def test_failures_are_named_after_the_others_are_kept(client, tmp_path):
+    # settings refused from public constants are refused before any run (tests/test_cli.py);
+    # a step that overflows the parameters fails only when it runs
     sweep = {**SWEEP, "name": "failing", "replicates": 1,
-             "problem": {"loss": "logistic", "radius": 1.0},      # reg = 0
+             "problem": {"loss": "logistic", "radius": 1.0, "reg": 0.05},
              "solver": [{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6},
-                        {"name": "output_perturbation", "epsilon": 1.0}]}   # needs reg > 0
+                        {"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6, "steps": 10,
+                         "step_size": 1e308, "project": False}]}
     db = tmp_path / "f.db"
     with pytest.raises(RuntimeError, match=r"2 run\(s\) failed after a retry; the 2 finished "
-                                           r"runs are kept:\n  run [0-9a-f]+ .*strongly convex"):
+                                           r"runs are kept:\n  run [0-9a-f]+ .*non-finite"):
         experiments.run_sweep(sweep, db, client=client, progress=False)
     assert len(experiments.ResultStore(db).rows()) == 2
 

@@ -1,6 +1,7 @@
 """dp_sgd (Abadi et al. 2016): what is specific to it. The common checks (reproducibility,
 secure mode, bad inputs, certification, audit) run over the registry in test_common_checks.py."""
 import math
+import time
 
 import numpy as np
 import pytest
@@ -102,3 +103,55 @@ def test_defaults_come_from_public_constants():
     assert fit.settings["clip_norm"] == P.lipschitz
     with pytest.raises(TypeError, match="needs steps"):
         dpsolve.dp_sgd(P, None, 1e-6, sigma=1.0)
+
+
+# -- the calibration's work is bounded -----------------------------------------------------------
+def test_large_epsilon_calibrates_in_bounded_time():
+    """epsilon = 100 at n = 1000 needs a noise multiplier near 0.14, where PLD's default grid
+    (1e-4) has millions of points and the calibration once took over 10 s. The search now runs
+    on coarse grids and the result is checked once on the certifying grid: the report holds,
+    within the limit (a hang was the failure; a fit takes a few seconds on a loaded machine)."""
+    P = _problem(n=1000)
+    start = time.perf_counter()
+    fit = dpsolve.dp_sgd(P, 100.0, 1e-6, rng=0)
+    assert time.perf_counter() - start < 10.0
+    assert fit.privacy.holds and fit.privacy.certified_epsilon <= 100.0
+    assert fit.settings["sampling_rate"] == 0.064 and fit.steps == 79
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (0.3, 1e-5)])
+def test_bounded_search_is_as_tight_as_the_accountants_search(epsilon, delta):
+    """poisson_pld_sigma against dpsolve.privacy.calibrate on the default grid (both within
+    rtol = 1e-3 of the least certified noise, on the private side): they agree to 2e-3, and
+    both are certified by PLD."""
+    from dpsolve.privacy import PoissonSampling, calibrate, epsilon_of, gaussian_event
+    from dpsolve.privacy.calibration import poisson_pld_sigma
+    q, T = 0.05, 100
+    new = poisson_pld_sigma(epsilon, delta, sensitivity=2.0, steps=T, rate=q)
+    old = calibrate(epsilon, delta, sensitivity=2.0, steps=T, sampling=PoissonSampling(q),
+                    accountant="pld")
+    assert new == pytest.approx(old, rel=2e-3)
+    for sigma in (new, old):
+        event = gaussian_event(sigma, 2.0, steps=T, sampling=PoissonSampling(q))
+        assert epsilon_of(event, delta, "pld") <= epsilon
+    # and 0.4% less noise than found would not be certified: the search is not loose
+    event = gaussian_event(new * (1 - 4e-3), 2.0, steps=T, sampling=PoissonSampling(q))
+    assert epsilon_of(event, delta, "pld") > epsilon
+
+
+def test_search_grid_is_bounded():
+    """The search's grid has at most about SEARCH_GRID_POINTS points over the privacy loss's
+    span, whatever the multiplier, and is never coarser than needed (1e-4 at large noise)."""
+    from dpsolve.privacy.calibration import SEARCH_GRID_POINTS, _search_interval
+    assert _search_interval(50.0) == 1e-4
+    for m in (1e-3, 0.01, 0.14, 1.0):
+        span = 20.0 / (2 * m) + 1.0 / (2 * m) ** 2
+        assert span / _search_interval(m) <= SEARCH_GRID_POINTS * (1 + 1e-12)
+
+
+def test_delta_of_one_half_or_more_and_a_huge_sigma_are_refused_by_name():
+    P = _problem(n=1000)
+    with pytest.raises(ValueError, match=r"dp_sgd: delta must lie in \(0, 0.5\)"):
+        dpsolve.dp_sgd(P, 1.0, 0.9)
+    with pytest.raises(ValueError, match="sigma must lie in"):
+        dpsolve.dp_sgd(P, None, 1e-6, sigma=1e200, steps=3)

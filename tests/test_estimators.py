@@ -2,9 +2,11 @@
 inevitable declared), pipelines and sparse input, the privacy plumbing (budget, warnings when a
 bound is read off the data), reproducibility, and accuracy against scikit-learn's non-private
 models where n is large enough for the noise to be small."""
+import math
 import pickle
 import warnings
 
+import dp_accounting
 import numpy as np
 import pytest
 from scipy import sparse
@@ -59,11 +61,49 @@ def test_public_bounds_fit_without_privacy_warnings(binary):
 
 @pytest.mark.parametrize("missing, match", [("row_norm", "row_norm was not given"),
                                             ("classes", "classes was not given")])
-def test_guessed_bounds_warn(binary, missing, match):
+def test_guessed_bounds_warn_and_void_the_guarantee(binary, missing, match):
+    # a bound read off the data is covered by no guarantee: the report must not claim one
     X, y = binary
     params = {"row_norm": 1.0, "classes": [-1, 1], missing: None}
     with pytest.warns(PrivacyWarning, match=match):
-        DPLogisticRegression(random_state=0, **params).fit(X, y)
+        est = DPLogisticRegression(random_state=0, **params).fit(X, y)
+    assert est.epsilon_ == math.inf and not est.privacy_report_.holds
+    assert isinstance(est.dp_event_, dp_accounting.NonPrivateDpEvent)
+    assert est.fit_.dp_event is est.dp_event_ and est.fit_.certified_epsilon() == math.inf
+    assert est.privacy_report_.epsilon == 1.0           # the noise is still calibrated to 1
+
+
+def test_private_estimate_is_composed_into_the_release(binary):
+    X, y = binary
+    bound = estimate_row_norm(X, 0.3, upper=10.0, rng=0)
+    est = DPLogisticRegression(epsilon=1.0, row_norm=bound, classes=[-1, 1],
+                               random_state=0).fit(X, y)
+    assert est.epsilon_ == pytest.approx(1.3) and est.privacy_report_.holds
+    assert dpsolve.privacy.epsilon_of(est.dp_event_, 0.0, "basic") == pytest.approx(1.3)
+    # a budget not charged for the estimate is charged now, once over repeated fits
+    budget = dpsolve.BudgetAccountant(epsilon=5.0)
+    est.set_params(accountant=budget)
+    est.fit(X, y)
+    est.fit(X, y)
+    assert budget.spent()[0] == pytest.approx(0.3 + 2 * 1.0)
+    labels = [c.labels[0] for c in budget.ledger]
+    assert labels.count("private bound estimate") == 1
+
+
+def test_huge_rows_get_probabilities_not_nan():
+    X, y = make_synthetic(300, 3, rng=2)
+    y3 = np.arange(300) % 3
+    for est, labels in ((DPLogisticRegression(row_norm=1.0, classes=[-1, 1], random_state=0),
+                         y),
+                        (DPLogisticRegression(row_norm=1.0, classes=[0, 1, 2], reg=0.1,
+                                              random_state=0), y3)):
+        est.fit(X, labels)
+        huge = np.vstack([X[:2] * 1e300, -X[:2] * 1e305, X[:2]])
+        proba, log_proba = est.predict_proba(huge), est.predict_log_proba(huge)
+        assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
+        assert not np.any(np.isnan(log_proba))
+        assert np.all(np.isfinite(log_proba[-2:]))
+        np.testing.assert_allclose(np.exp(log_proba), proba, atol=1e-12)
 
 
 def test_label_bound_guessed_warns_and_given_clips():

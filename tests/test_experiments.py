@@ -68,6 +68,27 @@ def _with(**changes):
      "solver[0].owners"),
     (_with(solver=[{"name": "clipped_gd", "parties": 3, "epsilon": 1.0, "delta": 1e-6}]),
      "solver[0].parties"),
+    (_with(data__n=[100, 30.5]), "data.n = 30.5"),
+    (_with(data__n=True), "data.n = true"),
+    (_with(data__noise=-1.0), "data.noise = -1.0"),
+    (_with(data={"source": "separable", "n": 100, "p": 3, "margin": 1.0}), "data.margin = 1.0"),
+    (_with(data={"source": "file"}), "data.path"),
+    (_with(data={"source": "file", "path": 3}), "data.path"),
+    (_with(data={"source": "file", "path": "x.npy"}), "data.path x.npy"),
+    (_with(problem__loss="bogus"), 'problem.loss = "bogus"'),
+    (_with(problem__radius="big"), 'problem.radius = "big"'),
+    (_with(problem__radius="none", problem__reg=0.0), 'problem.radius = "none"'),
+    (_with(problem__loss=["logistic", "squared"], problem__label_bound=-1),
+     "problem.label_bound = -1"),
+    (_with(problem__loss="multinomial", problem__n_classes=10 ** 9), "problem.n_classes"),
+    (_with(solver=[{"name": "clipped_gd", "epsilon": [1.0, -1.0], "delta": 1e-6}]),
+     "solver[0].epsilon = -1.0"),
+    (_with(solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6, "steps": [3, 0]}]),
+     "solver[0].steps = 0"),
+    (_with(solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6, "secure": True}]),
+     "solver[0].secure"),
+    (_with(solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6, "accountant": 1}]),
+     "solver[0].accountant"),
     (_with(problem__classes=5), "problem.classes"),
     (_with(problem__classes=[5]), "problem.classes"),
     (_with(problem__classes=[[5, 7], 9]), "problem.classes"),
@@ -76,6 +97,26 @@ def _with(**changes):
 def test_bad_sweeps_name_the_key(spec, key):
     with pytest.raises(SweepError, match=key.replace("[", r"\[").replace("]", r"\]")):
         load_sweep(spec)
+
+
+def test_check_runs_names_the_table_and_the_runs():
+    # 50 parties fit the 100 synthetic rows, not the 30 separable ones: found once n is known
+    sweep = load_sweep(_with(
+        data=[{"source": "synthetic", "n": 100, "p": 4},
+              {"source": "separable", "n": 30, "p": 3}],
+        solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6, "steps": 3},
+                {"name": "multiparty_gd", "parties": 50, "epsilon": 1.0, "delta": 1e-6,
+                 "steps": 3}]))
+    with pytest.raises(SweepError, match=r'^solver\[1\]\.parties = 50: parties must be at most '
+                                         r'n = 30 .*\(the runs on data n=30, p=3, '
+                                         r'source="separable" with problem loss="logistic"'):
+        experiments.check_runs(sweep)
+    experiments.check_runs(sweep, [r for r in sweep.runs() if r["data"]["source"] == "synthetic"])
+    # a file's labels that are not in the public label set: found when the file is loaded
+    spec = _with(data={"source": "synthetic", "n": 100, "p": 4},
+                 problem={"loss": "multinomial", "n_classes": 3})
+    with pytest.raises(SweepError, match=r"^problem: y holds labels outside classes=\(0, 1, 2\)"):
+        experiments.check_runs(load_sweep(spec))
 
 
 def test_bad_toml_and_missing_file(tmp_path):
@@ -344,13 +385,41 @@ def test_store_survives_sigkill_mid_write(tmp_path):
     assert sorted(row["result"]["i"] for row in rows) == list(range(total))
 
 
-@pytest.mark.slow
-def test_a_failing_run_is_named_and_the_finished_ones_are_kept(tmp_path):
+def test_a_setting_a_run_would_refuse_stops_the_sweep_before_any_run(tmp_path):
     db = tmp_path / "r.db"
     spec = _with(problem={"loss": "logistic", "radius": 1.0},     # reg = 0: output_perturbation fails
                  solver=[{"name": "output_perturbation", "epsilon": 1.0}], replicates=1)
-    with pytest.raises(RuntimeError, match="output_perturbation needs a strongly convex"):
+    with pytest.raises(SweepError, match=r"solver\[0\]: output_perturbation needs a strongly "
+                                         r"convex.* \(the runs on data n=100, p=4"):
         experiments.run_sweep(spec, db, jobs=1, progress=False)
+    assert not db.exists()                  # refused before the database was created
+
+
+@pytest.mark.slow
+def test_a_failing_run_is_named_and_the_finished_ones_are_kept(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpsolve.experiments import runner
+    db = tmp_path / "r.db"
+    sweep = load_sweep(_with(replicates=1, solver=[
+        {"name": "clipped_gd", "epsilon": [0.5, 2.0], "delta": 1e-6, "steps": 3}]))
+    runs = sweep.runs()
+    bad = experiments.run_id(runs[-1])
+    real = runner.execute
+
+    def execute(spec, root, reference=None):
+        if experiments.run_id(spec) == bad:
+            time.sleep(0.5)             # the others (one thread, in order) are committed first
+            raise FloatingPointError("non-finite parameters")
+        return real(spec, root, reference)
+
+    monkeypatch.setattr(runner, "execute", execute)
+    with ThreadPoolExecutor(1) as pool, pytest.raises(
+            RuntimeError, match=f"run {bad} failed .*FloatingPointError: non-finite parameters; "
+                                "the finished runs are kept"):
+        experiments.run_sweep(sweep, db, executor=pool, progress=False)
+    with experiments.ResultStore(db, read_only=True) as store:
+        assert store.done(sweep.name) == {experiments.run_id(r) for r in runs[:-1]}
 
 
 @pytest.mark.slow
@@ -525,8 +594,9 @@ def test_sparse_file_data_runs_sparse_and_matches_the_dense_data(tmp_path, monke
     sparse_result = experiments.execute(run, 0)
     load_file = runs_module.load_file
     monkeypatch.setattr(runs_module, "load_file",
-                        lambda path, labels=None: (load_file(path, labels)[0].toarray(),
-                                                   load_file(path, labels)[1]))
+                        lambda path, labels=None, **names: (
+                            load_file(path, labels, **names)[0].toarray(),
+                            load_file(path, labels, **names)[1]))
     assert not runs_module.build_problem(run, 0).is_sparse
     dense_result = experiments.execute(run, 0)
     assert sparse_result["p"] == dense_result["p"] == 4          # three features + intercept

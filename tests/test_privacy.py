@@ -249,3 +249,34 @@ def test_pure_event_accounting():
     assert max(0.5, gauss) < epsilon_of(mixed, 1e-6, "rdp") <= basic
     report = privacy.certify(pure_event(0.5), 0.5, 0.0, "paper")
     assert report.holds and report.certified_by == "basic" and report.certified_epsilon == 0.5
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e-30, 1e-20), (1e-20, 1e-18), (1e-10, 1e-17),
+                                            (1e-6, 1e-30), (0.5, 1e-12), (2.0, 1e-6)])
+def test_analytic_gaussian_sigma_holds_where_delta_cancels(epsilon, delta):
+    # with mu and epsilon / mu both tiny the two terms of delta(epsilon) agree to rounding;
+    # their float difference read as delta = 0 certified any sigma. The exact delta, at 60
+    # digits, of the sigma returned must meet the target (to the log-space comparison's ulps)
+    mpmath = pytest.importorskip("mpmath")
+    from dpsolve.privacy.mechanisms import gaussian_sigma_analytic
+    mpmath.mp.dps = 60
+    mu = 1 / mpmath.mpf(gaussian_sigma_analytic(1.0, epsilon, delta))
+    eps = mpmath.mpf(epsilon)
+    exact = (mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu))
+    assert exact <= delta * (1 + 1e-12)
+
+
+def test_gaussian_inversions_end_where_delta_is_flat():
+    # a fixed step of 1e-14 towards the conservative side never ended here
+    import time
+
+    from scipy import optimize
+
+    from dpsolve.privacy.mechanisms import (gaussian_epsilon, gaussian_log_delta,
+                                            gaussian_sigma_analytic)
+    start = time.perf_counter()
+    assert gaussian_sigma_analytic(1.0, 1e-300, 1e-300) > 0
+    mu0 = optimize.brentq(lambda m: gaussian_log_delta(m, 0.0) - math.log(1e-6), 1e-9, 1.0)
+    eps = gaussian_epsilon(mu0 * 1.000001, 1e-6)
+    assert gaussian_log_delta(mu0 * 1.000001, eps) <= math.log(1e-6)
+    assert time.perf_counter() - start < 10.0

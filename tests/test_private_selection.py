@@ -167,7 +167,7 @@ def test_noisy_accuracy_is_the_count_plus_laplace():
     pred = y.copy()
     pred[:250] = 1 - pred[:250]
     rng = np.random.default_rng(0)
-    draws = np.array([noisy_accuracy(_Constant(pred), None, y, 0.5, rng=rng)
+    draws = np.array([noisy_accuracy(_Constant(pred), np.zeros((len(y), 1)), y, 0.5, rng=rng)
                       for _ in range(4000)])
     # (750 + Laplace(2)) / 1000: mean 0.75, sd 2 sqrt(2) / 1000; 5 standard errors
     assert abs(draws.mean() - 0.75) < 5 * 2 * math.sqrt(2) / 1000 / math.sqrt(len(draws))
@@ -229,3 +229,76 @@ def test_search_metadata_is_the_same_on_neighbouring_datasets():
     assert (a.epsilon_, a.delta_) == (b.epsilon_, b.delta_)
     assert a.selection_.expected_runs == b.selection_.expected_runs
     assert not hasattr(a.selection_, "runs")       # K itself is never released
+
+
+def test_a_nan_score_never_wins():
+    # every comparison with NaN is False: a NaN that came first would have won and been released
+    scores = iter([math.nan, 0.2, math.nan, 0.1] * 50)
+    selection = select(lambda c, rng: (next(scores), c), ["a", "b"], PureDpEvent(0.1),
+                       mean=30.0, rng=4)
+    assert selection.score == 0.2
+    only_nan = select(lambda c, rng: (math.nan, c), ["a"], PureDpEvent(0.1), rng=0)
+    assert only_nan.score == -math.inf
+
+
+@pytest.mark.parametrize("shape", [1e-8, 1e-4, 0.3])
+def test_truncated_negative_binomial_draws_in_bounded_work(shape):
+    # rejection of K = 0 needed 1 / (1 - gamma^shape) tries (about 1e7 at shape 1e-8); the
+    # inversion draws in K steps. Its draws must still have the recorded mean (5 standard
+    # errors: a false alarm has probability < 1e-6)
+    event = repetition_event(PureDpEvent(1.0), "negative_binomial", 4.0, shape)
+    rng = np.random.default_rng(3)
+    draws = np.array([draw_repetitions(event, rng) for _ in range(20_000)])
+    assert draws.min() >= 1
+    se = draws.std() / math.sqrt(len(draws))
+    assert abs(draws.mean() - event.mean) < 5 * se
+
+
+def test_truncated_negative_binomial_matches_its_distribution():
+    # chi-square against the exact probabilities (a false alarm has probability 1e-4)
+    from dpsolve.private_selection import _truncated_negative_binomial
+    shape, gamma = 0.5, 0.3
+    rng = np.random.default_rng(11)
+    draws = np.array([_truncated_negative_binomial(shape, gamma, rng) for _ in range(30_000)])
+    k = np.arange(1, 12)
+    pmf = stats.nbinom.pmf(k, shape, gamma) / (1 - stats.nbinom.pmf(0, shape, gamma))
+    observed = np.array([np.sum(draws == v) for v in k] + [np.sum(draws > k[-1])])
+    expected = len(draws) * np.append(pmf, 1 - pmf.sum())
+    statistic = float(np.sum((observed - expected) ** 2 / expected))
+    assert statistic < stats.chi2.ppf(1 - 1e-4, len(observed) - 1)
+
+
+def test_mismatched_records_are_refused_before_the_budget_is_charged():
+    pytest.importorskip("sklearn", minversion="1.6")
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = make_synthetic(200, 3, rng=1)
+    budget = BudgetAccountant(10.0)
+    model = DPLogisticRegression(row_norm=1.0, classes=[-1, 1], random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="X and y"):
+        noisy_accuracy(model, X, y[:1], 1.0, accountant=budget)
+    with pytest.raises(ValueError, match="X and y"):
+        PrivateGridSearch(DPLogisticRegression(row_norm=1.0, classes=[-1, 1]),
+                          {"reg": [0.1]}, accountant=budget).fit(X, y[:-1])
+    assert budget.ledger == ()
+
+
+def test_the_selected_model_reports_the_searchs_privacy():
+    # the model is released by the selection, not by one fit: its own epsilon_ is the search's
+    pytest.importorskip("sklearn", minversion="1.6")
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    from dpsolve.privacy import estimate_row_norm
+    X, y = make_synthetic(600, 3, rng=2)
+    budget = BudgetAccountant(10.0)
+    bound = estimate_row_norm(X, 0.2, upper=4.0, rng=0)
+    search = PrivateGridSearch(
+        DPLogisticRegression(epsilon=0.5, row_norm=bound, classes=[-1, 1]),
+        {"reg": [0.01, 0.1]}, score_epsilon=0.1, accountant=budget, random_state=0).fit(X, y)
+    # Liu-Talwar's 3 (0.5 + 0.1), plus the estimate once
+    assert search.epsilon_ == pytest.approx(3 * 0.6 + 0.2)
+    assert budget.spent()[0] == pytest.approx(3 * 0.6 + 0.2)
+    best = search.best_estimator_
+    assert best.epsilon_ == search.epsilon_ and best.dp_event_ == search.dp_event_
+    assert best.privacy_report_.holds and best.fit_.dp_event == search.dp_event_
+    assert epsilon_of(search.dp_event_, 0.0, "basic") == pytest.approx(search.epsilon_)

@@ -243,3 +243,129 @@ def test_clipped_rows_respect_the_bound_and_keep_direction(X, bound):
     # a clipped row is the original scaled by a positive factor (to a few ulps; subnormal
     # entries have absolute spacing 5e-324, scaled back by norm/bound <= 1e10 here)
     np.testing.assert_allclose(P.X[out] * norms[out, None] / bound, X[out], rtol=1e-12, atol=1e-300)
+
+
+# -- rows beyond float64's squares, and the numerical range of the constants --------------------
+def _direction(x):
+    """x / ||x|| computed after scaling by the largest |entry| (no overflow or underflow)."""
+    x = np.asarray(x, dtype=float) / np.max(np.abs(x))
+    return x / np.linalg.norm(x)
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_rows_whose_squares_overflow_are_clipped_onto_the_bound(layout):
+    """A row of 1e200s has norm 2e200, not inf: it is clipped onto row_norm with its direction,
+    not multiplied by row_norm / inf = 0. Rows of norm beyond float64 (1e308s) too; a row whose
+    squares underflow keeps its bits (it is far inside the bound)."""
+    p = 4
+    X, y = data(n=8, p=p)
+    X[0] = 1e200
+    X[1] = [1.5e308, -1.5e308, 1.5e308, 0.0]        # norm 2.6e308: beyond float64
+    X[2] = [3e200, -4e200, 0.0, 0.0]
+    X[3] = 1e-200                                   # squares underflow to 0
+    given = scipy.sparse.csr_matrix(X) if layout == "csr" else X
+    with pytest.warns(UserWarning, match="3 of 8 rows had norm above row_norm=2"):
+        P = Problem(given, y, row_norm=2.0)
+    Z = P.X.toarray() if layout == "csr" else P.X
+    # each entry of a clipped row is rounded twice at most (divided by its largest entry, then
+    # scaled), and its norm sums p squares: a few (p + 4) ulps
+    tol = 4 * (p + 4) * np.finfo(float).eps
+    for i in range(3):
+        assert np.linalg.norm(Z[i]) <= 2.0
+        np.testing.assert_allclose(np.linalg.norm(Z[i]), 2.0, rtol=tol)
+        np.testing.assert_allclose(Z[i] / 2.0, _direction(X[i]), rtol=tol, atol=tol)
+    assert np.array_equal(Z[3:], X[3:])
+
+
+@pytest.mark.parametrize("layout", ["dense", "csr"])
+def test_row_norms_scale_rows_whose_squares_overflow_or_underflow(layout):
+    from dpsolve._rows import row_norms
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((6, 5))
+    X[0] *= 1e200
+    X[1] *= 1e-200
+    X[2] = [1.5e308, 1.5e308, 1.5e308, 0.0, 0.0]
+    X[3] = 0.0
+    given = scipy.sparse.csr_matrix(X) if layout == "csr" else X
+    norms = row_norms(given)
+    for i in (0, 1):
+        m = np.max(np.abs(X[i]))
+        np.testing.assert_allclose(norms[i], m * np.linalg.norm(X[i] / m), rtol=1e-15)
+    assert norms[2] == np.inf                       # sqrt(3) 1.5e308 is beyond float64
+    assert norms[3] == 0.0
+    # ordinary rows keep the plain computation's value (dense: bit for bit)
+    plain = np.linalg.norm(X[4:], axis=1)
+    if layout == "dense":
+        assert np.array_equal(norms[4:], plain)
+    else:
+        np.testing.assert_allclose(norms[4:], plain, rtol=1e-15)
+
+
+def test_clipping_onto_the_smallest_bound_ends():
+    """row_norm = 1e-150, the bottom of the range (hinge: no smoothness beta = B^2/4 to leave
+    it): unit rows are clipped onto it in a bounded number of rounds (a bound of 1e-160 once
+    looped for ever on their underflowing squares)."""
+    X, y = data()
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    with pytest.warns(UserWarning, match="50 of 50 rows"):
+        P = Problem(X, y, "hinge", row_norm=1e-150)
+    from dpsolve._rows import row_norms
+    norms = row_norms(P.X)
+    assert np.all(norms <= 1e-150)
+    np.testing.assert_allclose(norms, 1e-150, rtol=1e-14)
+    np.testing.assert_allclose(P.X * 1e150, X, rtol=1e-14, atol=1e-15)
+
+
+class _Unread:
+    """Stands in for X: any use of it fails the test (the range is checked before the data)."""
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("X was read")
+
+    def __getattr__(self, name):
+        raise AssertionError(f"X was read ({name})")
+
+
+RANGE = [
+    (dict(reg=1e-300), r"reg must be 0 or lie in \[1e-150, 1e\+150\]"),
+    (dict(reg=1e200), r"reg must be 0 or lie in \[1e-150"),
+    (dict(radius=1e-300), r"radius must lie in \[1e-150, 1e\+150\]"),
+    (dict(radius=1e200), r"radius must lie in \[1e-150"),
+    (dict(row_norm=1e-160), r"row_norm must lie in \[1e-150"),
+    (dict(row_norm=1e150), r"row_norm=1e\+150 put the smoothness beta = 2.5e\+299 outside"),
+    (dict(row_norm=1e-100), r"row_norm=1e-100 put the smoothness beta = 2.5e-201 outside"),
+    (dict(loss="huber_hinge", huber_width=1e300), r"huber_width must lie in \[1e-150"),
+    (dict(loss="huber_hinge", huber_width=1e-150, row_norm=2.0),
+     r"row_norm=2, huber_width=1e-150 put the smoothness beta = 2e\+150"),
+    (dict(loss="squared", label_bound=1e300), r"label_bound must lie in \[1e-150"),
+    (dict(loss="squared", radius=1e100, label_bound=1e100, row_norm=1e70),
+     r"row_norm=1e\+70, radius=1e\+100, label_bound=1e\+100 put the Lipschitz constant L"),
+    (dict(reg=1e100, radius=1e100),
+     r"row_norm=1, reg=1e\+100, radius=1e\+100 put the gradient bound G"),
+    (dict(loss="squared", radius=None, reg=1e-150, label_bound=1e100),
+     r"reg=1e-150, label_bound=1e\+100 put the bound sqrt\(2 loss\(0\) / reg\)"),
+    (dict(fit_intercept=True, intercept_scale=1e-300), r"intercept_scale must lie in \[1e-150"),
+    (dict(fit_intercept=True, row_norm=1e75, intercept_scale=2e75),      # beta = B^2/4 + s^2/4
+     r"row_norm=1e\+75, intercept_scale=2e\+75 put the smoothness beta = 1.25e\+150"),
+]
+
+
+@pytest.mark.parametrize("kwargs,match", RANGE)
+def test_constants_outside_the_numerical_range_are_refused_before_the_data(kwargs, match):
+    """Each constant and each derived one (L, beta, G, the minimiser's norm bound) in
+    [1e-150, 1e150], so that their squares and products stay finite and nonzero in float64; the
+    message names the parameters (and the range), and X is not touched."""
+    kwargs = dict(kwargs)
+    loss = kwargs.pop("loss", "logistic")
+    with pytest.raises(ValueError, match=match):
+        Problem(_Unread(), [0, 1], loss, **kwargs)
+
+
+def test_constants_at_the_edges_of_the_range_are_accepted():
+    X, y = data()
+    assert Problem(X, y, reg=1e-150, radius=1e150).gradient_bound == 2.0   # 1 + 1e-150 1e150
+    assert Problem(X, y, radius=None, reg=1e-150).reg == 1e-150
+    assert Problem(X, y, "hinge", row_norm=1e150).lipschitz == 1e150       # hinge: no beta
+    Q = Problem(X, np.zeros(50), "squared", radius=1e149, label_bound=1e-150)
+    assert Q.lipschitz == 1e149
+    assert Problem(X, y, reg=0.0).reg == 0.0                                # 0 is not a scale

@@ -141,3 +141,49 @@ def test_bad_matrices():
         estimate_row_norm(np.array([[1.0, math.inf]]), 1.0, upper=1.0)
     with pytest.raises(ValueError, match="1-D"):
         estimate_label_bound(np.ones((2, 2)), 1.0, upper=1.0)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(epsilon=0.0), dict(quantile=-0.1), dict(upper=-1.0), dict(lower=math.nan),
+    dict(rng=-1), dict(values=np.zeros((2, 2))), dict(values=np.array([])),
+    dict(values=np.array(["a", "b"]))])
+def test_public_arguments_are_checked_before_the_charge(kwargs):
+    budget = dpsolve.BudgetAccountant(1.0)
+    args = dict(values=np.array([0.1, 0.2]), quantile=0.5, epsilon=0.25, upper=1.0,
+                accountant=budget)
+    args.update(kwargs)
+    with pytest.raises((ValueError, TypeError)):
+        private_quantile(args.pop("values"), args.pop("quantile"), args.pop("epsilon"), **args)
+    assert budget.ledger == ()
+
+
+def test_the_charge_comes_before_the_values_are_read():
+    """As the docstring says: the release is charged from its public arguments, then the data
+    are read; a failure on the data (a non-finite value) stays charged, as a fit's does."""
+    budget = dpsolve.BudgetAccountant(1.0)
+    with pytest.raises(ValueError, match="values must be finite"):
+        private_quantile(np.array([0.1, np.nan]), 0.5, 0.25, upper=1.0, accountant=budget)
+    assert budget.ledger[0].labels == ("private_quantile",)
+    with pytest.raises(ValueError, match="X must be finite"):
+        estimate_row_norm(np.array([[1.0, math.inf]]), 0.25, upper=1.0, accountant=budget)
+    with pytest.raises(ValueError, match="X must be finite"):
+        estimate_row_norm(sparse.csr_matrix(np.array([[1.0, math.nan]])), 0.25, upper=1.0,
+                          accountant=budget)
+    with pytest.raises(ValueError, match="y must be finite"):
+        estimate_label_bound(np.array([1.0, math.inf]), 0.25, upper=1.0, accountant=budget)
+    assert budget.spent()[0] == pytest.approx(1.0)
+    with pytest.raises(dpsolve.privacy.BudgetExceededError):      # refused: nothing read
+        private_quantile(np.array([0.1, np.nan]), 0.5, 0.25, upper=1.0, accountant=budget)
+    assert len(budget.ledger) == 4
+
+
+def test_a_row_norm_that_overflows_is_clipped_like_any_other():
+    """Finite rows whose norm overflows to inf are clipped to ``upper`` by the mechanism, not
+    refused and not warned about (either would be a signal from the data)."""
+    import warnings
+    X = np.array([[1.7e308, 1.7e308], [0.5, 0.0], [0.25, 0.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for rows in (X, sparse.csr_matrix(X)):
+            out = estimate_row_norm(rows, 1.0, upper=2.0, quantile=1.0, rng=0)
+            assert 0.0 <= out.value <= 2.0

@@ -8,6 +8,7 @@ Every solver must:
 - run the number of steps fixed in advance, whatever the data.
 """
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -193,11 +194,13 @@ def test_secure_perturbation_runs_the_same_inner_steps_on_any_data(name, monkeyp
     assert seen[0][1] == N * seen[0][2]["inner_steps"]
 
 
-def test_clipped_gd_checks_the_released_average_not_the_last_iterate():
+def test_clipped_gd_checks_the_released_average_not_the_last_iterate(monkeypatch):
     """Step eta = 2^1020 with lambda = 2^-1020 (eta lambda = 1 exactly): every iterate is
     -eta (g/n + sigma xi), finite, but their sum overflows. The old check read the last iterate
     and released an infinite average; the check is on the released theta now (and the last
-    iterate, when that is what is released, passes)."""
+    iterate, when that is what is released, passes). Problem now refuses such a lambda
+    (docs/bad_input.md, "Numerical range"); the range is widened here to reach the check."""
+    monkeypatch.setattr(dpsolve.problem, "CONSTANT_RANGE", (0.0, math.inf))
     X, y = data()
     step = 2.0 ** 1020
     problem = dpsolve.Problem(X, y, "logistic", radius=None, reg=1.0 / step)

@@ -3,8 +3,10 @@ finishes, and summarise excess risk against the theorems' bounds.
 
 - :func:`load_sweep` (a TOML file or a dict; see :mod:`dpsolve.experiments.sweep` for the format)
   and :class:`Sweep`;
-- :func:`run_sweep` (parallel, resumable) and :class:`ResultStore`;
-- :func:`execute` (one run, replayable from its spec);
+- :func:`run_sweep` (parallel, resumable) and :class:`ResultStore` (:class:`StoreError` for a
+  path that is not a results database);
+- :func:`check_runs` (every run's settings through the solvers' own checks, before any run) and
+  :func:`execute` (one run, replayable from its spec);
 - :func:`summarize`, :func:`slopes`, :func:`fit_slope`, :func:`to_csv`, :func:`to_dataframe`;
 - :func:`report_text` (the summary as Markdown), :func:`plot_sweep` and :func:`plot_axis`
   (figures against n, p and epsilon).
@@ -12,11 +14,12 @@ finishes, and summarise excess risk against the theorems' bounds.
 from .plots import plot_axis, plot_sweep
 from .report import report_text
 from .runner import run_sweep
-from .runs import execute
-from .store import ResultStore
+from .runs import check_runs, execute
+from .store import ResultStore, StoreError
 from .summary import fit_slope, mean_interval, slopes, summarize, to_csv, to_dataframe
 from .sweep import Sweep, SweepError, cell_id, load_sweep, run_id, run_seed
 
-__all__ = ["ResultStore", "Sweep", "SweepError", "cell_id", "execute", "fit_slope",
-           "load_sweep", "mean_interval", "plot_axis", "plot_sweep", "report_text", "run_id", "run_seed", "run_sweep", "slopes",
-           "summarize", "to_csv", "to_dataframe"]
+__all__ = ["ResultStore", "StoreError", "Sweep", "SweepError", "cell_id", "check_runs",
+           "execute", "fit_slope", "load_sweep", "mean_interval", "plot_axis", "plot_sweep",
+           "report_text", "run_id", "run_seed", "run_sweep", "slopes", "summarize", "to_csv",
+           "to_dataframe"]

@@ -4,8 +4,8 @@ import multiprocessing
 import os
 import sys
 
-from .runs import build_problem, execute
-from .store import ResultStore
+from .runs import build_problem, check_runs, execute
+from .store import ResultStore, StoreError, check_database
 from .sweep import canonical, load_sweep, run_id
 
 
@@ -35,6 +35,19 @@ def _share_cores(threads):
     """Worker initialiser: the OpenMP kernels use this process's share of the cores."""
     from .._kernels.threads import set_num_threads
     set_num_threads(threads)
+
+
+def _done(path, sweep):
+    """The ids of the sweep's runs already in the database at ``path`` (read only; none for a
+    new or empty file), after checking that the path can hold the results."""
+    if not check_database(path, create=True):
+        return set()
+    with ResultStore(path, read_only=True) as store:
+        held = store.sweeps().get(sweep.name)
+        if held is not None and canonical(held) != canonical(sweep.spec):
+            raise StoreError(f"{path} already holds a different sweep named {sweep.name!r}: "
+                             "use another database or rename the sweep")
+        return store.done(sweep.name)
 
 
 def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=True):
@@ -70,12 +83,25 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
     -------
     dict
         ``{"total", "skipped", "ran"}`` run counts.
+
+    Raises
+    ------
+    SweepError
+        Before any run and before the database is created or written, for a setting that a
+        run would refuse (:func:`~dpsolve.experiments.load_sweep`, then
+        :func:`~dpsolve.experiments.check_runs` on the runs not yet done).
+    StoreError
+        Before any run, if ``path`` is a directory, its folder does not exist, it is a file
+        that is not a results database, or it holds a different sweep of the same name.
     """
     if executor is not None and client is not None:
         raise ValueError("pass executor or client, not both")
     if not hasattr(sweep, "runs"):
         sweep = load_sweep(sweep)
     specs = sweep.runs()
+    done = _done(path, sweep)
+    # every setting of every pending run, before the database is created or any run starts
+    check_runs(sweep, [s for s in specs if run_id(s) not in done])
     with ResultStore(path) as store:
         store.register(sweep)
         done = store.done(sweep.name)

@@ -1,9 +1,13 @@
 """Executing one run of a sweep: data, problem, certified theta*, the fit, its excess risk and the
 bounds that apply. A pure function of the run spec and the root seed."""
+import contextlib
 import hashlib
+import inspect
 import math
+import os
 import time
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -15,76 +19,356 @@ from ..privacy import PrivacyWarning
 from ..problem import Problem
 from ..reference import excess_risk, reference_minimizer
 from ..solvers import get as solver_spec
-from .sweep import data_seed, run_seed
+from ..solvers._lifecycle import plan_fit
+from .sweep import SweepError, _grid, _shown, canonical, data_seed, refuse, run_seed
+
+#: The data file formats :func:`load_file` reads, and those of a separate labels file.
+DATA_SUFFIXES = (".npy", ".npz", ".csv")
+LABEL_SUFFIXES = (".npy", ".csv")
 
 
-def load_data(data, root):
-    """``(X, y)`` for a run's data spec."""
+def load_data(data, root, names=("data.path", "data.labels")):
+    """``(X, y)`` for a run's data spec (``names``: how a file source's keys are named in
+    messages)."""
     source = data["source"]
     rng = data_seed({"data": data}, root)
+    # the generators' own checks refuse a float, a bool or a value out of range
     if source == "synthetic":
-        return datasets.make_synthetic(int(data["n"]), int(data["p"]),
-                                       noise=float(data.get("noise", 0.1)), rng=rng)
+        return datasets.make_synthetic(data["n"], data["p"], noise=data.get("noise", 0.1),
+                                       rng=rng)
     if source == "separable":
-        return datasets.make_separable(int(data["n"]), int(data["p"]),
-                                       margin=float(data.get("margin", 0.001)), rng=rng)
+        return datasets.make_separable(data["n"], data["p"], margin=data.get("margin", 0.001),
+                                       rng=rng)
     if source == "breast_cancer":
         return datasets.load_breast_cancer()
     if source == "digits":
         return datasets.load_digits()
-    return load_file(data["path"], data.get("labels"))
+    return load_file(data["path"], data.get("labels"), names=names)
 
 
-def load_file(path, labels=None):
-    """Rows from a ``.npy`` (with ``labels`` a second ``.npy``), ``.npz`` or ``.csv`` file (the
+def check_data_file(path, labels=None, names=("path", "labels")):
+    """Check a data file's name, and its labels file's, before anything is read.
+
+    Parameters
+    ----------
+    path : str or Path
+        The data file: ``.npy``, ``.npz`` or ``.csv``.
+    labels : str or Path, optional
+        A separate labels file, ``.npy`` or ``.csv``; needed with an ``.npy`` data file.
+    names : (str, str)
+        How the two are named in messages (``("--data", "--labels")`` for the command line,
+        ``("data.path", "data.labels")`` in a sweep).
+
+    Raises
+    ------
+    TypeError
+        If a name is not a string or path.
+    ValueError
+        If a file does not exist, is a directory or has another suffix, or an ``.npy`` data file
+        has no labels file.
+    """
+    for value, name, suffixes in ((path, names[0], DATA_SUFFIXES),
+                                  (labels, names[1], LABEL_SUFFIXES)):
+        if value is None and name == names[1]:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (str, os.PathLike)) or not str(value):
+            raise TypeError(f"{name} must be a file name (a string), got {value!r}")
+        file = Path(value)
+        if file.suffix.lower() not in suffixes:
+            raise ValueError(f"{name} {file}: must be a {', '.join(suffixes[:-1])} or "
+                             f"{suffixes[-1]} file")
+        if file.is_dir():
+            raise ValueError(f"{name} {file}: is a directory, not a file")
+        if not file.is_file():
+            raise ValueError(f"{name} {file}: no such file")
+    if Path(path).suffix.lower() == ".npy" and labels is None:
+        raise ValueError(f"{names[0]} {path}: an .npy file of rows needs its labels in a second "
+                         f"file ({names[1]})")
+
+
+class _FileError(ValueError):
+    """A file that cannot be read, or does not hold what its format needs (the message names
+    it; not wrapped again by an enclosing :func:`_reading`)."""
+
+
+@contextlib.contextmanager
+def _reading(name, file):
+    """NumPy's and SciPy's errors while reading ``file`` as a ValueError naming it (``name``:
+    ``--data``, ``data.labels``, ...)."""
+    try:
+        yield
+    except _FileError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        # NumPy's message may quote a cell of the file: shown to the data holder, never stored
+        raise _FileError(f"{name} {file}: cannot be read: {exc}") from None
+
+
+def _read_csv(file, name):
+    """A CSV file of numbers as a 2-D array; an empty file is refused (NumPy would warn)."""
+    with _reading(name, file), warnings.catch_warnings():
+        # NumPy warns "input contained no data" with the file's path: refused below instead
+        warnings.simplefilter("ignore", UserWarning)
+        table = np.loadtxt(file, delimiter=",", ndmin=2)
+    if table.size == 0:
+        raise _FileError(f"{name} {file}: the file holds no rows")
+    return table
+
+
+def _read_labels(file, name):
+    file = Path(file)
+    if file.suffix.lower() == ".csv":
+        return _read_csv(file, name).reshape(-1)
+    with _reading(name, file):
+        return np.load(file)
+
+
+def load_file(path, labels=None, names=("path", "labels")):
+    """Rows from a ``.npy`` (with ``labels`` a second file), ``.npz`` or ``.csv`` file (the
     last column is the label, unless ``labels`` names a file).
 
     An ``.npz`` file holds arrays ``X`` and ``y``, or a sparse matrix as
     ``scipy.sparse.save_npz`` writes it (arrays ``format``, ``shape``, ``data``, ``indices``,
-    ``indptr``) with the labels as an array ``y`` beside them or in ``labels`` (an ``.npy``
-    file). A sparse X is returned sparse (docs/sparse.md)."""
+    ``indptr``) with the labels as an array ``y`` beside them or in ``labels``. A labels file
+    is ``.npy`` or ``.csv`` (one label a line). A sparse X is returned sparse
+    (docs/sparse.md).
+
+    Parameters
+    ----------
+    path : str or Path
+        The data file.
+    labels : str or Path, optional
+        The labels file.
+    names : (str, str)
+        How ``path`` and ``labels`` are named in messages (``("--data", "--labels")`` on the
+        command line).
+
+    Returns
+    -------
+    X : ndarray or scipy.sparse.csr_array
+    y : ndarray
+
+    Raises
+    ------
+    TypeError, ValueError
+        Before anything is read, for the names (:func:`check_data_file`); then, naming the
+        file, for a file that cannot be read as the format its suffix says, an empty file, or
+        arrays that are missing.
+    """
+    check_data_file(path, labels, names)
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".npz":
-        with np.load(path) as f:
+        with _reading(names[0], path), np.load(path) as f:
             if "format" in f and "X" not in f:
                 X = sparse.load_npz(path)
                 if "y" in f:
                     return X, f["y"]
                 if labels is None:
-                    raise ValueError(f"{path}: a sparse .npz file needs its labels as an array "
-                                     "y in the file or in a labels .npy file")
-                return X, np.load(labels)
+                    raise _FileError(f"{names[0]} {path}: a sparse .npz file needs its labels "
+                                     f"as an array y in the file or in {names[1]}")
+                return X, _read_labels(labels, names[1])
             if "X" not in f or "y" not in f:
-                raise ValueError(f"{path}: an .npz file needs arrays named X and y (or a "
-                                 "scipy.sparse matrix saved by save_npz, and y)")
+                raise _FileError(f"{names[0]} {path}: an .npz file needs arrays named X and y "
+                                 "(or a scipy.sparse matrix saved by save_npz, and y)")
             return f["X"], f["y"]
     if suffix == ".npy":
-        if labels is None:
-            raise ValueError(f"{path}: an .npy file of rows needs labels (a second .npy file)")
-        return np.load(path), np.load(labels)
-    if suffix == ".csv":
-        table = np.loadtxt(path, delimiter=",", ndmin=2)
-        if labels is not None:
-            return table, np.loadtxt(labels, delimiter=",")
-        return table[:, :-1], table[:, -1]
-    raise ValueError(f"{path}: data files must be .npy, .npz or .csv")
+        with _reading(names[0], path):
+            X = np.load(path)
+        return X, _read_labels(labels, names[1])
+    table = _read_csv(path, names[0])
+    if labels is not None:
+        return table, _read_labels(labels, names[1])
+    if table.shape[1] < 2:
+        raise _FileError(f"{names[0]} {path}: a .csv file without {names[1]} needs at least "
+                         "two columns (the features, then the label)")
+    return table[:, :-1], table[:, -1]
 
 
-def build_problem(spec, root):
-    X, y = load_data(spec["data"], root)
+def check_class_memory(n, p, k, name="n_classes"):
+    """Refuse a multinomial problem whose arrays cannot fit in this machine's memory.
+
+    Parameters
+    ----------
+    n, p : int
+        Rows and columns of the data.
+    k : int
+        The number of classes K.
+    name : str
+        How K is named in the message (``"--n-classes"`` on the command line).
+
+    Raises
+    ------
+    ValueError
+        If ``8 K (n + p)`` bytes, one (p, K) model and one (n, K) array of softmax values (the
+        least a multinomial fit holds at once), exceed the machine's physical memory.
+    """
+    need = 8 * k * (n + p)
+    total = physical_memory()
+    if total is not None and need > total:
+        raise ValueError(f"{name} = {k}: a multinomial fit on n = {n} rows of p = {p} columns "
+                         f"holds a (p, K) model and an (n, K) array of softmax values, "
+                         f"8 K (n + p) bytes = {need / 2 ** 30:.3g} GiB, more than this machine's "
+                         f"{total / 2 ** 30:.3g} GiB of memory")
+
+
+def physical_memory():
+    """The machine's physical memory in bytes, or None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def build_problem(spec, root, data=None):
+    """The run's Problem: its data (``data``, the ``(X, y)`` already loaded, or
+    :func:`load_data`) with the problem's options."""
+    X, y = load_data(spec["data"], root) if data is None else data
     options = dict(spec["problem"])
     if options.get("radius") == "none":
         options["radius"] = None
+    if options.get("loss") == "multinomial":
+        named = "n_classes" if options.get("n_classes") is not None else "classes"
+        k = options.get("n_classes") or len(options.get("classes") or ())
+        check_class_memory(X.shape[0], X.shape[1] + bool(options.get("fit_intercept")), k,
+                           named)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)     # row clipping: counted, not stored
         return Problem(X, y, **options)
 
 
-def equal_parties(problem, m):
-    """The rows split into ``m`` consecutive blocks whose sizes differ by at most one."""
+def _prepare(spec, problem):
+    """What a run's fit is called with: ``(solver spec, parties, options, chosen, layout)``;
+    ``chosen`` is ``auto``'s choice (else None), ``layout`` joint_sgd's blocks (else None)."""
+    options = dict(spec["solver"])
+    name = options.pop("name")
+    chosen = None
+    if name == "auto":          # from public constants only: free, and part of the run's record
+        from ..solvers.choose import choose_solver
+        chosen = choose_solver(problem, options["epsilon"], options.get("delta")).name
+        name = chosen
+    solver = solver_spec(name)
+    parties = None
+    if solver.partition is not None:
+        parties = equal_parties(problem, options.pop(solver.partition), solver.partition)
+    layout = None
+    if name == "joint_sgd":
+        layout = _joint_options(options)
+        options.update(layout)
+    return solver, parties, options, chosen, layout
+
+
+def _plan(spec, problem, root):
+    """Everything the run's fit checks before it reads the data, then its plan (never its run):
+    the solver function's defaults (its signature), then
+    :func:`dpsolve.solvers._lifecycle.plan_fit`, which the fit runs too."""
+    solver, parties, options, _, _ = _prepare(spec, problem)
+    call = inspect.signature(solver.function).bind(
+        problem, *([parties] if parties is not None else []), rng=run_seed(spec, root),
+        **options)
+    call.apply_defaults()
+    arguments = dict(call.arguments)
+    arguments.pop("problem")
+    partition = arguments.pop(solver.partition) if solver.partition is not None else None
+    epsilon, delta = arguments.pop("epsilon", None), arguments.pop("delta", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # the fit reports its certification; not yet here
+        plan_fit(solver, problem, partition, epsilon, delta, **arguments)
+
+
+def _tables(sweep, part):
+    """``{canonical(cell): "data[1]"}``: which table of the sweep each grid cell comes from,
+    named as :func:`~dpsolve.experiments.load_sweep` names it (``data`` when there is one data
+    table, ``solver[i]`` always)."""
+    tables = sweep.spec[part]
+    return {canonical(cell): part if part == "data" and len(tables) == 1 else f"{part}[{i}]"
+            for i, table in enumerate(tables) for cell in _grid(table)}
+
+
+def _context(data, problem=None):
+    """The runs an error concerns: their data and problem settings."""
+    def settings(cell):
+        return ", ".join(f"{k}={_shown(v)}" for k, v in cell.items())
+    text = f" (the runs on data {settings(data)}"
+    return text + ("" if problem is None else f" with problem {settings(problem)}") + ")"
+
+
+def check_runs(sweep, specs=None):
+    """Check every run of a sweep as its fit would, before any run: raise on the first that
+    would fail before its computation starts.
+
+    Each distinct dataset is loaded once (generated, or read from its file) and each distinct
+    problem built on it, as the runs do (:func:`build_problem`); then each distinct solver
+    setting goes through its solver's checks and its ``plan`` (defaults and noise calibration
+    from public constants), exactly as :func:`dpsolve.solvers._lifecycle.fit` does before it
+    reads the data. Nothing is fitted, no reference minimiser is solved, nothing is stored.
+
+    Parameters
+    ----------
+    sweep : Sweep
+        From :func:`~dpsolve.experiments.load_sweep` (which has checked every setting that
+        needs no data).
+    specs : list of dict, optional
+        The runs to check (default: all of ``sweep.runs()``); replicates of a cell are checked
+        once.
+
+    Raises
+    ------
+    SweepError
+        Naming the table and key (``data.path``, ``problem.classes``, ``solver[0].delta``, ...),
+        with the data and problem settings of the runs concerned. A message about the data
+        (a label outside ``classes``, a cell of a CSV file that is not a number) may quote the
+        data; it is for the data holder who runs the sweep and is never stored.
+
+    Notes
+    -----
+    The cost is one data load per dataset and one plan per cell, the same as each run's own
+    preparation: a noise calibration by an accountant (``calibration = "rdp"``/``"pld"``) is
+    the largest part, up to about a second.
+    """
+    specs = sweep.runs() if specs is None else specs
+    cells = {}
+    for spec in specs:
+        cells.setdefault(canonical(spec["data"]), {}).setdefault(
+            canonical(spec["problem"]), {}).setdefault(canonical(spec["solver"]), spec)
+    data_where, solver_where = _tables(sweep, "data"), _tables(sweep, "solver")
+    for data_key, problems in cells.items():
+        data = next(iter(next(iter(problems.values())).values()))["data"]
+        where = data_where.get(data_key, "data")
+        try:
+            loaded = load_data(data, sweep.seed, names=(f"{where}.path", f"{where}.labels"))
+        except ImportError as exc:
+            raise SweepError(f"{where}.source = {_shown(data['source'])}: {exc}") from None
+        except MemoryError:
+            raise SweepError(f"{where}: the data do not fit in memory"
+                             f"{_context(data)}") from None
+        except (TypeError, ValueError) as exc:
+            raise refuse(where, data, exc) from None
+        for solvers in problems.values():
+            first = next(iter(solvers.values()))
+            context = _context(data)
+            try:
+                problem = build_problem(first, sweep.seed, data=loaded)
+            except (TypeError, ValueError) as exc:
+                raise SweepError(str(refuse("problem", first["problem"], exc)) + context) \
+                    from None
+            context = _context(data, first["problem"])
+            for solver_key, spec in solvers.items():
+                try:
+                    _plan(spec, problem, sweep.seed)
+                except (TypeError, ValueError, ArithmeticError) as exc:
+                    error = refuse(solver_where.get(solver_key, "solver"), spec["solver"], exc)
+                    raise SweepError(str(error) + context) from None
+            del problem
+        del loaded
+
+
+def equal_parties(problem, m, name="parties"):
+    """The rows split into ``m`` consecutive blocks whose sizes differ by at most one (``name``:
+    the sweep key, ``parties`` or ``owners``, in the message)."""
     if m > problem.n:
-        raise ValueError(f"cannot split n={problem.n} rows among {m} parties")
+        raise ValueError(f"{name} must be at most n = {problem.n} (at least one row each), "
+                         f"got {m}")
     base, extra = divmod(problem.n, m)
     return Parties.from_sizes(problem, [base + (j < extra) for j in range(m)])
 
@@ -145,20 +429,9 @@ def execute(spec, root, reference=None):
     calibration certifying less than it claims) are silenced: the certified epsilon is stored.
     """
     problem = build_problem(spec, root)
-    options = dict(spec["solver"])
-    name = options.pop("name")
-    chosen = None
-    if name == "auto":          # from public constants only: free, and part of the run's record
-        from ..solvers.choose import choose_solver
-        chosen = choose_solver(problem, options["epsilon"], options.get("delta")).name
-        name = chosen
-    solver = solver_spec(name)
-    parties = None
-    if solver.partition is not None:
-        parties = equal_parties(problem, options.pop(solver.partition))
+    solver, parties, options, chosen, layout = _prepare(spec, problem)
+    name = solver.name
     if name == "joint_sgd":
-        layout = _joint_options(options)
-        options.update(layout)
         reference = joint.joint_reference_minimizer(problem, parties, **layout)
     elif reference is None:
         reference = reference_minimizer(problem)

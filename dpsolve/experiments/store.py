@@ -3,9 +3,15 @@ finishes, so that an interrupted sweep (Ctrl-C, kill -9, power loss) loses nothi
 
 SQLite in WAL mode with ``synchronous=FULL``: a run's row is written in one transaction, which
 either is on disk in full or not at all. Only the process that runs the sweep writes; workers
-return their results to it.
+return their results to it. Readers (``dpsolve report``, the summaries) open it read only and
+never create or modify a file.
+
+A row holds the run's spec (its public settings) and its result (the excess risk and the
+objective values, which are statistics of the data, the bounds, the certified epsilon, n, p and
+the hash of the released parameters); no label value or cell of the data, and no error message.
 """
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -27,18 +33,75 @@ CREATE TABLE IF NOT EXISTS sweeps (
     spec TEXT NOT NULL
 );
 """
+#: The first 16 bytes of every SQLite 3 database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-class ResultStore:
-    """A results database. ``with ResultStore(path) as store: ...``.
+class StoreError(ValueError):
+    """A path that cannot be opened as a results database; the message names the path."""
 
-    Opening it creates the file and its tables if they do not exist, and switches the database
-    to WAL mode with ``synchronous=FULL``.
+
+def check_database(path, *, create=False):
+    """Check that ``path`` can be opened as a results database, without opening it.
 
     Parameters
     ----------
     path : str or Path
         The SQLite file.
+    create : bool, default False
+        Whether a missing or empty file is accepted (it becomes a new database when a sweep
+        writes to it); its folder must exist.
+
+    Returns
+    -------
+    bool
+        Whether the file holds a database already (False: missing or empty).
+
+    Raises
+    ------
+    StoreError
+        If the path is a directory, its folder does not exist, or the file is not an SQLite
+        database; without ``create``, also if it is missing or empty.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not a results database")
+    if not path.exists():
+        if not create:
+            raise StoreError(f"no results database at {path}")
+        folder = path.parent
+        if not folder.is_dir():
+            raise StoreError(f"the folder {folder} of {path} does not exist")
+        return False
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not head:
+        if not create:
+            raise StoreError(f"{path} is empty, not a results database")
+        return False
+    if head != SQLITE_HEADER:
+        raise StoreError(f"{path} is not an SQLite database (not a results database)")
+    return True
+
+
+class ResultStore:
+    """A results database. ``with ResultStore(path) as store: ...``.
+
+    Opening it for writing creates the file and its tables if they do not exist, and switches
+    the database to WAL mode with ``synchronous=FULL``. Opened with ``read_only=True`` (what
+    :func:`~dpsolve.experiments.summarize` and ``dpsolve report`` do) it never creates, writes
+    or converts anything: a missing, empty or non-SQLite file, a directory, or an SQLite file
+    without the results tables is refused with a :class:`StoreError`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file.
+    read_only : bool, default False
+        Open an existing results database for reading only.
 
     Attributes
     ----------
@@ -46,12 +109,20 @@ class ResultStore:
         The SQLite file.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, *, read_only=False):
         self.path = Path(path)
-        self._db = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(SCHEMA)
+        self.read_only = bool(read_only)
+        if self.read_only:
+            self._db = _connect_read_only(self.path)
+            return
+        check_database(self.path, create=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path} as a results database: {exc}") from None
 
     def close(self):
         """Close the database connection."""
@@ -68,7 +139,7 @@ class ResultStore:
         text = canonical(sweep.spec)
         row = self._db.execute("SELECT spec FROM sweeps WHERE name = ?", (sweep.name,)).fetchone()
         if row is not None and row[0] != text:
-            raise ValueError(f"{self.path} already holds a different sweep named "
+            raise StoreError(f"{self.path} already holds a different sweep named "
                              f"{sweep.name!r}: use another database or rename the sweep")
         if row is None:
             self._db.execute("INSERT INTO sweeps (name, spec) VALUES (?, ?)", (sweep.name, text))
@@ -109,3 +180,24 @@ class ResultStore:
     def sweeps(self):
         """The registered sweeps' normalised specs, by name."""
         return {r[0]: json.loads(r[1]) for r in self._db.execute("SELECT name, spec FROM sweeps")}
+
+
+def _connect_read_only(path):
+    """A read-only connection to an existing results database (module docstring of
+    :class:`ResultStore`)."""
+    check_database(path)
+    # Without a write-ahead log (no writer has the database open) the file is opened immutable:
+    # SQLite then creates no -wal/-shm files beside it. With one, a read-only connection that
+    # takes the usual locks and reads the writer's log too.
+    live = os.path.exists(f"{path}-wal")
+    uri = path.resolve().as_uri() + ("?mode=ro" if live else "?mode=ro&immutable=1")
+    try:
+        db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=60.0)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read {path} as a results database: {exc}") from None
+    if not {"runs", "sweeps"} <= tables:
+        db.close()
+        raise StoreError(f"{path} is an SQLite database but not a dpsolve results database "
+                         "(it has no runs and sweeps tables)")
+    return db

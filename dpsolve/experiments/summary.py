@@ -13,7 +13,7 @@ from .store import ResultStore
 def _rows(source):
     if isinstance(source, (list, tuple)):
         return list(source)
-    with ResultStore(source) as store:
+    with ResultStore(source, read_only=True) as store:     # never creates or converts a file
         return store.rows()
 
 
@@ -58,7 +58,8 @@ def summarize(source, level=0.95):
     Parameters
     ----------
     source : str, Path or list of dict
-        A results database, or its rows (``ResultStore.rows()``).
+        A results database, opened read only (never created or written), or its rows
+        (``ResultStore.rows()``).
     level : float, default 0.95
         Confidence level of the interval on the mean.
 
@@ -70,6 +71,11 @@ def summarize(source, level=0.95):
         t-interval), ``bound``, ``bound_name``, ``ratio_to_bound``, ``lower_bound``,
         ``certified_epsilon`` (mean), ``sigma``, ``reference_gap`` (largest) and
         ``wall_time`` (mean).
+
+    Raises
+    ------
+    StoreError
+        If ``source`` is a path that is missing, empty, a directory, or not a results database.
     """
     cells = {}
     for row in _rows(source):

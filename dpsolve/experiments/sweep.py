@@ -35,6 +35,15 @@ A sweep is a TOML file (or the same structure as a dict)::
 Optional top-level ``title``, ``description`` and ``discussion`` (strings) describe the sweep for
 its report page; they are not part of the runs, so editing them does not invalidate results.
 
+Validation, in two passes, both before any run (and before the results database is opened):
+:func:`load_sweep` checks every setting of every grid cell that can be checked without the data,
+through the library's own checks (the data sizes as the data generators check them, each
+problem's settings through :class:`dpsolve.Problem`'s constructor, each solver's options through
+its declared parameter constraints, ``epsilon > 0``); :func:`dpsolve.experiments.check_runs`
+(called by :func:`~dpsolve.experiments.run_sweep`) then loads each dataset once, builds each
+problem and runs each solver's checks and plan, from public constants, as its fit would before
+reading the data. Either raises :class:`SweepError` naming the key.
+
 Every run is a plain dict ``{"sweep", "replicate", "data", "problem", "solver"}`` of scalars. Its
 id is a hash of its canonical JSON; its seed is the root SeedSequence spawned along that hash, so
 any single run can be replayed exactly from its spec. The data of a run depend only on the data
@@ -47,9 +56,12 @@ import itertools
 import json
 import math
 import numbers
+import warnings
 from pathlib import Path
 
 import numpy as np
+
+from .._validation import Integer, Real, check_parameters, check_real
 
 TEXT_KEYS = ("title", "description", "discussion")     # for the report page, not the runs
 TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", *TEXT_KEYS}
@@ -62,6 +74,27 @@ DATA_KEYS = {
 }
 PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows",
                 "classes", "n_classes", "fit_intercept", "intercept_scale"}
+#: The data sources' numeric keys: the checks of dpsolve.datasets.make_synthetic and
+#: make_separable (and ``noise >= 0``, the standard deviation of the labels' noise), with the
+#: accepted range in words for a value of the wrong type.
+DATA_CHECKS = {
+    "n": (Integer(1), "an integer >= 1"),
+    "p": (Integer(1), "an integer >= 1"),
+    "noise": (Real(0.0, low_inclusive=True), "a real number >= 0"),
+    "margin": (Real(0.0, 1.0, low_inclusive=True), "a real number in [0, 1)"),
+}
+#: Solver arguments a sweep does not take: the seed comes from the run's spec, the partition
+#: from ``parties``/``owners``, and a run is a replayable research run (no ``secure`` noise,
+#: no budget).
+SOLVER_EXCLUDED = {"problem", "rng", "sigma", "parties", "owners", "record_transcript",
+                   "transcript_limit", "secure", "accountant"}
+#: The most classes a multinomial problem may have (``n_classes``, the length of ``classes``;
+#: ``dpsolve solve --n-classes``). A multinomial fit holds a (p, K) model and an (n, K) array
+#: of softmax values, 8 K (n + p) bytes each: at K = 2**16 that is 512 KiB for every record and
+#: every feature, so that 2,000 of them already need a GiB per array. A larger K fits no
+#: dataset of useful size; below it, what fits is checked against the machine's memory once
+#: n and p are known (:func:`dpsolve.experiments.runs.check_class_memory`).
+MAX_CLASSES = 2 ** 16
 
 
 class SweepError(ValueError):
@@ -202,6 +235,45 @@ def _scalar_ok(value):
         isinstance(value, float) and math.isnan(value))
 
 
+def _shown(value):
+    """A setting as the sweep file spells it (``true``, ``"many"``, ``30.5``)."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _leading_name(message):
+    """The parameter a library message starts with (``"n must be ..."`` -> ``"n"``)."""
+    word = message.split(" ", 1)[0].split("=", 1)[0]
+    return word if word.replace("_", "").isalnum() else None
+
+
+def refuse(where, cell, exc):
+    """A SweepError for ``exc`` raised by a library check on one grid cell ``cell`` of the
+    table at ``where``: ``where.key = value: message`` when the message starts with one of the
+    cell's keys (the library's messages name their parameter first), else ``where: message``.
+
+    Parameters
+    ----------
+    where : str
+        The table (``"data"``, ``"data[1]"``, ``"problem"``, ``"solver[0]"``).
+    cell : dict
+        The grid cell's settings.
+    exc : Exception
+        What the check raised.
+
+    Returns
+    -------
+    SweepError
+    """
+    message = str(exc)
+    key = _leading_name(message)
+    if key is not None and key in cell:
+        return SweepError(f"{where}.{key} = {_shown(cell[key])}: {message}")
+    return SweepError(f"{where}: {message}")
+
+
 def _check_values(table, where):
     for key, value in table.items():
         values = value if isinstance(value, list) else [value]
@@ -293,6 +365,8 @@ def load_sweep(source):
     if "classes" in problem:
         problem["classes"] = _check_classes(problem["classes"])
     _check_values({k: v for k, v in problem.items() if k != "classes"}, "problem")
+    for cell in _grid(problem):
+        _check_problem_cell(cell)
 
     solvers = raw.get("solver")
     if isinstance(solvers, dict):
@@ -319,12 +393,13 @@ def load_sweep(source):
                                      "from public constants runs at its defaults); accepted: "
                                      "['delta', 'epsilon']")
             _check_values(table, where)
+            for cell in _grid(table):
+                _check_solver_cell(cell, where, None)
             checked.append(dict(table))
             continue
         spec = known[table["name"]]
         parameters = inspect.signature(spec.function).parameters
-        allowed = set(parameters) - {"problem", "rng", "sigma", "parties", "owners",
-                                     "record_transcript", "transcript_limit"}
+        allowed = set(parameters) - SOLVER_EXCLUDED
         split = spec.partition
         if split is not None:
             allowed.add(split)
@@ -339,6 +414,8 @@ def load_sweep(source):
                 raise SweepError(f"{where}.{key}: not an option of {table['name']}; accepted: "
                                  f"{sorted(allowed)}")
         _check_values(table, where)
+        for cell in _grid(table):
+            _check_solver_cell(cell, where, spec)
         checked.append(dict(table))
     spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
             "problem": problem, "solver": checked}
@@ -383,5 +460,83 @@ def _check_data(table, where):
         for key in ("n", "p"):
             if key not in data:
                 raise SweepError(f"{where}.{key}: source {data['source']!r} needs {key}")
+    if data["source"] == "file" and "path" not in data:
+        raise SweepError(f"{where}.path: source 'file' needs path (a .npy, .npz or .csv file)")
     _check_values(data, where)
+    for cell in _grid(data):
+        _check_data_cell(cell, where)
     return data
+
+
+def _check_data_cell(cell, where):
+    """One data setting, without reading or generating the data."""
+    for key, (check, accepted) in DATA_CHECKS.items():
+        if key in cell:
+            try:
+                check(cell[key], key)
+            except TypeError as exc:
+                raise SweepError(f"{where}.{key} = {_shown(cell[key])}: {exc}; accepted: "
+                                 f"{accepted}") from None
+            except ValueError as exc:
+                raise refuse(where, cell, exc) from None
+    if cell["source"] in ("breast_cancer", "digits"):
+        import importlib.util
+        if importlib.util.find_spec("sklearn") is None:
+            raise SweepError(f"{where}.source = {_shown(cell['source'])}: needs scikit-learn "
+                             '(pip install "dpsolve[datasets]")')
+    if cell["source"] == "file":
+        from .runs import check_data_file
+        try:
+            check_data_file(cell["path"], cell.get("labels"),
+                            names=(f"{where}.path", f"{where}.labels"))
+        except (TypeError, ValueError) as exc:
+            raise SweepError(str(exc)) from None
+
+
+def _placeholder_label(options):
+    """A label that is valid for the cell's loss and label set (the Problem's settings are
+    checked on one placeholder row)."""
+    classes = options.get("classes")
+    if isinstance(classes, list) and classes:
+        return classes[0]
+    return {"multinomial": 0, "squared": 0.0}.get(options.get("loss", "logistic"), 1.0)
+
+
+def _check_problem_cell(cell):
+    """One problem setting through dpsolve.Problem's own checks, on one placeholder row of zeros
+    (the checks of the settings come before any look at the rows)."""
+    from ..problem import Problem
+
+    options = dict(cell)
+    radius = options.get("radius")
+    if isinstance(radius, str):
+        if radius != "none":
+            raise SweepError(f"problem.radius = {_shown(radius)}: radius must be a number > 0, "
+                             'or "none" for no constraint (then reg > 0)')
+        options["radius"] = None
+    k = options.get("n_classes")
+    if isinstance(k, int) and not isinstance(k, bool) and k > MAX_CLASSES:
+        raise SweepError(f"problem.n_classes = {k}: n_classes must be an integer in "
+                         f"[2, {MAX_CLASSES}] (dpsolve.experiments.sweep.MAX_CLASSES)")
+    if isinstance(options.get("classes"), list) and len(options["classes"]) > MAX_CLASSES:
+        raise SweepError(f"problem.classes: at most {MAX_CLASSES} classes, got "
+                         f"{len(options['classes'])}")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Problem(np.zeros((1, 1)), [_placeholder_label(options)], **options)
+    except (TypeError, ValueError) as exc:
+        raise refuse("problem", cell, exc) from None
+
+
+def _check_solver_cell(cell, where, spec):
+    """One solver setting: epsilon (every solver refuses epsilon <= 0) and the options through
+    the solver's declared constraints; the checks that need n, p and the problem are
+    :func:`dpsolve.experiments.check_runs`'."""
+    try:
+        check_real(cell["epsilon"], "epsilon", low=0.0)
+        if spec is not None:
+            check_parameters(spec.parameters,
+                             {k: v for k, v in cell.items() if k in spec.parameters})
+    except (TypeError, ValueError) as exc:
+        raise refuse(where, cell, exc) from None

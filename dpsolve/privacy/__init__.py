@@ -12,17 +12,18 @@ neighbour relation (see :mod:`.accounting`).
   reproduction; ``seed000_lemma1_composition`` is its deprecated alias), ``group_privacy``,
   ``gaussian_zcdp``, ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``, ``epsilon_of``, ``delta_of``, ``calibrate``,
-  ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
-- budget: ``BudgetAccountant`` (a budget across releases; ``BudgetExceededError``);
+  ``check_event``, ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
+- budget: ``BudgetAccountant`` (a budget across releases; ``BudgetExceededError``; the
+  ``ParallelGroup`` its ``parallel()`` block yields);
 - quantile: ``private_quantile`` (Smith 2011), ``estimate_row_norm``, ``estimate_label_bound``
   (``PrivateEstimate``): norm bounds chosen privately;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
   and ``Stream``, the faster stream (SFC64 and a ziggurat, inlined) that noisy SGD draws from.
 """
 from .accounting import (ACCOUNTANTS, NEIGHBOURS, ApproxDpEvent, PoissonSampling, PrivacyReport, PrivacyWarning,
-                         PureDpEvent, UniformSampling, calibrate, certify, delta_of, epsilon_of,
-                         gaussian_event, pure_event, tightest_accountant)
-from .budget import BudgetAccountant, BudgetExceededError
+                         PureDpEvent, UniformSampling, calibrate, certify, check_event, delta_of,
+                         epsilon_of, gaussian_event, pure_event, tightest_accountant)
+from .budget import BudgetAccountant, BudgetExceededError, ParallelGroup
 from .composition import (basic_composition, drv_composition, gaussian_zcdp, group_privacy,
                           seed000_lemma1_composition, simplified_strong_composition,
                           strong_composition, zcdp_to_dp)
@@ -33,10 +34,10 @@ from .quantile import (PrivateEstimate, estimate_label_bound, estimate_row_norm,
 from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
-    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "BudgetAccountant", "BudgetExceededError", "PoissonSampling", "PrivateEstimate",
+    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "BudgetAccountant", "BudgetExceededError", "ParallelGroup", "PoissonSampling", "PrivateEstimate",
     "estimate_label_bound", "estimate_row_norm", "private_quantile", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
     "Stream",
-    "UniformSampling", "basic_composition", "calibrate", "certify", "delta_of",
+    "UniformSampling", "basic_composition", "calibrate", "certify", "check_event", "delta_of",
     "drv_composition", "epsilon_of", "gamma_norm_noise", "gamma_norm_scale", "gaussian_noise", "gaussian_epsilon", "gaussian_event",
     "gaussian_log_delta", "group_privacy", "pure_event", "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp",
     "laplace_noise", "laplace_scale", "simplified_strong_composition", "strong_composition",

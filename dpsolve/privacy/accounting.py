@@ -15,6 +15,9 @@ The one place where dpsolve's conventions meet dp_accounting's (docs/conventions
   not. Poisson sampling (:class:`PoissonSampling`) is supported by PLD under both relations and by
   RDP under add/remove only.
 * **Calibration** (:func:`calibrate`) returns the conservative end of its search, verified.
+* **Checking.** Every event is checked (:func:`check_event`) before an accountant reads it: a
+  negative, NaN or infinite parameter or count is refused by name, and parameters at the edge
+  of floating point are read pessimistically (:func:`epsilon_of`, Notes).
 """
 import dataclasses
 import functools
@@ -208,12 +211,153 @@ class _NeedsRdp(ValueError):
     (Papernot & Steinke 2022) reads."""
 
 
+#: Deepest nesting of events read: deeper ones are refused, not left to overflow the stack.
+MAX_EVENT_DEPTH = 100
+#: Most releases one event may describe (``SelfComposedDpEvent`` counts multiplied): the
+#: accountants hold counts in floats, exact up to 2**53.
+MAX_RELEASES = 2 ** 53
+
+
+def check_event(event):
+    """Raise unless dpsolve's accountants read ``event``, with every parameter and count in range.
+
+    :func:`epsilon_of`, :func:`delta_of`, :func:`tightest_accountant` and
+    :class:`~dpsolve.BudgetAccountant` call it before they read an event: a negative noise
+    multiplier or count would otherwise read as a credit (a negative epsilon), and a NaN as a
+    release that costs nothing. The events read, and their fields' ranges:
+
+    * ``GaussianDpEvent``, ``LaplaceDpEvent``: ``noise_multiplier`` finite, ``>= 0`` (0 is a
+      release without noise: epsilon = inf);
+    * :class:`PureDpEvent`, :class:`ApproxDpEvent`: ``epsilon`` finite, ``>= 0``; ``delta`` in
+      [0, 1];
+    * ``SelfComposedDpEvent``: ``count`` an integer ``>= 1``;
+    * ``ComposedDpEvent``: ``events`` a list (or tuple) of events, possibly empty;
+    * ``PoissonSampledDpEvent``: ``sampling_probability`` in (0, 1];
+    * ``SampledWithoutReplacementDpEvent``: integers ``1 <= sample_size <=
+      source_dataset_size``;
+    * ``RepeatAndSelectDpEvent``: ``mean`` finite, ``>= 1``; ``shape >= 0``, inf allowed
+      (Poisson repetitions);
+    * ``NoOpDpEvent``, ``NonPrivateDpEvent``.
+
+    Parameters
+    ----------
+    event : dp_accounting.DpEvent
+
+    Raises
+    ------
+    TypeError
+        If ``event`` or an event inside it is not a DpEvent, or a field is not a number of the
+        right kind (the message names the event and the field).
+    ValueError
+        For an event dpsolve's accountants do not read, a field out of range (the message names
+        the event and the field), nesting deeper than ``MAX_EVENT_DEPTH`` (100), or more than
+        ``MAX_RELEASES`` (2**53) releases in all.
+    """
+    _check_event(event, 1, 0)
+
+
+def _check_event(event, releases, depth):
+    if not isinstance(event, dp_accounting.DpEvent):
+        raise TypeError(f"expected a dp_accounting DpEvent, got {type(event).__name__}")
+    name = type(event).__name__
+    if depth > MAX_EVENT_DEPTH:
+        raise ValueError(f"the event nests deeper than {MAX_EVENT_DEPTH} levels (at a {name})")
+
+    def real(field, **bounds):
+        return check_real(getattr(event, field), f"{name}.{field}", **bounds)
+
+    def integer(field, low):
+        return check_int(getattr(event, field), f"{name}.{field}", low=low)
+
+    if isinstance(event, (dp_accounting.NoOpDpEvent, dp_accounting.NonPrivateDpEvent)):
+        return
+    if isinstance(event, (dp_accounting.GaussianDpEvent, dp_accounting.LaplaceDpEvent)):
+        real("noise_multiplier", low=0.0, low_inclusive=True)
+    elif isinstance(event, PureDpEvent):
+        real("epsilon", low=0.0, low_inclusive=True)
+    elif isinstance(event, ApproxDpEvent):
+        real("epsilon", low=0.0, low_inclusive=True)
+        real("delta", low=0.0, high=1.0, low_inclusive=True, high_inclusive=True)
+    elif isinstance(event, dp_accounting.SelfComposedDpEvent):
+        releases *= integer("count", 1)
+        if releases > MAX_RELEASES:
+            raise ValueError(f"{name}.count={event.count} makes more than {MAX_RELEASES} "
+                             "releases in all")
+        _check_event(event.event, releases, depth + 1)
+    elif isinstance(event, dp_accounting.ComposedDpEvent):
+        if not isinstance(event.events, (list, tuple)):
+            raise TypeError(f"{name}.events must be a list of DpEvents, got "
+                            f"{type(event.events).__name__}")
+        for inner in event.events:
+            _check_event(inner, releases, depth + 1)
+    elif isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        real("sampling_probability", low=0.0, high=1.0, high_inclusive=True)
+        _check_event(event.event, releases, depth + 1)
+    elif isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent):
+        size = integer("source_dataset_size", 1)
+        if integer("sample_size", 1) > size:
+            raise ValueError(f"{name}.sample_size must be <= source_dataset_size={size}, got "
+                             f"{event.sample_size}")
+        _check_event(event.event, releases, depth + 1)
+    elif isinstance(event, dp_event.RepeatAndSelectDpEvent):
+        real("mean", low=1.0, low_inclusive=True)
+        real("shape", low=0.0, low_inclusive=True, allow_inf=True)
+        _check_event(event.event, releases, depth + 1)
+    else:
+        raise ValueError(f"dpsolve's accountants cannot read a {name}")
+
+
+#: Gaussian noise multipliers are read within [MIN_MULTIPLIER, MAX_MULTIPLIER], where every
+#: accountant's arithmetic stays in floating-point range. Each move is towards less noise, so
+#: the epsilon of what is read bounds the real one's: below the range a Gaussian release is read
+#: as non-private (its epsilon exceeds 1e15 at every delta < 1 anyway), above it at
+#: MAX_MULTIPLIER (an epsilon below 1e-99 either way).
+MIN_MULTIPLIER = 1e-8
+MAX_MULTIPLIER = 1e100
+#: Above this epsilon a pure (or approximate) DP part is composed by adding epsilons only: the
+#: PLD and RDP readings need e^epsilon, and compose it to within 1e-6 of the sum anyway.
+MAX_PURE_EPSILON = 500.0
+#: Beyond this many pure (or approximate) DP releases in one composition, ``"pld"`` bounds them
+#: by basic composition and zCDP instead of composing their PLDs, whose work grows with the
+#: count (about a second per thousand).
+PLD_MAX_PURE_RELEASES = 1000
+
+
+def _in_range(event):
+    """``event`` with its Gaussian noise multipliers moved into [MIN_MULTIPLIER,
+    MAX_MULTIPLIER] (below: 0, no noise) and noiseless Laplace releases made non-private; the
+    result is never more private than ``event``, so its epsilon bounds ``event``'s."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        m = event.noise_multiplier
+        if m < MIN_MULTIPLIER:
+            return dp_accounting.GaussianDpEvent(0.0)
+        return dp_accounting.GaussianDpEvent(MAX_MULTIPLIER) if m > MAX_MULTIPLIER else event
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        return dp_accounting.NonPrivateDpEvent() if event.noise_multiplier == 0.0 else event
+    if isinstance(event, dp_accounting.SelfComposedDpEvent):
+        return dp_accounting.SelfComposedDpEvent(_in_range(event.event), event.count)
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return dp_accounting.ComposedDpEvent([_in_range(e) for e in event.events])
+    if isinstance(event, dp_accounting.PoissonSampledDpEvent):
+        return dp_accounting.PoissonSampledDpEvent(event.sampling_probability,
+                                                   _in_range(event.event))
+    if isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent):
+        return dp_accounting.SampledWithoutReplacementDpEvent(
+            event.source_dataset_size, event.sample_size, _in_range(event.event))
+    if isinstance(event, dp_event.RepeatAndSelectDpEvent):
+        return dp_event.RepeatAndSelectDpEvent(_in_range(event.event), event.mean, event.shape)
+    return event
+
+
 def _components(event, count=1):
-    """Flatten an event into Gaussian and (epsilon, delta)-DP components; ValueError for what
-    dpsolve cannot read, :class:`_NeedsRdp` for a selection only RDP reads."""
+    """Flatten an event (checked by :func:`check_event`) into Gaussian and (epsilon, delta)-DP
+    components; ValueError for what dpsolve cannot read, :class:`_NeedsRdp` for a selection
+    only RDP reads."""
     if isinstance(event, dp_accounting.NoOpDpEvent):
         return []
     if isinstance(event, dp_accounting.LaplaceDpEvent):
+        if event.noise_multiplier == 0.0:
+            return [_Component(count, 0.0)]         # no noise
         # noise multiplier b / Delta: (1 / multiplier)-DP
         return [_Component(count, math.inf, pure=1.0 / event.noise_multiplier)]
     if isinstance(event, dp_event.RepeatAndSelectDpEvent):
@@ -266,6 +410,41 @@ def _pld_event(event, factor):
     return event
 
 
+#: Below this noise multiplier (as dp_accounting's PLD reads it; for a composition of
+#: Gaussians, 1/mu) a Gaussian is not given to dp_accounting's PLD, whose grid would need about
+#: 1e5 / m^2 points: a sampled one is read by the closed form without its sampling, one beside
+#: pure parts by basic composition. Both bounds lose little at such an epsilon (above 10^3 at
+#: any delta).
+PLD_MIN_MULTIPLIER = 0.01
+
+
+def _pld_interval(multiplier):
+    """dp_accounting's PLD discretisation for a Gaussian of noise multiplier ``multiplier``: a
+    Gaussian's privacy loss spans about 1/m^2, and at most ~1e5 grid points over it bound the
+    work. dp_accounting rounds pessimistically at any interval, so epsilon stays a bound."""
+    return max(1e-4, 1e-5 / (multiplier * multiplier))
+
+
+def _sampled_pld(event, components, neighbours):
+    """dp_accounting's PLD accountant with ``event`` (sampled Gaussians) composed, or None where
+    a multiplier is below PLD_MIN_MULTIPLIER (the caller then drops the sampling, which never
+    lowers a privacy loss)."""
+    factor = 2.0 if neighbours == "replace_one" else 1.0
+    smallest = factor * min(c.multiplier for c in components)
+    if smallest < PLD_MIN_MULTIPLIER:
+        return None
+    acc = pld.PLDAccountant(neighboring_relation=_RELATIONS[neighbours],
+                            value_discretization_interval=_pld_interval(smallest))
+    acc.compose(_pld_event(event, factor))
+    return acc
+
+
+def _mu(gaussians):
+    """mu of the one Gaussian that unsampled Gaussian components compose to,
+    ``sqrt(sum count / m^2)`` (multipliers in range: :func:`_in_range`)."""
+    return math.sqrt(sum(c.count / (c.multiplier * c.multiplier) for c in gaussians))
+
+
 def _unsupported(accountant, why):
     raise ValueError(f"accountant={accountant!r} {why}; choose another accountant "
                      f"(one of {list(ACCOUNTANTS)})")
@@ -298,12 +477,12 @@ _EPSILON_CACHE = {}
 
 def _epsilon(event, delta, accountant, neighbours):
     """Cached by the event's repr: attrs reprs are complete (floats exactly), and some events
-    (ComposedDpEvent holds a list) are not hashable."""
+    (ComposedDpEvent holds a list) are not hashable. ``event`` has passed :func:`check_event`."""
     key = (repr(event), delta, accountant, neighbours)
     if key not in _EPSILON_CACHE:
         if len(_EPSILON_CACHE) >= 4096:
             _EPSILON_CACHE.clear()
-        _EPSILON_CACHE[key] = _compute_epsilon(event, delta, accountant, neighbours)
+        _EPSILON_CACHE[key] = _compute_epsilon(_in_range(event), delta, accountant, neighbours)
     return _EPSILON_CACHE[key]
 
 
@@ -314,7 +493,7 @@ def _compute_epsilon(event, delta, accountant, neighbours):
         if accountant != "rdp":
             _unsupported(accountant, "cannot read a RepeatAndSelectDpEvent unless it repeats a "
                                      "pure-DP run a geometric number of times; 'rdp' does")
-        return _rdp_accountant(event, neighbours).get_epsilon(delta)
+        return float(_rdp_accountant(event, neighbours).get_epsilon(delta))
     if not components:
         return 0.0
     if any(c.multiplier == 0.0 for c in components):
@@ -325,15 +504,15 @@ def _compute_epsilon(event, delta, accountant, neighbours):
         return math.inf     # a Gaussian is never (epsilon, 0)-DP
     relation = _RELATIONS[neighbours]
     if accountant == "pld":
-        if all(c.sampling is None for c in components):
-            # A composition of Gaussians is exactly Gaussian: mu^2 = sum count / m^2.
-            mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in components))
-            return mechanisms.gaussian_epsilon(mu, delta)
         if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
             _unsupported("pld", "does not support sampling without replacement "
                                 "(dp_accounting's PLD has no such event); 'rdp' does")
-        acc = pld.PLDAccountant(neighboring_relation=relation)
-        acc.compose(_pld_event(event, 2.0 if neighbours == "replace_one" else 1.0))
+        acc = None
+        if any(c.sampling is not None for c in components):
+            acc = _sampled_pld(event, components, neighbours)
+        if acc is None:
+            # A composition of Gaussians is exactly Gaussian: mu^2 = sum count / m^2.
+            return mechanisms.gaussian_epsilon(_mu(components), delta)
         return float(acc.get_epsilon(delta))
     if accountant == "rdp":
         acc = rdp.RdpAccountant(neighboring_relation=relation)
@@ -345,8 +524,7 @@ def _compute_epsilon(event, delta, accountant, neighbours):
         return float(acc.get_epsilon(delta))
     if accountant == "zcdp":
         # Subsampling never increases a Renyi divergence (quasi-convexity): ignoring it is valid.
-        rho = sum(c.count / (2.0 * c.multiplier ** 2) for c in components)
-        return composition.zcdp_to_dp(rho, delta)
+        return composition.zcdp_to_dp(_mu(components) ** 2 / 2.0, delta)
     steps = sum(c.count for c in components)
     if accountant == "basic":
         return sum(c.count * _per_step_epsilon(c, delta / steps, neighbours) for c in components)
@@ -364,6 +542,12 @@ def _compute_epsilon(event, delta, accountant, neighbours):
     return best
 
 
+def _zcdp_rho(pure, mu):
+    """rho of a composition of pure components and a Gaussian of ``mu``: epsilon-DP implies
+    (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4), a Gaussian is (mu^2 / 2)-zCDP."""
+    return sum(c.count * c.pure * c.pure / 2.0 for c in pure) + mu * mu / 2.0
+
+
 def _epsilon_with_pure(event, components, delta, accountant, neighbours):
     """Epsilon of a composition that includes (epsilon_i, delta_i)-DP components (pure when
     delta_i = 0) and unsampled Gaussians."""
@@ -377,7 +561,7 @@ def _epsilon_with_pure(event, components, delta, accountant, neighbours):
         return pure_sum                     # basic composition: (sum eps_i, sum delta_i)
     if any(c.sampling is not None for c in gaussians):
         _unsupported(accountant, "cannot compose a pure-DP release with sampled Gaussians")
-    mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in gaussians))
+    mu = _mu(gaussians)
     basic = pure_sum + (mechanisms.gaussian_epsilon(mu, delta - pure_delta) if gaussians
                         else 0.0)
     if accountant == "basic":
@@ -386,24 +570,32 @@ def _epsilon_with_pure(event, components, delta, accountant, neighbours):
         if pure_delta > 0.0:
             _unsupported("zcdp", "cannot read an ApproxDpEvent (approximate DP has no zCDP "
                                  "bound)")
-        # epsilon-DP implies (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4)
-        rho = sum(c.count * c.pure ** 2 / 2.0 for c in pure) + mu ** 2 / 2.0
-        return composition.zcdp_to_dp(rho, delta)
-    if accountant == "rdp":
-        if pure_delta > 0.0:
-            _unsupported("rdp", "cannot read an ApproxDpEvent (approximate DP has no Renyi-DP "
-                                "bound)")
-        return min(float(_rdp_accountant(event, neighbours).get_epsilon(delta)), basic)
-    if accountant != "pld":
+        return composition.zcdp_to_dp(_zcdp_rho(pure, mu), delta)
+    if accountant == "rdp" and pure_delta > 0.0:
+        _unsupported("rdp", "cannot read an ApproxDpEvent (approximate DP has no Renyi-DP "
+                            "bound)")
+    if accountant not in ("rdp", "pld"):
         _unsupported(accountant, "cannot read a PureDpEvent or an ApproxDpEvent")
+    if max(c.pure for c in pure) > MAX_PURE_EPSILON:
+        return basic
+    if accountant == "rdp":
+        return min(float(_rdp_accountant(event, neighbours).get_epsilon(delta)), basic)
+    if sum(c.count for c in pure) > PLD_MAX_PURE_RELEASES or mu * PLD_MIN_MULTIPLIER > 1.0:
+        if pure_delta > 0.0:
+            return basic
+        return min(composition.zcdp_to_dp(_zcdp_rho(pure, mu), delta), basic)
     return min(float(_dominating_pld(pure, gaussians).get_epsilon_for_delta(delta)), basic)
 
 
 def _rdp_event(event):
     """The event as dp_accounting's RDP accountant reads it: a :class:`PureDpEvent` becomes
     binary randomized response at its epsilon (which dominates every epsilon-DP mechanism;
-    Kairouz, Oh & Viswanath 2015); an :class:`ApproxDpEvent` with delta > 0 has no RDP bound."""
+    Kairouz, Oh & Viswanath 2015); an :class:`ApproxDpEvent` with delta > 0 has no RDP bound.
+    A pure part above MAX_PURE_EPSILON (a Laplace release too) becomes non-private, which its
+    Renyi divergences (computed through e^epsilon) are all but."""
     if isinstance(event, PureDpEvent):
+        if event.epsilon > MAX_PURE_EPSILON:
+            return dp_accounting.NonPrivateDpEvent()
         return dp_event.RandomizedResponseDpEvent(
             noise_parameter=2.0 / (1.0 + math.exp(event.epsilon)), num_buckets=2)
     if isinstance(event, ApproxDpEvent):
@@ -411,6 +603,10 @@ def _rdp_event(event):
             _unsupported("rdp", "cannot read an ApproxDpEvent with delta > 0 (approximate DP "
                                 "has no Renyi-DP bound)")
         return _rdp_event(PureDpEvent(event.epsilon))
+    if isinstance(event, dp_accounting.LaplaceDpEvent):
+        if 1.0 / event.noise_multiplier > MAX_PURE_EPSILON:
+            return dp_accounting.NonPrivateDpEvent()
+        return event
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
         return dp_accounting.SelfComposedDpEvent(_rdp_event(event.event), event.count)
     if isinstance(event, dp_accounting.ComposedDpEvent):
@@ -432,21 +628,54 @@ def _rdp_accountant(event, neighbours):
     return acc
 
 
+def _rdp_delta(acc, epsilon):
+    """``acc.get_delta(epsilon)``. dp_accounting's conversion fails (``log1p(-1)``) where a
+    Renyi divergence is positive but below about 1e-16; composing one more Gaussian, of
+    multiplier 1e7, lifts every divergence above that and can only raise delta."""
+    try:
+        return float(acc.get_delta(epsilon))
+    except ValueError:
+        acc.compose(dp_accounting.GaussianDpEvent(1e7))
+        return float(acc.get_delta(epsilon))
+
+
 def _dominating_pld(pure, gaussians):
     """A PLD that dominates the composition: each (epsilon, delta)-DP component as Kairouz, Oh &
     Viswanath's worst case (which dominates every such mechanism), the Gaussians composed
-    exactly into one. dp_accounting discretises pessimistically (an upper bound)."""
+    exactly into one (mu at most 1 / PLD_MIN_MULTIPLIER). dp_accounting discretises
+    pessimistically (an upper bound), here on one grid coarse enough for the Gaussian."""
     from dp_accounting.pld import common, privacy_loss_distribution as pldlib
+    mu = _mu(gaussians)
+    interval = _pld_interval(1.0 / mu) if gaussians else 1e-4
     total = None
     for c in pure:
         one = pldlib.from_privacy_parameters(
-            common.DifferentialPrivacyParameters(c.pure, c.delta))
+            common.DifferentialPrivacyParameters(c.pure, c.delta),
+            value_discretization_interval=interval)
         one = one.self_compose(c.count) if c.count > 1 else one
         total = one if total is None else total.compose(one)
     if gaussians:
-        mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in gaussians))
-        total = total.compose(pldlib.from_gaussian_mechanism(1.0 / mu, sensitivity=1.0))
+        total = total.compose(pldlib.from_gaussian_mechanism(
+            1.0 / mu, sensitivity=1.0, value_discretization_interval=interval))
     return total
+
+
+def _basic_delta(pure, gaussians, epsilon):
+    """A delta at ``epsilon`` for pure components and unsampled Gaussians without their PLD:
+    the smaller of basic composition's ``(sum eps_i + eps_G, sum delta_i + delta_G(eps_G))``
+    and, for pure components, zCDP's ``exp(-(epsilon - rho)^2 / (4 rho))`` (Bun & Steinke
+    2016, Prop. 1.3, solved for delta)."""
+    pure_sum = sum(c.count * c.pure for c in pure)
+    pure_delta = sum(c.count * c.delta for c in pure)
+    mu = _mu(gaussians)
+    delta = 1.0
+    if epsilon >= pure_sum:
+        delta = pure_delta + (math.exp(mechanisms.gaussian_log_delta(mu, epsilon - pure_sum))
+                              if gaussians else 0.0)
+    rho = _zcdp_rho(pure, mu)
+    if pure_delta == 0.0 and 0.0 < rho < epsilon:
+        delta = min(delta, math.exp(-(epsilon - rho) ** 2 / (4.0 * rho)))
+    return min(delta, 1.0)
 
 
 def _event_of(event_or_fit, neighbours):
@@ -456,6 +685,7 @@ def _event_of(event_or_fit, neighbours):
     if not isinstance(event, dp_accounting.DpEvent):
         raise TypeError("expected a dp_accounting DpEvent or a dpsolve Fit, got "
                         f"{type(event_or_fit).__name__}")
+    check_event(event)
     return event, check_choice(neighbours, "neighbours", tuple(_RELATIONS))
 
 
@@ -511,7 +741,24 @@ def epsilon_of(event_or_fit, delta, accountant=None, neighbours=None):
     Returns
     -------
     float
-        ``inf`` for a non-private event.
+        ``inf`` for a non-private event (a noise multiplier of 0, or below
+        ``MIN_MULTIPLIER``).
+
+    Raises
+    ------
+    ValueError
+        For an event out of range (:func:`check_event`: the message names the event and the
+        field) or one the accountant does not read.
+
+    Notes
+    -----
+    Where dp_accounting's arithmetic would overflow or its work grow without bound, the event
+    is read more pessimistically, never less: Gaussian multipliers are moved into
+    [``MIN_MULTIPLIER``, ``MAX_MULTIPLIER``] towards less noise (below: no noise); pure parts
+    above ``MAX_PURE_EPSILON``, and beyond ``PLD_MAX_PURE_RELEASES`` releases under ``"pld"``,
+    are composed by basic composition (and zCDP), as are Gaussians with multipliers below
+    ``PLD_MIN_MULTIPLIER`` beside pure parts; sampled Gaussians below it lose their sampling
+    under ``"pld"`` (docs/privacy.md, "A budget across releases").
     """
     event, neighbours = _event_of(event_or_fit, neighbours)
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
@@ -549,16 +796,22 @@ def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
     -------
     float
         Delta in [0, 1]; 1 for a non-private event.
+
+    Raises
+    ------
+    ValueError
+        As :func:`epsilon_of`.
     """
     event, neighbours = _event_of(event_or_fit, neighbours)
     epsilon = check_real(epsilon, "epsilon", low=0.0, low_inclusive=True)
     accountant = check_choice(accountant, "accountant", ("pld", "rdp"))
+    event = _in_range(event)
     try:
         components = _components(event)
     except _NeedsRdp:
         if accountant != "rdp":
             _unsupported("pld", "cannot read this RepeatAndSelectDpEvent; 'rdp' does")
-        return float(_rdp_accountant(event, neighbours).get_delta(epsilon))
+        return _rdp_delta(_rdp_accountant(event, neighbours), epsilon)
     if any(c.multiplier == 0.0 for c in components):
         return 1.0
     if any(c.pure is not None for c in components):
@@ -567,22 +820,25 @@ def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
         if accountant != "pld" or any(c.sampling is not None for c in gaussians):
             _unsupported(accountant, "cannot give delta for a PureDpEvent or an ApproxDpEvent "
                                      "(only unsampled Gaussians beside them, under 'pld')")
+        if (max(c.pure for c in pure) > MAX_PURE_EPSILON
+                or sum(c.count for c in pure) > PLD_MAX_PURE_RELEASES
+                or _mu(gaussians) * PLD_MIN_MULTIPLIER > 1.0):
+            return _basic_delta(pure, gaussians, epsilon)
         return min(float(_dominating_pld(pure, gaussians).get_delta_for_epsilon(epsilon)), 1.0)
-    if accountant == "pld" and all(c.sampling is None for c in components):
-        mu = math.sqrt(sum(c.count / c.multiplier ** 2 for c in components))
-        return math.exp(mechanisms.gaussian_log_delta(mu, epsilon))
-    relation = _RELATIONS[neighbours]
     if accountant == "pld":
         if any(c.sampling is not None and c.sampling[0] == "uniform" for c in components):
             _unsupported("pld", "does not support sampling without replacement")
-        acc = pld.PLDAccountant(neighboring_relation=relation)
-        acc.compose(_pld_event(event, 2.0 if neighbours == "replace_one" else 1.0))
-    else:
-        acc = rdp.RdpAccountant(neighboring_relation=relation)
-        if not acc.supports(event):
-            _unsupported("rdp", f"does not support this event under {neighbours} neighbours")
-        acc.compose(event)
-    return float(acc.get_delta(epsilon))
+        acc = None
+        if any(c.sampling is not None for c in components):
+            acc = _sampled_pld(event, components, neighbours)
+        if acc is None:
+            return math.exp(mechanisms.gaussian_log_delta(_mu(components), epsilon))
+        return float(acc.get_delta(epsilon))
+    acc = rdp.RdpAccountant(neighboring_relation=_RELATIONS[neighbours])
+    if not acc.supports(event):
+        _unsupported("rdp", f"does not support this event under {neighbours} neighbours")
+    acc.compose(event)
+    return _rdp_delta(acc, epsilon)
 
 
 @functools.lru_cache(maxsize=256)

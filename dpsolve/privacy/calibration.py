@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 
 from .._validation import check_choice, check_real
-from .accounting import PrivacyWarning, calibrate
+from .accounting import PoissonSampling, PrivacyWarning, UniformSampling, calibrate, epsilon_of
 from .mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
 
 #: Default numbers of steps are searched in [1, MAX_DEFAULT_STEPS] ...
@@ -34,6 +34,59 @@ MAX_DEFAULT_STEPS = 10_000
 DEFAULT_STEPS_SLACK = 1.1
 #: Output noise of output and objective perturbation.
 OUTPUT_NOISES = ("gamma_norm", "gaussian")
+#: Largest noise scale (a Gaussian standard deviation or a gamma-norm scale) a solver is
+#: planned with: its square times p, and the steps and iterates it enters, must stay finite in
+#: float64 (docs/bad_input.md, "Numerical range"). A larger one means an epsilon too small for
+#: the problem's sensitivity, refused by name.
+MAX_NOISE_SCALE = 1e100
+
+
+# -- the numerical range of a noise scale --------------------------------------------------------
+def check_noise_scale(solver, scale, epsilon, what="noise scale"):
+    """``scale`` if it is finite and at most :data:`MAX_NOISE_SCALE`, else a ValueError naming
+    epsilon (the noise scale grows as 1/epsilon).
+
+    Parameters
+    ----------
+    solver : str
+        Named in the message.
+    scale : float
+        The noise scale planned from ``epsilon``.
+    epsilon : float
+        The epsilon it was planned for (the parameter named).
+    what : str, default "noise scale"
+        What ``scale`` is, in the message.
+
+    Returns
+    -------
+    float
+        ``scale``.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is NaN, infinite or above ``MAX_NOISE_SCALE``.
+    """
+    if not scale <= MAX_NOISE_SCALE:
+        raise ValueError(
+            f"{solver}: epsilon={epsilon:g} is too small for this problem: its {what} would be "
+            f"{scale:.3g}, beyond {MAX_NOISE_SCALE:g}, the largest dpsolve computes with "
+            "(docs/bad_input.md, \"Numerical range\"); raise epsilon, or rescale the "
+            "Problem's bounds (row_norm, radius, label_bound), which set the sensitivity")
+    return scale
+
+
+def _gaussian_unit_sigma(solver, epsilon, delta):
+    """The analytic Gaussian mechanism's sigma at sensitivity 1, or a ValueError naming epsilon
+    (and delta) where it is not finite."""
+    try:
+        sigma_1 = gaussian_sigma_analytic(1.0, epsilon, delta)
+    except (OverflowError, ZeroDivisionError):
+        sigma_1 = math.inf
+    if not math.isfinite(sigma_1):
+        raise ValueError(f"{solver}: epsilon={epsilon:g}, delta={delta:g} need an infinite "
+                         "Gaussian noise in float64; raise epsilon or delta")
+    return sigma_1
 
 
 # -- checks shared by the solvers ----------------------------------------------------------------
@@ -114,16 +167,26 @@ def gaussian_sigma(solver, *, n, epsilon, delta, sigma, calibration, calibration
     -------
     sigma : float
         The noise standard deviation: the paper's formula, the accountant's least noise
-        (:func:`dpsolve.privacy.calibrate`), or the user's ``sigma``.
+        (:func:`dpsolve.privacy.calibrate`; for Poisson-sampled releases under ``"pld"``,
+        :func:`poisson_pld_sigma`, whose work is bounded), or the user's ``sigma``.
     epsilon : float or None
         The claimed epsilon (None for an explicit ``sigma``).
     delta : float
         The claimed delta.
     method : str
         ``calibration``, or ``"explicit"`` for an explicit ``sigma``.
+
+    Raises
+    ------
+    ValueError
+        For a ``calibration`` not in ``calibrations`` (also with an explicit ``sigma``, which
+        does not use it), an explicit ``sigma`` above :data:`MAX_NOISE_SCALE`, and an epsilon
+        whose noise would exceed it (:func:`check_noise_scale`, naming epsilon), checked before
+        an accountant searches where the noise without sampling shows it already.
     """
+    # checked also when unused (an explicit sigma): a misspelt option is an error, not ignored
+    calibration = check_choice(calibration, "calibration", calibrations)
     if sigma is None:
-        calibration = check_choice(calibration, "calibration", calibrations)
         if epsilon is None or delta is None:
             raise TypeError(f"{solver} needs epsilon and delta (or an explicit sigma and delta)")
         if calibration == "paper":
@@ -132,8 +195,20 @@ def gaussian_sigma(solver, *, n, epsilon, delta, sigma, calibration, calibration
         else:
             epsilon = check_real(epsilon, "epsilon", low=0.0)
             delta = check_real(delta, "delta", low=0.0, high=1.0)
-            sigma = calibrate(epsilon, delta, sensitivity=sensitivity, steps=steps,
-                              sampling=sampling, accountant=calibration)
+            # the unsampled exact noise first: an epsilon whose noise is beyond float64 is
+            # refused before an accountant searches for it
+            unsampled = sensitivity * math.sqrt(steps) * _gaussian_unit_sigma(solver, epsilon,
+                                                                               delta)
+            # sampling at rate q lowers it by about q at most (a tenth more, to stay below)
+            check_noise_scale(solver, 0.1 * _sampling_rate(sampling) * unsampled, epsilon)
+            if calibration == "pld" and isinstance(sampling, PoissonSampling) \
+                    and sampling.rate < 1.0:
+                sigma = poisson_pld_sigma(epsilon, delta, sensitivity=sensitivity, steps=steps,
+                                          rate=sampling.rate)
+            else:
+                sigma = calibrate(epsilon, delta, sensitivity=sensitivity, steps=steps,
+                                  sampling=sampling, accountant=calibration)
+        check_noise_scale(solver, sigma, epsilon, "noise standard deviation")
     else:
         if epsilon is not None:
             raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
@@ -141,10 +216,133 @@ def gaussian_sigma(solver, *, n, epsilon, delta, sigma, calibration, calibration
             raise TypeError(f"{solver} with an explicit sigma needs delta, the delta at which "
                             "the certified epsilon is reported")
         sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=True)
+        if sigma > MAX_NOISE_SCALE:
+            raise ValueError(f"sigma must lie in [0, {MAX_NOISE_SCALE:g}] (docs/bad_input.md, "
+                             f"\"Numerical range\"), got {sigma:g}")
         delta = check_real(delta, "delta", low=0.0, high=1.0)
         calibration = "explicit"
     warn_large_delta(delta, n, stacklevel=3)
     return sigma, epsilon, delta, calibration
+
+
+def _sampling_rate(sampling):
+    """The rate q of ``sampling`` (1 for None)."""
+    if isinstance(sampling, PoissonSampling):
+        return sampling.rate
+    if isinstance(sampling, UniformSampling):
+        return sampling.sample_size / sampling.dataset_size
+    return 1.0
+
+
+# -- Poisson-sampled Gaussians by PLD, with a bounded search -------------------------------------
+#: Grid points of the privacy-loss distributions the search of :func:`poisson_pld_sigma`
+#: evaluates (each a few hundredths of a second, whatever the noise).
+SEARCH_GRID_POINTS = 10_000
+#: Rounds of :func:`poisson_pld_sigma`'s bracket and of its final check: each is bounded.
+_MAX_ROUNDS = 60
+
+
+def _search_interval(multiplier):
+    """The PLD discretisation of the search at noise multiplier m (sigma / Delta, replace-one).
+
+    dp_accounting's PLD reads the multiplier relative to the per-record bound, ``m' = 2m``
+    under replace-one; it truncates the Gaussian at tail mass ``e^-50`` (about 10 standard
+    deviations), so the privacy loss spans about ``20/m' + 1/m'^2``. Its default interval 1e-4
+    would take ``1e4 (20/m' + 1/m'^2)`` points: millions at the small multipliers of a large
+    epsilon or delta, seconds for each evaluation. The span over SEARCH_GRID_POINTS, and never
+    finer than 1e-4, bounds the work; dp_accounting rounds pessimistically at any interval, so
+    every epsilon read on it is an upper bound.
+    """
+    m = 2.0 * multiplier
+    return max(1e-4, (20.0 / m + 1.0 / (m * m)) / SEARCH_GRID_POINTS)
+
+
+def _search_epsilon(multiplier, steps, rate, delta):
+    """Epsilon (an upper bound) of ``steps`` Poisson-sampled Gaussians of noise multiplier m,
+    replace-one, on the search's grid."""
+    import dp_accounting
+    from dp_accounting import pld
+    accountant = pld.PLDAccountant(
+        neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE,
+        value_discretization_interval=_search_interval(multiplier))
+    event = dp_accounting.PoissonSampledDpEvent(
+        rate, dp_accounting.GaussianDpEvent(2.0 * multiplier))
+    accountant.compose(dp_accounting.SelfComposedDpEvent(event, steps))
+    return float(accountant.get_epsilon(delta))
+
+
+def poisson_pld_sigma(epsilon, delta, *, sensitivity, steps, rate, rtol=1e-3):
+    """The least sigma (to about ``1 + rtol``) for which ``steps`` Poisson-sampled Gaussians of
+    L2 ``sensitivity`` (replace-one) are (epsilon, delta)-DP by PLD, found with bounded work.
+
+    The search runs on coarse privacy-loss grids (:func:`_search_interval`: about
+    SEARCH_GRID_POINTS points each, pessimistic), from the exact noise without sampling (which
+    sampling can only make more private) down to a bracket, then by Brent's method in log
+    sigma. The result is then checked with :func:`dpsolve.privacy.epsilon_of` (``"pld"``, what
+    a fit's report certifies) and raised by a growing factor until that holds: every loop is
+    bounded, and the fit's certification reads the cached check.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The target, ``epsilon > 0``, ``0 < delta < 1``.
+    sensitivity : float
+        L2 sensitivity of each release (replace-one).
+    steps : int
+        The number of releases T.
+    rate : float
+        The Poisson sampling rate q, in (0, 1).
+    rtol : float, default 1e-3
+        Relative precision of the search.
+
+    Returns
+    -------
+    float
+        sigma.
+
+    Raises
+    ------
+    ValueError
+        If no sigma within ``_MAX_ROUNDS`` growing steps is certified (not expected).
+    """
+    from scipy import optimize
+
+    from .accounting import gaussian_event
+
+    def excess(log_m):
+        eps = _search_epsilon(math.exp(log_m), steps, rate, delta)
+        return math.log(max(eps, 1e-300)) - math.log(epsilon)
+
+    # without sampling: exact, and at least as much noise as sampling needs
+    top = math.log(math.sqrt(steps) * gaussian_sigma_analytic(1.0, epsilon, delta))
+    # with it, about q sqrt(T) / m acts like a Gaussian's mu when q is small
+    guess = top + math.log(max(rate, 1.0 / math.sqrt(steps)))
+    if excess(guess) > 0.0:
+        lo, hi, rounds = guess, top, 0
+        while excess(hi) > 0.0 and rounds < _MAX_ROUNDS:    # the coarse grid's rounding
+            hi, rounds = hi + max(rtol, 0.1 * (hi - lo)), rounds + 1
+    else:
+        lo, hi, rounds = guess, guess, 0
+        while rounds < _MAX_ROUNDS:
+            lo, rounds = lo - 1.0, rounds + 1
+            if excess(lo) > 0.0:
+                break
+        else:
+            lo = None               # no privacy loss above epsilon down there: keep hi
+    log_m = hi if lo is None else optimize.brentq(excess, lo, hi, xtol=rtol / 4.0)
+    # the private side of the root, on the search grid (brentq's answer is within xtol)
+    rounds = 0
+    while excess(log_m) > 0.0 and rounds < _MAX_ROUNDS:
+        log_m, rounds = log_m + rtol / 4.0 * 2.0 ** rounds, rounds + 1
+    sigma = sensitivity * math.exp(log_m)
+    sampling = PoissonSampling(rate)
+    for attempt in range(_MAX_ROUNDS):
+        event = gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling)
+        if epsilon_of(event, delta, "pld") <= epsilon:
+            return sigma
+        sigma *= 1.0 + rtol * 2.0 ** attempt
+    raise ValueError(f"no noise certified epsilon={epsilon:g} at delta={delta:g} for {steps} "
+                     f"Poisson-sampled Gaussians at rate {rate:g}")
 
 
 # -- exact Gaussian calibration ------------------------------------------------------------------
@@ -444,7 +642,7 @@ def resolve_output_noise(noise, epsilon, delta, calibration, n, output_share=1.0
         None or 0 for ``"gamma_norm"`` (epsilon-DP); in (0, 1) for ``"gaussian"``.
     calibration : str
         ``"paper"`` (the classic Gaussian mechanism) or an accountant's name; checked for
-        ``"gaussian"`` only.
+        either noise (gamma-norm noise does not use it, but a misspelt value is refused).
     n : int
         Number of records (a PrivacyWarning is raised for ``delta >= 1/n``).
     output_share : float, default 1.0
@@ -461,11 +659,13 @@ def resolve_output_noise(noise, epsilon, delta, calibration, n, output_share=1.0
     delta : float
         0 for ``"gamma_norm"``, else ``delta``, checked.
     calibration : str
-        ``calibration`` (checked for ``"gaussian"``, passed through for ``"gamma_norm"``).
+        ``calibration``, checked.
     """
     from .accounting import ACCOUNTANTS
     calibrations = ("paper",) + ACCOUNTANTS if calibrations is None else calibrations
     epsilon = check_real(epsilon, "epsilon", low=0.0)
+    # checked also for gamma-norm noise, which does not use it: a misspelt option is an error
+    calibration = check_choice(calibration, "calibration", calibrations)
     if noise is None:
         noise = "gamma_norm" if delta is None else "gaussian"
     noise = check_choice(noise, "noise", OUTPUT_NOISES)
@@ -478,7 +678,6 @@ def resolve_output_noise(noise, epsilon, delta, calibration, n, output_share=1.0
         if delta is None:
             raise TypeError('noise="gaussian" needs delta')
         delta = check_real(delta, "delta", low=0.0, high=1.0)
-        calibration = check_choice(calibration, "calibration", calibrations)
         if calibration == "paper" and output_share * epsilon >= 1.0:
             raise ValueError('calibration="paper" (the classic Gaussian mechanism) needs '
                              f"epsilon < 1 for the output noise, got {output_share * epsilon:g}; "
@@ -511,11 +710,17 @@ def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
     float
         The gamma-norm scale ``s`` or the Gaussian standard deviation sigma.
     """
+    solver = "the output noise"
     if noise == "gamma_norm":
-        return sensitivity / epsilon
+        with np.errstate(over="ignore"):
+            return check_noise_scale(solver, float(np.float64(sensitivity) / epsilon), epsilon)
     if calibration == "paper":
-        return gaussian_sigma_classic(sensitivity, epsilon, delta)
-    return calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
+        scale = gaussian_sigma_classic(sensitivity, epsilon, delta)
+    else:
+        check_noise_scale(solver, 0.1 * sensitivity * _gaussian_unit_sigma(solver, epsilon,
+                                                                            delta), epsilon)
+        scale = calibrate(epsilon, delta, sensitivity=sensitivity, accountant=calibration)
+    return check_noise_scale(solver, scale, epsilon, "noise standard deviation")
 
 
 def objective_jacobian_term(cB2, n, mu):
@@ -736,9 +941,14 @@ def gaussian_objective_sigma(cB2, B, n, mu, epsilon, delta):
     Returns
     -------
     float
-        sigma (sum form: the objective gets ``<b, theta> / n`` in mean form), or inf.
+        sigma (sum form: the objective gets ``<b, theta> / n`` in mean form), or inf when
+        ``epsilon <= J``: no finite noise then makes the objective private. Callers turn inf
+        into their own error (:func:`gaussian_objective_constants`' ValueError names epsilon
+        and the smallest extra regularisation that leaves room) or skip the setting (the
+        search of :func:`dpsolve.bounds.objective_perturbation_settings`).
     """
-    return B / _objective_s(epsilon - objective_jacobian_term(cB2, n, mu), delta)
+    s = _objective_s(epsilon - objective_jacobian_term(cB2, n, mu), delta)
+    return B / s if s > 0.0 else math.inf
 
 
 @functools.lru_cache(maxsize=1024)

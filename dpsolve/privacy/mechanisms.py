@@ -76,7 +76,19 @@ def gaussian_log_delta(mu, epsilon):
         return 0.0
     x = special.log_ndtr(mu / 2.0 - epsilon / mu)
     y = epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu)
-    return float(x + math.log1p(-math.exp(y - x))) if y < x else -math.inf
+    if y - x < -_CANCELLATION:
+        return float(x + math.log(-math.expm1(y - x)))
+    # x and y agree to within their rounding (mu tiny, or epsilon far above mu^2): their
+    # difference is noise, and taken as delta = 0 it would certify any sigma. Bound delta from
+    # above instead, by the smaller of Phi(a) = e^x (delta is Phi(a) minus a positive term) and
+    # delta(0) = erf(mu / (2 sqrt 2)), which erf computes to full precision for tiny mu
+    return float(min(x, math.log(math.erf(mu / (2.0 * math.sqrt(2.0))))))
+
+
+#: Below this gap between the logs of the two terms of delta(epsilon) their difference is lost
+#: in rounding (their absolute error is about 1e-16): :func:`gaussian_log_delta` then bounds
+#: delta by delta(0) instead.
+_CANCELLATION = 1e-6
 
 
 def gaussian_epsilon(mu, delta):
@@ -111,11 +123,19 @@ def gaussian_epsilon(mu, delta):
     hi = max(1.0, mu * mu)
     while gaussian_log_delta(mu, hi) > log_delta:
         hi *= 2.0
-    eps = optimize.brentq(lambda e: gaussian_log_delta(mu, e) - log_delta, 0.0, hi,
-                          xtol=1e-14, rtol=1e-14)
-    # the root may land a hair on the wrong side: step up until delta(eps) <= delta holds
+        if math.isinf(hi):          # no finite epsilon reaches a delta this small
+            return math.inf
+    # a relative tolerance only: an absolute one is no precision at all for a root of 1e-9
+    try:
+        eps = optimize.brentq(lambda e: gaussian_log_delta(mu, e) - log_delta, 0.0, hi,
+                              xtol=1e-300, rtol=1e-14)
+    except RuntimeError:            # no convergence where delta is flat: the safe end
+        eps = hi
+    # the root may land a hair on the wrong side: step up until delta(eps) <= delta holds, by a
+    # doubling step (a fixed one can take forever where delta is flat in epsilon)
+    step = 1e-14
     while gaussian_log_delta(mu, eps) > log_delta:
-        eps = max(eps * (1.0 + 1e-14), 1e-300)
+        eps, step = min(max(eps * (1.0 + step), 1e-300), hi), 2.0 * step
     return float(eps)
 
 
@@ -146,10 +166,15 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta):
         lo, hi = hi, hi * 2.0
     while gaussian_log_delta(lo, epsilon) > log_delta:
         lo /= 2.0
-    mu = optimize.brentq(lambda m: gaussian_log_delta(m, epsilon) - log_delta, lo, hi,
-                         xtol=1e-15, rtol=1e-15)
+    try:
+        mu = optimize.brentq(lambda m: gaussian_log_delta(m, epsilon) - log_delta, lo, hi,
+                             xtol=max(lo * 1e-15, 1e-300), rtol=1e-15)
+    except RuntimeError:            # no convergence where delta is flat: the safe end
+        mu = lo
+    # step down to the conservative side by a doubling step, never past lo (which holds)
+    step = 1e-14
     while gaussian_log_delta(mu, epsilon) > log_delta:
-        mu *= 1.0 - 1e-14
+        mu, step = max(mu * (1.0 - step), lo), min(2.0 * step, 0.5)
     return sensitivity / mu
 
 

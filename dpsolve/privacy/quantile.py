@@ -11,7 +11,7 @@ import dataclasses
 import dp_accounting
 import numpy as np
 
-from .._validation import check_real, check_real_array, check_rng
+from .._validation import check_real, check_rng
 from .accounting import pure_event
 from .budget import check_accountant
 
@@ -33,6 +33,15 @@ class PrivateEstimate:
     value: float
     epsilon: float
     dp_event: dp_accounting.DpEvent
+
+    # One release is one object: scikit-learn's clone deep-copies parameters, and a copy
+    # would look like a second release, to be charged again (identity is how an estimator
+    # knows that its budget already paid for this one).
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
@@ -68,14 +77,23 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
         Public lower end.
     rng : None, int, SeedSequence or Generator
         Source of the randomness (a Gumbel draw per interval, then a uniform).
-    accountant : BudgetAccountant, optional
-        A budget (:class:`dpsolve.BudgetAccountant`) charged with the release before the values
-        are read (refused with a ValueError if it cannot afford it).
+    accountant : BudgetAccountant or ParallelGroup, optional
+        A budget (:class:`dpsolve.BudgetAccountant`, or a group of one's
+        :meth:`~dpsolve.BudgetAccountant.parallel` block) charged with the release before the
+        values are read (refused with a ValueError if it cannot afford it).
 
     Returns
     -------
     PrivateEstimate
         The value, epsilon and a :class:`~dpsolve.privacy.PureDpEvent`.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For bad arguments: the public ones (``quantile``, ``epsilon``, ``upper``, ``lower``,
+        ``rng``, ``accountant``, and the shape and dtype of ``values``) before the charge;
+        non-finite ``values`` after it, since that reads the data (the release stays charged,
+        as a fit that fails does).
 
     Notes
     -----
@@ -83,21 +101,52 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
     2011. The sampler works in floating point, like the rest of dpsolve's research mode: it is
     not hardened against floating-point side channels (docs/secure_noise.md).
     """
+    quantile, epsilon, upper, lower, rng = _public_arguments(quantile, epsilon, upper, lower,
+                                                             rng, accountant)
+    array = _real_array(values, "values", 1)
+    event = _charge(epsilon, accountant)
+    # the values are read only now, after the charge: a failure from here on stays charged
+    if not np.all(np.isfinite(array)):
+        raise ValueError("values must be finite")
+    return _release(array, quantile, epsilon, upper, lower, rng, event)
+
+
+def _public_arguments(quantile, epsilon, upper, lower, rng, accountant):
+    """The arguments that do not depend on the data, checked before the charge."""
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     check_accountant(accountant)
     quantile = check_real(quantile, "quantile", low=0.0, high=1.0, low_inclusive=True,
                           high_inclusive=True)
     lower = check_real(lower, "lower")
     upper = check_real(upper, "upper", low=lower)
-    array = check_real_array(values, "values", 1)
-    if array.size == 0:
-        raise ValueError("values must be non-empty")
-    rng = check_rng(rng)
+    return quantile, epsilon, upper, lower, check_rng(rng)
+
+
+def _real_array(values, name, ndim):
+    """``values`` as a float64 array, its shape and dtype checked (public: n is public) and
+    its entries not read; never modified."""
+    array = np.asarray(values)
+    if array.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {array.shape}")
+    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
+    if array.shape[0] == 0:
+        raise ValueError(f"{name} must be non-empty (at least one record)")
+    return array.astype(np.float64, copy=False)
+
+
+def _charge(epsilon, accountant):
+    """The release's event, charged to ``accountant`` (from public arguments only)."""
     event = pure_event(epsilon)
     if accountant is not None:
         accountant.spend(event, label="private_quantile")
-    n = array.size
-    edges = np.concatenate(([lower], np.sort(np.clip(array, lower, upper)), [upper]))
+    return event
+
+
+def _release(values, quantile, epsilon, upper, lower, rng, event):
+    """Smith's mechanism on ``values`` (1-D, no NaN; infinities are clipped like the rest)."""
+    n = values.size
+    edges = np.concatenate(([lower], np.sort(np.clip(values, lower, upper)), [upper]))
     lengths = np.diff(edges)
     with np.errstate(divide="ignore"):
         log_weights = np.log(lengths) - 0.5 * epsilon * np.abs(np.arange(n + 1) - quantile * n)
@@ -129,8 +178,9 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
         In [0, 1].
     rng : None, int, SeedSequence or Generator
         Source of the randomness (:func:`private_quantile`).
-    accountant : BudgetAccountant, optional
-        A budget charged with the release (:func:`private_quantile`).
+    accountant : BudgetAccountant or ParallelGroup, optional
+        A budget charged with the release after the public arguments are checked and before
+        the data are read (:func:`private_quantile`).
 
     Returns
     -------
@@ -140,16 +190,28 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
     from scipy import sparse
 
     from .._rows import row_norms
+    quantile, epsilon, upper, lower, rng = _public_arguments(quantile, epsilon, upper, 0.0,
+                                                             rng, accountant)
     if sparse.issparse(X):
+        if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
+            raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         X = sparse.csr_array(X, dtype=float)          # a copy: the caller's X is untouched
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        if not np.all(np.isfinite(X.data)):
-            raise ValueError("X must be finite")
+        if X.shape[0] == 0:
+            raise ValueError("X must be non-empty (at least one record)")
+        stored = X.data
     else:
-        X = check_real_array(X, "X", 2)
-    return private_quantile(row_norms(X), quantile, epsilon, upper=upper, rng=rng,
-                            accountant=accountant)
+        X = stored = _real_array(X, "X", 2)
+    event = _charge(epsilon, accountant)
+    # X is read only now, after the charge: a failure from here on stays charged
+    if not np.all(np.isfinite(stored)):
+        raise ValueError("X must be finite")
+    # a norm may overflow to inf for finite rows: it is clipped to upper like any other, with
+    # no warning (a warning here would be a signal from the data beyond the release)
+    with np.errstate(over="ignore"):
+        norms = row_norms(X)
+    return _release(norms, quantile, epsilon, upper, lower, rng, event)
 
 
 def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None,
@@ -169,15 +231,21 @@ def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None,
         In [0, 1].
     rng : None, int, SeedSequence or Generator
         Source of the randomness (:func:`private_quantile`).
-    accountant : BudgetAccountant, optional
-        A budget charged with the release (:func:`private_quantile`).
+    accountant : BudgetAccountant or ParallelGroup, optional
+        A budget charged with the release after the public arguments are checked and before
+        the data are read (:func:`private_quantile`).
 
     Returns
     -------
     PrivateEstimate
         The bound, its epsilon and its DpEvent.
     """
-    y = check_real_array(y, "y", 1)
-    return private_quantile(np.abs(y), quantile, epsilon, upper=upper, rng=rng,
-                            accountant=accountant)
+    quantile, epsilon, upper, lower, rng = _public_arguments(quantile, epsilon, upper, 0.0,
+                                                             rng, accountant)
+    y = _real_array(y, "y", 1)
+    event = _charge(epsilon, accountant)
+    # y is read only now, after the charge: a failure from here on stays charged
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must be finite")
+    return _release(np.abs(y), quantile, epsilon, upper, lower, rng, event)
 

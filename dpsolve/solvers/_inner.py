@@ -52,19 +52,40 @@ def _release(problem, minimizer, noise, project):
     return theta
 
 
+#: Most steps the fixed-iteration solver is planned for. Its K grows as the square root of the
+#: condition number ``(beta + lambda) / lambda``; beyond this (lambda below about 1e-12 beta)
+#: its work has no useful bound.
+MAX_INNER_STEPS = 10 ** 7
+
+
+def _bounded(plan, solver, secure):
+    """``plan`` if its K is at most MAX_INNER_STEPS. Else ``secure``: a ValueError naming reg and
+    the tolerance (before any work); research mode: None (no fallback: the certified solve must
+    reach the tolerance, or the fit raises RuntimeError, as for hinge)."""
+    if plan is None or plan.steps <= MAX_INNER_STEPS:
+        return plan
+    if secure:
+        raise ValueError(
+            f"{solver} with secure=True: the fixed-iteration solver would need {plan.steps:.3g} "
+            f"steps (condition number (beta + reg) / reg = "
+            f"{plan.smoothness / plan.strong_convexity:.3g}), above {MAX_INNER_STEPS:g}: raise "
+            "the Problem's reg or the tolerance")
+    return None
+
+
 def _inner_plan(problem, tolerance, solver, secure, n=None):
     """The fixed-iteration solver's plan for ``min_C F`` (:func:`dpsolve._fixed_iteration.
     output_plan`), from public constants only, checked before any work.
 
-    ``secure``: a loss without smoothness (hinge) and a tolerance below the float64 floor are
-    refused (ValueError). Research mode: None for hinge (no fallback exists), else the plan of
-    the fallback. ``n`` bounds the size of every problem the plan will run on (default
-    ``problem.n``)."""
+    ``secure``: a loss without smoothness (hinge), a tolerance below the float64 floor and more
+    than MAX_INNER_STEPS steps are refused (ValueError). Research mode: None for hinge and
+    beyond MAX_INNER_STEPS (no fallback exists), else the plan of the fallback. ``n`` bounds
+    the size of every problem the plan will run on (default ``problem.n``)."""
     if secure:
         fixed.refuse_nonsmooth(problem, solver)
     if not math.isfinite(problem.smoothness):
         return None
-    plan = fixed.output_plan(problem, tolerance, n)
+    plan = _bounded(fixed.output_plan(problem, tolerance, n), solver, secure)
     if secure:
         fixed.check_tolerance(plan, solver)
     return plan
@@ -81,7 +102,13 @@ def _inner_settings(plan, secure):
 
 def _fallback(problem, plan, **kwargs):
     """Research mode, when the certified path did not certify: the fixed-iteration solver (its
-    run time reveals that this happened; docs/secure_noise.md)."""
+    run time reveals that this happened; docs/secure_noise.md). None (a plan beyond
+    MAX_INNER_STEPS): RuntimeError, as for hinge."""
+    if plan is None:
+        raise RuntimeError("the solver could not certify the minimiser to its tolerance, and "
+                           f"the fixed-iteration fallback would need more than "
+                           f"{MAX_INNER_STEPS:g} steps; raise the Problem's reg or the "
+                           "tolerance (nothing was released)")
     if plan.tolerance < plan.floor:
         warnings.warn(f"the certified solve did not reach tolerance={plan.tolerance:g}, and the "
                       f"fixed-iteration fallback guarantees it only in exact arithmetic below "

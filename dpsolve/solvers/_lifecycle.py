@@ -13,13 +13,16 @@ A solver module declares a :class:`SolverSpec` and three functions (after scikit
 
 :func:`fit` runs the lifecycle every public solver function goes through, in this order:
 ``secure`` against ``rng``; the Problem and its loss; the partition of the rows; the declared
-parameter constraints; the random generator; ``plan``; the privacy report (and its
-PrivacyWarning); the budget's charge (``accountant=``, refused before the data are read);
-``run``, timed; the non-finite check on the released values only; the
+parameter constraints; delta below :data:`MAX_DELTA`; the random generator; ``plan``; the
+privacy report (and its PrivacyWarning); float64 arithmetic failing in either of those two
+(they read public constants only, so the inputs are out of range) is refused by a ValueError
+naming them (:func:`out_of_range`); the budget's charge (``accountant=``, refused before the
+data are read); ``run``, timed; the non-finite check on the released values only; the
 observers' warnings; the :class:`~dpsolve.Fit`; and ``release`` (``secure=True``: the grid,
 no timing). Every check that raises does so before the data are touched.
 """
 import dataclasses
+import numbers
 import time
 import types
 import warnings
@@ -257,6 +260,76 @@ class SolverSpec:
             object.__setattr__(self, name, types.MappingProxyType(dict(getattr(self, name))))
 
 
+#: Largest delta a solver (and :func:`dpsolve.choose_solver`) is planned for: (epsilon,
+#: delta)-DP with delta >= 1/2 is met by a mechanism that publishes the whole dataset half the
+#: time, and the accountants lose the precision of ``1 - delta`` towards 1
+#: (docs/bad_input.md, "Numerical range").
+MAX_DELTA = 0.5
+
+#: What float64 arithmetic raises on public constants out of range: ``**`` and ``math.exp``
+#: overflow, a division by an underflowed zero, and the math module's domain errors (a
+#: ValueError that names nothing).
+_ARITHMETIC = (OverflowError, ZeroDivisionError, FloatingPointError)
+
+
+def check_delta_range(delta, what):
+    """ValueError naming delta when it is a real number in ``[MAX_DELTA, 1)`` (the solvers'
+    own checks refuse the rest of what is not in (0, 1), by type and range)."""
+    if (isinstance(delta, numbers.Real) and not isinstance(delta, (bool, np.bool_))
+            and MAX_DELTA <= delta < 1.0):
+        raise ValueError(f"{what}: delta must lie in (0, {MAX_DELTA:g}): (epsilon, delta)-DP "
+                         f"with delta >= {MAX_DELTA:g} allows publishing the whole dataset half "
+                         f"the time (docs/bad_input.md, \"Numerical range\"); got {delta!r}")
+
+
+def _arithmetic_error(exc):
+    """Whether ``exc`` is float64 arithmetic failing (over- or underflow, a domain error)."""
+    return isinstance(exc, _ARITHMETIC) or (isinstance(exc, ValueError)
+                                            and str(exc) == "math domain error")
+
+
+def out_of_range(what, problem, epsilon, delta, exc):
+    """The ValueError for a plan (or its certification) that float64 arithmetic failed on:
+    from public constants only, so the inputs are outside the range dpsolve computes in. Names
+    epsilon, delta and the Problem's constants.
+
+    Parameters
+    ----------
+    what : str
+        The solver, or ``"choose_solver"``.
+    problem : Problem
+        Its constants are named.
+    epsilon, delta : float or None
+        The target.
+    exc : Exception
+        The arithmetic error (its type and message are quoted).
+
+    Returns
+    -------
+    ValueError
+    """
+    constants = ", ".join(f"{k}={v!r}" for k, v in problem.describe().items()
+                          if k in ("radius", "reg", "row_norm", "label_bound", "huber_width",
+                                   "intercept_scale") and v is not None)
+    return ValueError(
+        f"{what}: epsilon={epsilon!r}, delta={delta!r} and the Problem's constants ({constants}) "
+        f"are outside the range in which its noise and settings can be computed in float64 "
+        f"({type(exc).__name__}: {exc}); bring epsilon, delta and the constants nearer 1 "
+        "(docs/bad_input.md, \"Numerical range\")")
+
+
+def plan_or_refuse(spec, problem, partition, epsilon, delta, **arguments):
+    """``spec.plan(...)``, with float64 arithmetic failing on the public constants turned into a
+    ValueError naming them (:func:`out_of_range`): a plan reads no data, so nothing has
+    started. Used by :func:`fit` and :func:`dpsolve.choose_solver`."""
+    try:
+        return spec.plan(problem, partition, epsilon, delta, **arguments)
+    except Exception as exc:
+        if _arithmetic_error(exc):
+            raise out_of_range(spec.name, problem, epsilon, delta, exc) from exc
+        raise
+
+
 def check_problem(spec, problem):
     """The Problem's type and loss, before anything else."""
     if not isinstance(problem, Problem):
@@ -278,6 +351,47 @@ def check_problem(spec, problem):
 
 
 @one_blas_thread()     # NumPy's sums in the same order for any thread count (_blas.py)
+def plan_fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None,
+             accountant=None, stacklevel=4, **options):
+    """Everything :func:`fit` does before it charges the budget and reads the data, in its
+    order: ``secure`` against ``rng``, the budget's type, the Problem and its loss, the
+    partition, the declared parameters, delta's range, the generator, ``plan`` and its privacy
+    report (float64 failing on public constants refused by :func:`out_of_range`).
+
+    Shared by :func:`fit` and the sweeps' check of every run before any starts
+    (:func:`dpsolve.experiments.check_runs`), so that the two cannot drift apart.
+
+    Returns
+    -------
+    tuple
+        ``(plan, secure, rng, accountant)``: the Plan with its ``report``, and the checked
+        ``secure``, generator and budget.
+    """
+    parties = partition if partition is not None else options.get("parties")
+    secure = check_secure(secure, rng, options.get("record_transcript", False),
+                          remote=getattr(parties, "remote", False))
+    accountant = check_accountant(accountant)
+    if accountant is not None and spec.guarantee != "dp":
+        raise ValueError(f"{spec.name}'s guarantee is {spec.guarantee}, which a "
+                         "BudgetAccountant (differential privacy) cannot compose")
+    check_problem(spec, problem)
+    if spec.partition is not None:
+        check_parties(problem, partition, spec.partition)
+    options = check_parameters(spec.parameters, options)
+    check_delta_range(delta, spec.name)
+    rng = generator(rng, secure)
+    plan = plan_or_refuse(spec, problem, partition, epsilon, delta, secure=secure, rng=rng,
+                          **options)
+    try:
+        report = certify(plan.event, plan.epsilon, plan.delta, plan.method,
+                         stacklevel=stacklevel)
+    except Exception as exc:
+        if _arithmetic_error(exc):
+            raise out_of_range(spec.name, problem, epsilon, delta, exc) from exc
+        raise
+    return dataclasses.replace(plan, report=report), secure, rng, accountant
+
+
 def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, accountant=None,
         **options):
     """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the
@@ -314,6 +428,10 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, acc
 
     Raises
     ------
+    ValueError
+        For a delta in ``[MAX_DELTA, 1)``, and where float64 arithmetic fails in the plan or
+        its certification (public constants out of range; :func:`out_of_range`), before any
+        work; and whatever the plan refuses.
     FloatingPointError
         If the released parameters are not finite.
 
@@ -322,21 +440,10 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, acc
     PrivacyWarning
         If the certified epsilon, overall or against an observer, exceeds the claim.
     """
-    parties = partition if partition is not None else options.get("parties")
-    secure = check_secure(secure, rng, options.get("record_transcript", False),
-                          remote=getattr(parties, "remote", False))
-    accountant = check_accountant(accountant)
-    if accountant is not None and spec.guarantee != "dp":
-        raise ValueError(f"{spec.name}'s guarantee is {spec.guarantee}, which a "
-                         "BudgetAccountant (differential privacy) cannot compose")
-    check_problem(spec, problem)
-    if spec.partition is not None:
-        check_parties(problem, partition, spec.partition)
-    options = check_parameters(spec.parameters, options)
-    rng = generator(rng, secure)
-    plan = spec.plan(problem, partition, epsilon, delta, secure=secure, rng=rng, **options)
-    report = certify(plan.event, plan.epsilon, plan.delta, plan.method, stacklevel=4)
-    plan = dataclasses.replace(plan, report=report)
+    plan, secure, rng, accountant = plan_fit(spec, problem, partition, epsilon, delta,
+                                             secure=secure, rng=rng, accountant=accountant,
+                                             stacklevel=5, **options)
+    report = plan.report
     if accountant is not None:
         accountant.spend(plan.event, neighbours=report.neighbours, label=spec.name)
 

@@ -50,7 +50,7 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     epsilon : float
         > 0.
     delta : float, optional
-        None for ``"gamma_norm"`` and ``"laplace_slides"`` (pure DP); in (0, 1) for
+        None for ``"gamma_norm"`` and ``"laplace_slides"`` (pure DP); in (0, 1/2) for
         ``"gaussian"``.
     noise : {"gamma_norm", "gaussian", "laplace_slides"}, optional
         ``"gamma_norm"``: density proportional to ``exp(-epsilon ||b|| / Delta_2)``, epsilon-DP.

@@ -14,6 +14,7 @@ from typing import Optional
 
 from .._validation import check_real
 from ..problem import Problem
+from ._lifecycle import _ARITHMETIC as _BOUND_ERRORS, check_delta_range, plan_or_refuse
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,7 +102,8 @@ def choose_solver(problem, epsilon, delta=None):
     epsilon : float
         Target epsilon ``> 0``.
     delta : float, optional
-        Target delta in (0, 1), or None for pure epsilon-DP.
+        Target delta in (0, 1/2) (``dpsolve.solvers._lifecycle.MAX_DELTA``: a larger delta
+        allows publishing the data), or None for pure epsilon-DP.
 
     Returns
     -------
@@ -114,7 +116,8 @@ def choose_solver(problem, epsilon, delta=None):
     TypeError
         If ``problem`` is not a Problem.
     ValueError
-        If ``epsilon`` or ``delta`` is out of range, or no solver has a bound for the problem.
+        If ``epsilon`` or ``delta`` is out of range, or no solver has a bound for the problem
+        (the message gives each solver's reason, which names the parameter to change).
 
     Notes
     -----
@@ -133,6 +136,7 @@ def choose_solver(problem, epsilon, delta=None):
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     if delta is not None:
         delta = check_real(delta, "delta", low=0.0, high=1.0)
+        check_delta_range(delta, "choose_solver")
     candidates = []
     for spec in registry():
         if spec.partition is not None or problem.loss not in spec.losses:
@@ -142,7 +146,8 @@ def choose_solver(problem, epsilon, delta=None):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                plan = spec.plan(problem, None, epsilon, delta, secure=False, rng=None)
+                plan = plan_or_refuse(spec, problem, None, epsilon, delta, secure=False,
+                                      rng=None)
         except (ValueError, TypeError) as exc:
             candidates.append(Candidate(spec.name, None, None, False, str(exc)))
             continue
@@ -150,8 +155,13 @@ def choose_solver(problem, epsilon, delta=None):
             candidates.append(Candidate(spec.name, None, None, False, "not pure epsilon-DP"))
             continue
         options = {"epsilon": epsilon, **({} if delta is None else {"delta": delta})}
-        found = None if spec.bound is None else spec.bound(problem, None, _planned_fit(plan),
-                                                           options)
+        try:
+            found = None if spec.bound is None else spec.bound(
+                problem, None, _planned_fit(plan), options)
+        except (ValueError, *_BOUND_ERRORS) as exc:   # from public constants: no bound here
+            candidates.append(Candidate(spec.name, None, None, False,
+                                        f"no bound at its default settings ({exc})"))
+            continue
         if found is None or not math.isfinite(found.value):
             candidates.append(Candidate(spec.name, None, None, False,
                                         "no bound at its default settings"))
@@ -162,6 +172,11 @@ def choose_solver(problem, epsilon, delta=None):
     if not usable:
         reasons = "; ".join(f"{c.name}: {c.reason or 'its bound is O(.) with constant 1'}"
                             for c in candidates)
+        if all(c.bound is None for c in candidates):
+            # every solver refused (or had no bound at) this target: lead with it
+            raise ValueError(f"choose_solver: no solver has a bound at epsilon={epsilon:g}, "
+                             f"delta={delta} for {problem!r}; each solver's reason names the "
+                             f"parameter to change: {reasons}")
         raise ValueError(f"no solver has a bound with explicit constants for {problem!r} at "
                          f"epsilon={epsilon:g}, delta={delta} ({reasons})")
     best = min(usable, key=lambda c: c.bound)

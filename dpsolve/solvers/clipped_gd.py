@@ -129,7 +129,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     {{problem}}
     epsilon, delta : float
         Target privacy. ``calibration="paper"`` needs both in (0, 1); the accountants accept any
-        ``epsilon > 0``, ``0 < delta < 1``. Leave epsilon None when passing ``sigma``.
+        ``epsilon > 0``, ``0 < delta < 1/2``. Leave epsilon None when passing ``sigma``.
     clip_norm : float, optional
         Clipping norm C > 0. Default: the Lipschitz constant L of the loss, so that clipping
         never changes a gradient and the bounds hold (a smaller C trades bias for less noise,

@@ -62,7 +62,7 @@ def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
     ----------
     {{problem}}
     epsilon, delta : float
-        Target privacy, ``epsilon > 0``, ``0 < delta < 1``. Leave epsilon None when passing
+        Target privacy, ``epsilon > 0``, ``0 < delta < 1/2``. Leave epsilon None when passing
         ``sigma``.
     sampling_rate : float, optional
         q in (0, 1]. Default ``min(1, 64 / n)`` (an expected batch of 64 records).

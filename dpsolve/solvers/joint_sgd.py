@@ -13,8 +13,8 @@ from .._validation import Boolean, Integer, Options, Passthrough, Real, check_ch
 from ..joint import (_FINITE_LIMIT, LOSSES, JointModel, _columns, _loss_at, _radii, _shapes,
                      joint_gradient_bound)
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, calibrate, epsilon_of, gaussian_event
-from ..privacy.calibration import (exact_gaussian_sigma, fewest_steps_near_best,
-                                   nsgd_paper_sigma, warn_large_delta)
+from ..privacy.calibration import (MAX_NOISE_SCALE, check_noise_scale, exact_gaussian_sigma,
+                                   fewest_steps_near_best, nsgd_paper_sigma, warn_large_delta)
 from ..privacy.mechanisms import gaussian_sigma_analytic
 from . import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
@@ -357,8 +357,9 @@ def _check_calibration(calibration, sigma, epsilon, delta, personalised):
     """``(calibration, sigma, epsilon, delta)`` checked; calibration "explicit" with sigma."""
     if calibration is None:
         calibration = "pld" if personalised else "rdp"
+    # checked also with an explicit sigma, which does not use it: a misspelt option is an error
+    calibration = check_choice(calibration, "calibration", CALIBRATIONS)
     if sigma is None:
-        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
         if not personalised and calibration == "pld":
             raise ValueError('without a personalised block the accounting samples records, which '
                              'PLD cannot account for: use calibration="rdp"')
@@ -368,7 +369,8 @@ def _check_calibration(calibration, sigma, epsilon, delta, personalised):
     elif epsilon is not None:
         raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
     else:
-        sigma = check_real(sigma, "sigma", low=0.0, low_inclusive=True)
+        sigma = check_real(sigma, "sigma", low=0.0, high=MAX_NOISE_SCALE, low_inclusive=True,
+                           high_inclusive=True)
         calibration = "explicit"
     if delta is None:
         raise TypeError("joint_sgd needs delta")
@@ -413,6 +415,8 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
     k_max = int(np.bincount(owner_seq, minlength=N).max())
     sigma = _noise(calibration, sigma, epsilon, delta, sensitivity, L, n, personalised,
                    owners)(steps, k_max)
+    if calibration != "explicit":
+        check_noise_scale("joint_sgd", sigma, epsilon, "noise standard deviation")
     if step_size is None:
         step_size = R / math.sqrt(steps * (G * G + dim * sigma * sigma))
     # No personalised value may overflow, whatever the data: the finiteness check after the run

@@ -9,6 +9,7 @@ from .._kernels import minibatch as _minibatch
 from .._rows import kernel_rows
 from .._validation import Integer, Options, Real, check_real
 from ..privacy.accounting import pure_event
+from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
 from . import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
@@ -20,7 +21,8 @@ PARAMETERS = {
     "batch_size": Integer(1),                # <= n: checked against the Problem in plan
     "schedule": Options(SCHEDULES),
     "step_size": Real(0.0),
-    "noise_scale": Real(0.0, low_inclusive=True, optional=True),
+    "noise_scale": Real(0.0, MAX_NOISE_SCALE, low_inclusive=True, high_inclusive=True,
+                        optional=True),
 }
 
 
@@ -119,7 +121,9 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, batch_size=10, sche
         if epsilon is None:
             raise TypeError("minibatch_sgd needs epsilon (or an explicit noise_scale)")
         epsilon = check_real(epsilon, "epsilon", low=0.0)
-        noise_scale = sensitivity / epsilon
+        with np.errstate(over="ignore"):
+            noise_scale = check_noise_scale("minibatch_sgd",
+                                            float(np.float64(sensitivity) / epsilon), epsilon)
         method = "paper"
     else:
         if epsilon is not None:

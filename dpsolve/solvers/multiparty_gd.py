@@ -11,9 +11,9 @@ from .._projection import scale_onto_ball
 from .._validation import Boolean, Integer, Options, Passthrough, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
-                                   exact_gaussian_sigma, fewest_steps_near_best, gaussian_sigma,
-                                   jayaraman_paper_sigma, sgd2_paper_sigma, warn_large_delta,
-                                   zcdp_inversion_sigma)
+                                   check_noise_scale, exact_gaussian_sigma,
+                                   fewest_steps_near_best, gaussian_sigma, jayaraman_paper_sigma,
+                                   sgd2_paper_sigma, warn_large_delta, zcdp_inversion_sigma)
 from . import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
@@ -351,7 +351,9 @@ def _noise(problem, noise, steps, sensitivity, L, epsilon, delta, sigma, calibra
         # the closed form is the exact zCDP inversion (the accountant's search is within 1e-3)
         epsilon = check_real(epsilon, "epsilon", low=0.0)
         delta = check_real(delta, "delta", low=0.0, high=1.0)
-        sigma = zcdp_inversion_sigma(sensitivity, steps, epsilon, delta)
+        sigma = check_noise_scale("multiparty_gd",
+                                  zcdp_inversion_sigma(sensitivity, steps, epsilon, delta),
+                                  epsilon, "noise standard deviation")
         warn_large_delta(delta, problem.n, stacklevel=5)     # at the caller of multiparty_gd
         return sigma, epsilon, delta, calibration
 

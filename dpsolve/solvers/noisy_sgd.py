@@ -73,7 +73,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
         ``0 < epsilon < 1`` and ``delta < 1/n^3``). An accountant name: the least noise that
         accountant certifies for T steps, each a Gaussian of sensitivity ``2 n L`` on one record
         drawn uniformly (:func:`dpsolve.privacy.calibrate`); ``"rdp"`` is the tightest
-        (``"pld"`` cannot account for the index sampling). Any ``epsilon > 0``, ``0 < delta < 1``.
+        (``"pld"`` cannot account for the index sampling). Any ``epsilon > 0``, ``0 < delta < 1/2``.
     sigma : float, optional
         Explicit noise standard deviation (``>= 0``) instead of a calibration; the fit then reports
         the epsilon that the RDP accountant certifies at ``delta`` (``inf`` for ``sigma = 0``).

@@ -178,8 +178,9 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="au
         jacobian = eps_obj - eps_prime
     sensitivity = 2.0 * math.sqrt(2.0 * tolerance / (lam + extra_reg))
     # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
-    inner = fixed.objective_plan(problem, tolerance, extra_reg, objective_scale,
-                                 objective_noise)
+    inner = _inner._bounded(fixed.objective_plan(problem, tolerance, extra_reg,
+                                                 objective_scale, objective_noise),
+                            "objective_perturbation", secure)
     if secure:
         fixed.check_tolerance(inner, "objective_perturbation")
     scale, out_event, out_noise, sigma = _inner._output_noise(noise, delta_out, eps_out,

@@ -48,7 +48,7 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     epsilon : float
         > 0.
     delta : float, optional
-        None (default) with ``noise="gamma_norm"``: epsilon-DP. In (0, 1) with
+        None (default) with ``noise="gamma_norm"``: epsilon-DP. In (0, 1/2) with
         ``noise="gaussian"``.
     noise : {"gamma_norm", "gaussian"}, optional
         ``"gamma_norm"``: density proportional to ``exp(-epsilon ||b|| / Delta_2)`` (the
