@@ -54,7 +54,7 @@ from . import solvers as _solvers
 from ._rows import row_norms
 from ._validation import check_parameters
 from .privacy.accounting import PrivacyWarning, certify
-from .privacy.budget import BudgetAccountant
+from .privacy.budget import BudgetAccountant, ParallelGroup
 from .privacy.quantile import PrivateEstimate
 from .problem import Problem
 from .solvers.choose import choose_solver
@@ -148,7 +148,7 @@ class _DPLinearModel(BaseEstimator):
         "row_norm": [Interval(numbers.Real, 0, None, closed="neither"), PrivateEstimate, None],
         "fit_intercept": ["boolean"],
         "intercept_scale": [Interval(numbers.Real, 0, None, closed="neither")],
-        "accountant": [BudgetAccountant, None],
+        "accountant": [BudgetAccountant, ParallelGroup, None],
         "secure": ["boolean"],
         "random_state": ["random_state", np.random.Generator],
         "solver_options": [dict, None],

@@ -40,6 +40,9 @@ from .privacy.accounting import PrivacyReport, PureDpEvent, epsilon_of, tightest
 from .privacy.budget import check_accountant
 
 METHODS = ("liu_talwar", "negative_binomial", "poisson")
+#: Largest E[K]: the selection runs K private fits, K about the mean; its privacy does not grow
+#: with the mean, so a huge one would be admitted by the budget and then never end.
+MAX_MEAN = 1e6
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +94,7 @@ def repetition_event(run_event, method, mean, shape=1.0):
         ``"liu_talwar"``: K geometric; ``"negative_binomial"``: K truncated negative binomial
         with ``shape``; ``"poisson"``: K Poisson (possibly 0).
     mean : float
-        E[K] >= 1.
+        E[K], in [1, ``MAX_MEAN``] (1e6).
     shape : float, default 1.0
         eta >= 0 of the truncated negative binomial (``"negative_binomial"`` only).
 
@@ -103,7 +106,8 @@ def repetition_event(run_event, method, mean, shape=1.0):
         sampled with).
     """
     method = check_choice(method, "method", METHODS)
-    mean = check_real(mean, "mean", low=1.0, low_inclusive=True)
+    mean = check_real(mean, "mean", low=1.0, high=MAX_MEAN, low_inclusive=True,
+                      high_inclusive=True)
     if method == "liu_talwar":
         return dp_event.RepeatAndSelectDpEvent(run_event, mean, 1.0)
     if method == "poisson":

@@ -695,6 +695,7 @@ CATALOGUE += [
         _public_logistic().fit(X, Y), X, Y[:1], 1.0), ValueError, "X and y"),
     case("select-candidates-not-iterable", lambda: _select(candidates=3), TypeError,
          "candidates"),
+    case("select-mean-above-max", lambda: _select(mean=1e150), ValueError, "mean"),
     case("estimator-solver-options-unknown-for-auto",
          lambda: _estimator_fit(solver_options={"steps": 5}), ValueError, "solver_options"),
     case("make_synthetic-noise-nan", lambda: dpsolve.datasets.make_synthetic(10, 2,

@@ -282,3 +282,14 @@ def test_metadata_is_the_same_on_neighbouring_datasets(make):
     assert a.coef_.shape == b.coef_.shape and np.shape(a.intercept_) == np.shape(b.intercept_)
     if hasattr(a, "classes_"):
         np.testing.assert_array_equal(a.classes_, b.classes_)
+
+
+def test_a_parallel_group_is_an_estimators_budget(binary):
+    # two fits on disjoint halves, charged to one group: the group costs one fit
+    X, y = binary
+    budget = dpsolve.BudgetAccountant(epsilon=1.5)
+    with budget.parallel() as group:
+        for rows in (slice(0, 2000), slice(2000, 4000)):
+            DPLogisticRegression(row_norm=1.0, classes=[-1, 1], accountant=group).fit(
+                X[rows], y[rows])
+    assert budget.spent()[0] == pytest.approx(1.0)
