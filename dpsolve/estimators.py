@@ -54,7 +54,7 @@ from . import solvers as _solvers
 from ._rows import row_norms
 from ._validation import check_parameters
 from .privacy.accounting import PrivacyWarning, certify
-from .privacy.budget import BudgetAccountant, ParallelGroup
+from .privacy.budget import BudgetAccountant, ParallelGroup, spend_once
 from .privacy.quantile import PrivateEstimate
 from .problem import Problem
 from .solvers.choose import choose_solver
@@ -113,11 +113,6 @@ def _log_softmax(scores):
         ties = scores[~finite] == top[~finite]
         out[~finite] = np.where(ties, -np.log(ties.sum(axis=1, keepdims=True)), -np.inf)
     return out
-
-
-def _charged(accountant, event):
-    """Whether ``accountant``'s ledger holds ``event`` itself (the object, not an equal one)."""
-    return any(e is event for charge in accountant.ledger for e in charge.events)
 
 
 def _rng(random_state):
@@ -284,8 +279,7 @@ class _DPLinearModel(BaseEstimator):
         if self.accountant is not None:
             # an estimate is released already: charge it (once) whether or not the fit runs
             for estimate in self._estimates():
-                if not _charged(self.accountant, estimate.dp_event):
-                    self.accountant.spend(estimate.dp_event, label="private bound estimate")
+                spend_once(self.accountant, estimate.dp_event, "private bound estimate")
         fit = spec.function(problem, self.epsilon, rng=rng, secure=self.secure,
                             accountant=self.accountant, **options)
         coef, intercept = problem.split_theta(fit.theta)

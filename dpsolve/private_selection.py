@@ -37,7 +37,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
 from ._validation import check_choice, check_real, check_rng
 from .privacy.accounting import PrivacyReport, PureDpEvent, epsilon_of, tightest_accountant
-from .privacy.budget import check_accountant
+from .privacy.budget import check_accountant, spend_once
 
 METHODS = ("liu_talwar", "negative_binomial", "poisson")
 #: Largest E[K]: the selection runs K private fits, K about the mean; its privacy does not grow
@@ -464,8 +464,6 @@ class PrivateGridSearch:
         from sklearn.model_selection import ParameterGrid
         from sklearn.utils import _safe_indexing
 
-        from .estimators import _charged
-
         budget = check_accountant(self.accountant)
         own = getattr(_final(self.estimator), "accountant", None)
         if own is not None and budget is not None and own is not budget:
@@ -512,8 +510,7 @@ class PrivateGridSearch:
         if budget is not None:
             # the estimates are released already: charge each once, whether or not this runs
             for estimate in estimates:
-                if not _charged(budget, estimate.dp_event):
-                    budget.spend(estimate.dp_event, label="private bound estimate")
+                spend_once(budget, estimate.dp_event, "private bound estimate")
 
         def run(k, rng):
             model = clone(models[k])
@@ -584,7 +581,10 @@ def _release_as(estimator, event, epsilon, selection):
     fit = estimator.fit_
     report = PrivacyReport(
         epsilon=epsilon, delta=selection.delta, method=f"private selection ({selection.method})",
-        certified_epsilon=epsilon, certified_by=selection.accountant,
+        certified_epsilon=epsilon,
+        # the estimates' pure epsilons, if any, are added to the selection's by basic composition
+        certified_by=(selection.accountant if event is selection.dp_event
+                      else f"{selection.accountant} and basic composition"),
         neighbours=fit.privacy.neighbours)
     estimator._set_release(dataclasses.replace(fit, dp_event=event, privacy=report))
 

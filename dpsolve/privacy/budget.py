@@ -21,6 +21,21 @@ from .accounting import NEIGHBOURS, _RELATIONS, check_event, epsilon_of
 MAX_PARALLEL_COMBINATIONS = 4096
 
 
+class SharedByCopies:
+    """A value that copies, deep copies and scikit-learn's clone return as itself: one budget
+    (or one released estimate) however many estimators hold it, or each copy would be spent or
+    charged on its own."""
+
+    def __sklearn_clone__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __copy__(self):
+        return self
+
+
 class BudgetExceededError(ValueError):
     """A release was refused: with it, what the budget has admitted would exceed the budget."""
 
@@ -45,7 +60,7 @@ class Charge:
     epsilon: float
 
 
-class BudgetAccountant:
+class BudgetAccountant(SharedByCopies):
     r"""A privacy budget ``(epsilon, delta)`` that composes the releases it admits.
 
     Pass it as ``accountant=`` to a solver function (``dpsolve.clipped_gd(problem, 1.0,
@@ -106,17 +121,6 @@ class BudgetAccountant:
     def __repr__(self):
         return (f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}, "
                 f"accountant={self.accountant!r}, neighbours={self.neighbours!r})")
-
-    # scikit-learn's clone (and copy.deepcopy of an estimator's parameters) must keep one
-    # budget shared by every clone, or each clone would spend its own copy
-    def __sklearn_clone__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __copy__(self):
-        return self
 
     def __getstate__(self):
         state = self.__dict__.copy()
@@ -359,7 +363,7 @@ class BudgetAccountant:
         return "\n".join(lines)
 
 
-class ParallelGroup:
+class ParallelGroup(SharedByCopies):
     """The releases on disjoint parts of the records that one :meth:`BudgetAccountant.parallel`
     block charges as one group.
 
@@ -383,15 +387,6 @@ class ParallelGroup:
 
     def __repr__(self):
         return f"<ParallelGroup of {len(self._labels)} part(s) of {self.budget!r}>"
-
-    def __sklearn_clone__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
-
-    def __copy__(self):
-        return self
 
     @property
     def labels(self):
@@ -480,6 +475,27 @@ def _relation(neighbours):
                          f"{sorted(_RELATIONS)} (or a solver's wording such as 'replace-one "
                          f"record'), got {neighbours!r}")
     return words[0]
+
+
+def spend_once(accountant, event, label):
+    """Charge ``event`` to ``accountant`` unless its ledger already holds that very object (a
+    release, such as a private bound estimate, that several fits use but that happened once).
+
+    Parameters
+    ----------
+    accountant : BudgetAccountant or ParallelGroup
+    event : dp_accounting.DpEvent
+    label : str
+
+    Returns
+    -------
+    bool
+        Whether it was charged now.
+    """
+    if any(e is event for charge in accountant.ledger for e in charge.events):
+        return False
+    accountant.spend(event, label=label)
+    return True
 
 
 def check_accountant(accountant):

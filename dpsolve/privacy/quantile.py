@@ -13,12 +13,13 @@ import numpy as np
 
 from .._validation import check_real, check_rng
 from .accounting import pure_event
-from .budget import check_accountant
+from .budget import SharedByCopies, check_accountant
 
 
 @dataclasses.dataclass(frozen=True)
-class PrivateEstimate:
-    """A released private statistic.
+class PrivateEstimate(SharedByCopies):
+    """A released private statistic. One release is one object (copies and clones are itself):
+    that is how a budget tells it already paid for it (:func:`~dpsolve.privacy.budget.spend_once`).
 
     Attributes
     ----------
@@ -34,14 +35,6 @@ class PrivateEstimate:
     epsilon: float
     dp_event: dp_accounting.DpEvent
 
-    # One release is one object: scikit-learn's clone deep-copies parameters, and a copy
-    # would look like a second release, to be charged again (identity is how an estimator
-    # knows that its budget already paid for this one).
-    def __copy__(self):
-        return self
-
-    def __deepcopy__(self, memo):
-        return self
 
 
 def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
