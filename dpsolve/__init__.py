@@ -17,7 +17,7 @@ selection is :mod:`dpsolve.private_selection`, scikit-learn estimators
 :mod:`dpsolve.audit`. Conventions shared by all of them: docs/conventions.md; the source
 documents: docs/sources.md.
 """
-from . import audit, bounds, datasets, joint, privacy
+from . import audit, bounds, datasets, joint, privacy, private_selection
 from .fit import Fit
 from .joint import joint_sgd
 from .parties import Parties
@@ -31,12 +31,14 @@ from .solvers.objective_perturbation import objective_perturbation
 from .solvers.multiparty_gd import multiparty_gd
 from .solvers.aggregated_output_perturbation import aggregated_output_perturbation
 from .solvers.dp_sgd import dp_sgd
+from .solvers.adassp import adassp
 from .solvers.choose import choose_solver
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
 __all__ = ["BudgetAccountant", "Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
-           "aggregated_output_perturbation", "audit", "bounds", "choose_solver", "clipped_gd",
+           "adassp", "aggregated_output_perturbation", "audit", "bounds", "choose_solver", "clipped_gd",
            "datasets", "dp_sgd",
            "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
-           "objective_perturbation", "output_perturbation", "privacy", "reference_minimizer"]
+           "objective_perturbation", "output_perturbation", "privacy", "private_selection",
+           "reference_minimizer"]
 __version__ = "0.2.0"

@@ -243,8 +243,10 @@ def output_plan(problem, tolerance, n=None):
     return _plan(problem, problem.smoothness + lam, lam, G0 * D0, D0, tolerance, n)
 
 
-def objective_plan(problem, tolerance, extra_reg, noise_scale, noise="gamma_norm"):
-    """Plan for ``min F_b`` (objective perturbation) from ``x_0 = -b / (n mu)``.
+def objective_plan(problem, tolerance, extra_reg, noise_scale, noise="gamma_norm", *,
+                   centre_norm=0.0):
+    """Plan for ``min F_b`` (objective perturbation) from ``x_0 = c - b / (n mu)`` (c the
+    regularisers' public centre, of norm ``centre_norm``; 0 by default).
 
     ``mu = lambda + Delta``, ``L_f = beta + mu``, ``C_0 = L^2 / mu`` whatever b is (module
     docstring). For the floor only, ``||x*|| <= ||x_0|| + L / mu`` with ``||x_0|| <= t / (n mu)``,
@@ -260,7 +262,7 @@ def objective_plan(problem, tolerance, extra_reg, noise_scale, noise="gamma_norm
         tail = math.sqrt(p) + math.sqrt(2.0 * a)
     else:
         tail = p + math.sqrt(2.0 * p * a) + a
-    start_norm = noise_scale * tail / (problem.n * mu)
+    start_norm = centre_norm + noise_scale * tail / (problem.n * mu)
     return _plan(problem, problem.smoothness + mu, mu, L * L / mu, start_norm + L / mu,
                  tolerance)
 

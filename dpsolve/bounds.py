@@ -577,11 +577,94 @@ def _unit_output_scale(noise, epsilon, delta, calibration):
     return gaussian_sigma_analytic(1.0, epsilon, delta)
 
 
+def _sign_or_one(x):
+    """``np.sign(x) + (x == 0)`` for a float: -1.0 or 1.0 (nan for nan)."""
+    if x > 0.0:
+        return 1.0
+    if x < 0.0:
+        return -1.0
+    return x if x != x else 1.0
+
+
+def _bounded_minimum(func, x1, x2, xatol, maxfun=500):
+    """The ``x`` of ``scipy.optimize.minimize_scalar(func, bounds=(x1, x2), method="bounded",
+    options={"xatol": xatol})``: Brent's bounded minimisation, transcribed step for step from
+    SciPy's ``_minimize_scalar_bounded`` (1.17) with Python floats instead of NumPy scalars
+    (the same IEEE operations in the same order, so the same points and the same result; the
+    settings search runs it some 300 times, where NumPy's scalar overhead was a third of
+    the time)."""
+    sqrt_eps = math.sqrt(2.2e-16)
+    golden_mean = 0.5 * (3.0 - math.sqrt(5.0))
+    a, b = x1, x2
+    fulc = a + golden_mean * (b - a)
+    nfc, xf = fulc, fulc
+    rat = e = 0.0
+    x = xf
+    fx = func(x)
+    num = 1
+    ffulc = fnfc = fx
+    xm = 0.5 * (a + b)
+    tol1 = sqrt_eps * abs(xf) + xatol / 3.0
+    tol2 = 2.0 * tol1
+    while abs(xf - xm) > (tol2 - 0.5 * (b - a)):
+        golden = True
+        if abs(e) > tol1:               # try a parabolic fit
+            golden = False
+            r = (xf - nfc) * (fx - ffulc)
+            q = (xf - fulc) * (fx - fnfc)
+            p = (xf - fulc) * q - (xf - nfc) * r
+            q = 2.0 * (q - r)
+            if q > 0.0:
+                p = -p
+            q = abs(q)
+            r = e
+            e = rat
+            if abs(p) < abs(0.5 * q * r) and p > q * (a - xf) and p < q * (b - xf):
+                rat = (p + 0.0) / q
+                x = xf + rat
+                if (x - a) < tol2 or (b - x) < tol2:
+                    rat = tol1 * _sign_or_one(xm - xf)
+            else:
+                golden = True
+        if golden:                      # a golden-section step
+            e = a - xf if xf >= xm else b - xf
+            rat = golden_mean * e
+        step = abs(rat)
+        if not step >= tol1:            # np.maximum(|rat|, tol1), nan propagated
+            step = step if step != step else tol1
+        x = xf + _sign_or_one(rat) * step
+        fu = func(x)
+        num += 1
+        if fu <= fx:
+            if x >= xf:
+                a = xf
+            else:
+                b = xf
+            fulc, ffulc = nfc, fnfc
+            nfc, fnfc = xf, fx
+            xf, fx = x, fu
+        else:
+            if x < xf:
+                a = x
+            else:
+                b = x
+            if fu <= fnfc or nfc == xf:
+                fulc, ffulc = nfc, fnfc
+                nfc, fnfc = x, fu
+            elif fu <= ffulc or fulc == xf or fulc == nfc:
+                fulc, ffulc = x, fu
+        xm = 0.5 * (a + b)
+        tol1 = sqrt_eps * abs(xf) + xatol / 3.0
+        tol2 = 2.0 * tol1
+        if num >= maxfun:
+            break
+    return xf
+
+
 def _best_mu(k, epsilon, fraction, unit, noise, tolerance, objective):
     """The total regularisation ``mu >= lambda`` that minimises the bound at this split: a
     bounded search in log mu above the smallest mu whose Jacobian term leaves some of the
     objective's budget, and ``Delta = 0`` itself when lambda alone leaves some."""
-    from scipy import optimize
     eps_obj = (1.0 - fraction) * epsilon
     floor = k.c * k.B * k.B / (k.n * math.expm1(eps_obj)) if eps_obj < 700.0 else 0.0
     low = max(k.lam, floor * (1.0 + 1e-9))
@@ -590,12 +673,12 @@ def _best_mu(k, epsilon, fraction, unit, noise, tolerance, objective):
         return _objective_perturbation_value(k, epsilon, fraction, math.exp(t), unit, noise,
                                              tolerance, objective)
 
-    found = optimize.minimize_scalar(value, bounds=(math.log(low), math.log(low) + 30.0),
-                                     method="bounded", options={"xatol": 1e-6})
-    if value(math.log(low)) <= value(float(found.x)):
-        return low, value(math.log(low))        # exactly lambda (Delta = 0) when low is lambda
-    t = float(found.x)
-    return max(low, math.exp(t)), value(t)
+    t = _bounded_minimum(value, math.log(low), math.log(low) + 30.0, 1e-6)
+    at_low = value(math.log(low))
+    at_t = value(t)
+    if at_low <= at_t:
+        return low, at_low                      # exactly lambda (Delta = 0) when low is lambda
+    return max(low, math.exp(t)), at_t
 
 
 @functools.lru_cache(maxsize=256)
@@ -603,9 +686,15 @@ def _objective_perturbation_search(k, epsilon, delta, output_fraction, extra_reg
                                    tolerance, calibration, objective):
     """The search of :func:`objective_perturbation_settings` (arguments checked, ``delta`` the
     output noise's; a pure function of public constants, cached)."""
-    from scipy import optimize
+    done = {}
 
     def at(fraction):
+        # a pure function of the split: the refinement's last point is asked for again
+        if fraction not in done:
+            done[fraction] = _at(fraction)
+        return done[fraction]
+
+    def _at(fraction):
         unit = _unit_output_scale(noise, fraction * epsilon, delta, calibration)
         if extra_reg == "auto":
             return _best_mu(k, epsilon, fraction, unit, noise, tolerance, objective)
@@ -622,10 +711,8 @@ def _objective_perturbation_search(k, epsilon, delta, output_fraction, extra_reg
         best = min(range(len(results)), key=lambda i: results[i][1])
         lo = _FRACTIONS[max(best - 1, 0)]
         hi = _FRACTIONS[min(best + 1, len(_FRACTIONS) - 1)]
-        found = optimize.minimize_scalar(lambda t: at(math.exp(t))[1],
-                                         bounds=(math.log(lo), math.log(hi)), method="bounded",
-                                         options={"xatol": 1e-3})
-        fraction = math.exp(float(found.x))
+        fraction = math.exp(_bounded_minimum(lambda t: at(math.exp(t))[1], math.log(lo),
+                                             math.log(hi), 1e-3))
         mu, value = at(fraction)
         if results[best][1] <= value:
             fraction, (mu, value) = _FRACTIONS[best], results[best]

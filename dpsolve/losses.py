@@ -26,6 +26,10 @@ kernels of its own and no ``kernel_id``.
 import dataclasses
 import math
 
+import numpy as np
+import scipy.optimize
+import scipy.special
+
 from ._kernels import losses as _kernels
 from ._validation import check_int, check_real
 
@@ -102,6 +106,28 @@ class Loss:
         """The loss's parameters that a Problem's description records (beyond its name)."""
         return {}
 
+    def base_margin(self, share):
+        """The constant margin b that minimises the risk of a constant predictor when a share
+        ``share`` in (0, 1) of the labels is positive: ``share loss(b; +1) + (1 - share)
+        loss(b; -1)`` (the binary losses; the estimators centre the intercept there,
+        docs/intercepts.md)."""
+        share = float(share)
+
+        def risk(b):
+            z = np.array([b, b])
+            return float(np.array([share, 1.0 - share]) @ self.values(z, np.array([1.0, -1.0])))
+
+        # the hinge-type losses vanish beyond the margin 1 + width: the minimiser is inside
+        edge = 2.0 + 2.0 * getattr(self, "width", 0.0)
+        return float(scipy.optimize.minimize_scalar(risk, bounds=(-edge, edge),
+                                                    method="bounded",
+                                                    options={"xatol": 1e-10}).x)
+
+    def base_margin_bound(self, n):
+        """The largest ``|base_margin(share)|`` over shares in ``[1/(2n), 1 - 1/(2n)]`` (the
+        range of the private shares, :mod:`dpsolve.privacy.counts`): public, from n."""
+        return 2.0 + 2.0 * getattr(self, "width", 0.0)
+
     # -- evaluation (kernels) ---------------------------------------------------------------
     def values(self, z, y):
         """``loss(z_i; y_i)`` for every record."""
@@ -128,6 +154,12 @@ class Logistic(Loss):
 
     def derivative_at_zero(self):
         return 0.5                      # loss'(0) = -y/2
+
+    def base_margin(self, share):
+        return float(scipy.special.logit(share))     # the log-odds of the base rate
+
+    def base_margin_bound(self, n):
+        return math.log(2.0 * n - 1.0) if n > 1 else 0.0     # logit(1 - 1/(2n))
 
 
 @dataclasses.dataclass(frozen=True)

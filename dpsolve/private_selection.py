@@ -18,7 +18,10 @@ a small multiple of one run's, whatever the number of candidates:
   accountant).
 
 :func:`select` runs it for any private run; :class:`PrivateGridSearch` for dpsolve's
-estimators, scored with a noisy accuracy (:func:`noisy_accuracy`). Docs: docs/user_guide.md.
+estimators (classifiers and regressors), scored by a private scorer (:class:`PrivateScorer`:
+noisy accuracy, balanced accuracy, clipped log-loss, clipped squared error or R^2, each with its
+replace-one sensitivity derived in its docstring), optionally refitting the winner on all
+records (``refit=True``, its cost composed in). Docs: docs/user_guide.md.
 
 What is released is the best run only: K, the other runs and the running time must stay
 hidden (K known, the release is a best-of-K, which composes). The wall-clock time of
@@ -231,17 +234,7 @@ def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=
     mean = float(len(candidates)) if mean is None else mean
     event = repetition_event(run_event, method, mean, shape)
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
-    name = "basic" if delta == 0.0 else tightest_accountant(event)
-    try:
-        epsilon = epsilon_of(event, delta, name)
-    except ValueError as exc:
-        if delta > 0.0:
-            raise ValueError(f"the selection's privacy cannot be accounted: {exc}") from None
-        epsilon = math.inf
-    if not math.isfinite(epsilon):
-        raise ValueError(f"the selection is not private at delta={delta:g} (epsilon is "
-                         "infinite): pass delta > 0 (a Renyi-DP bound needs one), or use "
-                         "method='liu_talwar' with pure-DP runs")
+    name, epsilon = _accounted(event, delta)
     rng = check_rng(rng)
     if accountant is not None:
         accountant.spend(event, label="private selection")
@@ -260,6 +253,23 @@ def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=
                      score=score, output=output, epsilon=epsilon, delta=delta,
                      accountant=name, dp_event=event, method=method,
                      expected_runs=event.mean)
+
+
+def _accounted(event, delta, what="selection"):
+    """The accountant's name and the epsilon of ``event`` at ``delta`` (basic at delta 0, else
+    the tightest that reads it), or a ValueError if it is not finite."""
+    name = "basic" if delta == 0.0 else tightest_accountant(event)
+    try:
+        epsilon = epsilon_of(event, delta, name)
+    except ValueError as exc:
+        if delta > 0.0:
+            raise ValueError(f"the {what}'s privacy cannot be accounted: {exc}") from None
+        epsilon = math.inf
+    if not math.isfinite(epsilon):
+        raise ValueError(f"the {what} is not private at delta={delta:g} (epsilon is "
+                         "infinite): pass delta > 0 (a Renyi-DP bound needs one), or use "
+                         "method='liu_talwar' with pure-DP runs")
+    return name, epsilon
 
 
 def noisy_accuracy(estimator, X, y, epsilon, *, rng=None, accountant=None):
@@ -334,9 +344,487 @@ def laplace_event(epsilon):
     return dp_accounting.LaplaceDpEvent(1.0 / epsilon)
 
 
+#: The private scorers by name, for each kind of estimator (``PrivateGridSearch(scoring=...)``).
+SCORINGS = {"classifier": ("accuracy", "balanced_accuracy", "neg_log_loss"),
+            "regressor": ("neg_mean_squared_error", "r2")}
+#: Default clip of :class:`LogLossScorer`: a per-record loss counts at most ``ln 100`` (a
+#: predicted probability of the true class below 1% counts as 1%).
+DEFAULT_LOG_LOSS_CLIP = math.log(100.0)
+
+
+class PrivateScorer:
+    r"""A noisy score of a fitted model on held-out records, epsilon-DP in those records.
+
+    Each scorer computes a statistic of the records (a vector ``s``, counts or sums), adds
+    Laplace noise of scale ``sensitivity / epsilon`` to each coordinate, where
+    ``sensitivity`` is the L1 sensitivity of ``s`` under replace-one neighbours (datasets of
+    the same public size n differing in one record), and turns the noisy vector into a score
+    (post-processing). The event is ``LaplaceDpEvent(1/epsilon)``, epsilon-DP, the same for
+    every scorer: :class:`PrivateGridSearch` composes it into each run as it does the noisy
+    accuracy. The model must not have been fitted on these records (or its own privacy
+    composes as well); everything the scorer reads of the model (its ``classes``,
+    ``label_bound``, predictions) is public once the model is.
+
+    Use a scorer standalone as a scikit-learn scorer, ``scorer(estimator, X, y)``: each call
+    is charged to ``accountant`` (before the records are read) and draws its noise from
+    ``random_state`` (None: fresh entropy, nothing kept). Or give it to
+    :class:`PrivateGridSearch` (``scoring=``), which charges and draws for it (it must then
+    hold neither). Build one with :func:`make_private_scorer` or the functions
+    :func:`accuracy_scorer`, :func:`balanced_accuracy_scorer`, :func:`log_loss_scorer`,
+    :func:`mean_squared_error_scorer`, :func:`r2_scorer`.
+
+    Parameters
+    ----------
+    epsilon : float
+        Per score, > 0.
+    accountant : BudgetAccountant or ParallelGroup, optional
+        Charged with :attr:`dp_event` at each standalone call.
+    random_state : None, int or numpy Generator
+        The standalone calls' noise: one Generator shared by the calls (an int makes the noise
+        reproducible by whoever knows it: research runs). None: fresh entropy at each call.
+    """
+
+    name = None
+    kind = None             # "classifier" or "regressor"
+
+    def __init__(self, epsilon, *, accountant=None, random_state=None):
+        self.epsilon = check_real(epsilon, "epsilon", low=0.0)
+        self.accountant = check_accountant(accountant)
+        if random_state is not None and not isinstance(random_state, np.random.Generator) and (
+                isinstance(random_state, (bool, np.bool_))
+                or not isinstance(random_state, numbers.Integral)):
+            raise TypeError(f"random_state must be None, an int or a numpy Generator, got "
+                            f"{type(random_state).__name__}")
+        self.random_state = random_state
+        # the user's own seed or Generator only: with None nothing is kept
+        self._stream = None if random_state is None else check_rng(random_state)
+
+    def _options(self):
+        return {}
+
+    def __repr__(self):
+        options = "".join(f", {k}={v!r}" for k, v in self._options().items())
+        extra = "" if self.accountant is None else f", accountant={self.accountant!r}"
+        extra += "" if self.random_state is None else ", random_state=<given>"
+        return f"{type(self).__name__}(epsilon={self.epsilon!r}{options}{extra})"
+
+    @property
+    def dp_event(self):
+        """``LaplaceDpEvent(1/epsilon)``: Laplace noise of scale sensitivity/epsilon on a
+        statistic of that L1 sensitivity, epsilon-DP."""
+        return laplace_event(self.epsilon)
+
+    # -- what each scorer defines ----------------------------------------------------------
+    def _check_final(self, final):
+        """Refuse, before any record is read, a model this scorer cannot score."""
+
+    def sensitivity(self, estimator, n):
+        """The L1 sensitivity of the statistic on n records, under replace-one."""
+        raise NotImplementedError
+
+    def _statistic(self, estimator, X, y):
+        """The exact statistic (never released: noise is added by :meth:`score`)."""
+        raise NotImplementedError
+
+    def _finish(self, noisy, n, estimator):
+        """The score from the noisy statistic (post-processing)."""
+        raise NotImplementedError
+
+    def _check_labels(self, estimator, y):
+        """Labels the statistic cannot place (a message to the data holder)."""
+
+    # -- shared -----------------------------------------------------------------------------
+    def check(self, estimator):
+        """Refuse (ValueError) a model of the wrong kind or without what the scorer needs,
+        before any work; returns the private model (a pipeline's last step)."""
+        final = _final(estimator)
+        kind = _kind(final)
+        if kind != self.kind:
+            what = "neither a classifier nor a regressor" if kind is None else f"a {kind}"
+            accepted = "" if kind is None else (
+                f"; the scorers for a {kind} are {', '.join(map(repr, SCORINGS[kind]))}")
+            raise ValueError(f"scoring={self.name!r} scores {self.kind}s, and "
+                             f"{type(final).__name__} is {what}{accepted}")
+        self._check_final(final)
+        return final
+
+    def score(self, estimator, X, y, *, rng=None, accountant=None):
+        """The noisy score of ``estimator`` on ``(X, y)``.
+
+        Parameters
+        ----------
+        estimator : fitted model
+        X, y : the held-out records (not modified)
+        rng : None, int, SeedSequence or Generator
+            The noise's source (not kept).
+        accountant : BudgetAccountant or ParallelGroup, optional
+            Charged with :attr:`dp_event` before the records are read.
+
+        Returns
+        -------
+        float
+        """
+        self.check(estimator)
+        check_accountant(accountant)
+        rng = check_rng(rng)
+        y = _labels(y)
+        _check_rows(X, y)
+        n = len(y)
+        scale = self.sensitivity(estimator, n) / self.epsilon
+        self._check_labels(estimator, y)
+        if accountant is not None:
+            accountant.spend(self.dp_event, label=f"noisy {self.name}")
+        statistic = np.atleast_1d(np.asarray(self._statistic(estimator, X, y), dtype=float))
+        noisy = statistic + rng.laplace(0.0, scale, size=statistic.shape)
+        return float(self._finish(noisy, n, estimator))
+
+    def __call__(self, estimator, X, y):
+        rng = self._stream if self._stream is not None else np.random.default_rng()
+        return self.score(estimator, X, y, rng=rng, accountant=self.accountant)
+
+
+def _kind(final):
+    from sklearn.base import is_classifier, is_regressor
+    if is_regressor(final):
+        return "regressor"
+    if is_classifier(final):
+        return "classifier"
+    return None
+
+
+def _positive(value, name):
+    return check_real(value, name, low=0.0)
+
+
+class AccuracyScorer(PrivateScorer):
+    r"""Noisy accuracy (``scoring="accuracy"``), as :func:`noisy_accuracy`.
+
+    Statistic: the count of correct predictions ``#{i : predict(x_i) = y_i}``. Replace-one
+    sensitivity 1 (one record is correct or not). Mechanism: ``count + Laplace(1/epsilon)``,
+    divided by the public n. Event: ``LaplaceDpEvent(1/epsilon)``, epsilon-DP. The score may
+    fall outside [0, 1].
+
+    Parameters
+    ----------
+    epsilon, accountant, random_state : as :class:`PrivateScorer`
+    """
+
+    name = "accuracy"
+    kind = "classifier"
+
+    def sensitivity(self, estimator, n):
+        return 1.0
+
+    def _statistic(self, estimator, X, y):
+        return np.count_nonzero(np.asarray(estimator.predict(X)) == y)
+
+    def _finish(self, noisy, n, estimator):
+        return noisy[0] / n
+
+
+def _public_classes(final, given, scorer):
+    """The public class set: the scorer's own, else the model's ``classes`` parameter (never
+    the labels present in the data)."""
+    classes = given if given is not None else getattr(final, "classes", None)
+    if classes is None:
+        raise ValueError(f"scoring={scorer!r} needs the public class set: give the estimator's "
+                         f"classes parameter (or the scorer's classes=); the labels present "
+                         f"in the data are not public ({type(final).__name__})")
+    classes = np.asarray(classes)
+    if classes.ndim != 1 or len(classes) < 2:
+        raise ValueError(f"classes must be a 1-D sequence of at least 2 labels, got "
+                         f"{classes!r}")
+    return classes
+
+
+class BalancedAccuracyScorer(PrivateScorer):
+    r"""Noisy balanced accuracy (``scoring="balanced_accuracy"``): the mean over the K public
+    classes of each class's recall, from a noisy confusion histogram.
+
+    Statistic: the histogram of the 2K cells (true class k, prediction correct or not), each
+    record in one cell (``classes`` public: the scorer's ``classes``, else the estimator's
+    ``classes`` parameter; never read off the data). Replace-one sensitivity 2 in L1: replacing
+    a record takes 1 from one cell and adds 1 to another (or to the same). Mechanism: Laplace of
+    scale ``2/epsilon`` on every cell; then, as post-processing, ``n_k = correct_k + wrong_k``
+    (noisy), ``recall_k = clip(correct_k / max(n_k, floor), 0, 1)`` and the score is the mean
+    recall. Event: ``LaplaceDpEvent(1/epsilon)``, epsilon-DP.
+
+    Unlike accuracy, it does not reward predicting the majority class: on imbalanced data every
+    candidate that does has balanced accuracy 1/K, and the candidates that find the minority
+    class score above it.
+
+    Parameters
+    ----------
+    epsilon, accountant, random_state : as :class:`PrivateScorer`
+    classes : array-like, optional
+        The public class set; default the estimator's ``classes`` parameter (refused if None).
+    floor : float, optional
+        Public floor (> 0) of a class's noisy count in the recall's denominator; default
+        ``4/epsilon``, the standard deviation of that count's noise (two Laplace(2/epsilon)):
+        a class seen fewer times than the noise's spread has no measurable recall, and its
+        noisy ratio is shrunk towards 0 instead of exploding.
+    """
+
+    name = "balanced_accuracy"
+    kind = "classifier"
+
+    def __init__(self, epsilon, *, classes=None, floor=None, accountant=None,
+                 random_state=None):
+        super().__init__(epsilon, accountant=accountant, random_state=random_state)
+        self.floor = None if floor is None else _positive(floor, "floor")
+        self.classes = None if classes is None else list(np.asarray(classes).tolist())
+        if self.classes is not None and (np.asarray(classes).ndim != 1 or len(self.classes) < 2
+                                         or len(set(self.classes)) != len(self.classes)):
+            raise ValueError(f"classes must be a 1-D sequence of at least 2 distinct labels, "
+                             f"got {classes!r}")
+
+    def _options(self):
+        return {"classes": self.classes, "floor": self.floor}
+
+    def _check_final(self, final):
+        _public_classes(final, self.classes, self.name)
+
+    def _classes(self, estimator):
+        return _public_classes(_final(estimator), self.classes, self.name)
+
+    def sensitivity(self, estimator, n):
+        return 2.0
+
+    def _check_labels(self, estimator, y):
+        classes = self._classes(estimator)
+        if not np.all(np.isin(y, classes)):
+            raise ValueError(f"y holds labels outside classes={classes.tolist()}")
+
+    def _statistic(self, estimator, X, y):
+        classes = self._classes(estimator)
+        correct = np.asarray(estimator.predict(X)) == y
+        cells = np.zeros((len(classes), 2))
+        for k, label in enumerate(classes.tolist()):
+            mine = y == label
+            cells[k, 1] = np.count_nonzero(mine & correct)
+            cells[k, 0] = np.count_nonzero(mine & ~correct)
+        return cells.ravel()
+
+    def _finish(self, noisy, n, estimator):
+        cells = noisy.reshape(-1, 2)
+        floor = self.floor if self.floor is not None else 4.0 / self.epsilon
+        counts = np.maximum(cells.sum(axis=1), floor)
+        return float(np.mean(np.clip(cells[:, 1] / counts, 0.0, 1.0)))
+
+
+class LogLossScorer(PrivateScorer):
+    r"""Noisy clipped log-loss, negated (``scoring="neg_log_loss"``, higher is better).
+
+    Statistic: ``(1/n) sum_i min(-log p(y_i | x_i), clip)`` with the model's
+    ``predict_log_proba`` (or ``predict_proba``), n public. Each term lies in ``[0, clip]``, so
+    replace-one sensitivity ``clip / n``. Mechanism: ``statistic + Laplace(clip / (n
+    epsilon))``, negated. Event: ``LaplaceDpEvent(1/epsilon)``, epsilon-DP.
+
+    Needs predicted probabilities: a model without ``predict_proba`` (``DPLinearSVC``) is
+    refused. The label's column is its place in the model's ``classes_`` (public with the
+    model).
+
+    Parameters
+    ----------
+    epsilon, accountant, random_state : as :class:`PrivateScorer`
+    clip : float, default ``ln 100`` (about 4.6)
+        Public cap (> 0) on a record's loss. The noise grows linearly with it, and it binds
+        only on records whose true class got a probability below ``exp(-clip)`` (1% by
+        default), which any candidate worth selecting rarely does: ``ln 100`` keeps the noise
+        two thirds of ``ln 1000``'s while still separating a confident mistake (4.6) from a
+        hedge (``ln 2`` = 0.69 for a coin flip).
+    """
+
+    name = "neg_log_loss"
+    kind = "classifier"
+
+    def __init__(self, epsilon, *, clip=DEFAULT_LOG_LOSS_CLIP, accountant=None,
+                 random_state=None):
+        super().__init__(epsilon, accountant=accountant, random_state=random_state)
+        self.clip = _positive(clip, "clip")
+
+    def _options(self):
+        return {"clip": self.clip}
+
+    def _check_final(self, final):
+        if not hasattr(final, "predict_proba"):
+            raise ValueError(f"scoring={self.name!r} needs predicted probabilities, and "
+                             f"{type(final).__name__} has no predict_proba; score it with "
+                             f"'accuracy' or 'balanced_accuracy'")
+
+    def sensitivity(self, estimator, n):
+        return self.clip / n
+
+    def _check_labels(self, estimator, y):
+        if not np.all(np.isin(y, estimator.classes_)):
+            raise ValueError(f"y holds labels outside classes={list(estimator.classes_)}")
+
+    def _statistic(self, estimator, X, y):
+        classes = list(np.asarray(estimator.classes_).tolist())
+        column = np.array([classes.index(label) for label in y.tolist()])
+        if hasattr(estimator, "predict_log_proba"):
+            log_p = np.asarray(estimator.predict_log_proba(X))
+        else:
+            with np.errstate(divide="ignore"):
+                log_p = np.log(np.asarray(estimator.predict_proba(X)))
+        losses = -log_p[np.arange(len(y)), column]
+        return np.mean(np.minimum(losses, self.clip))
+
+    def _finish(self, noisy, n, estimator):
+        return -noisy[0]
+
+
+def _label_bound(final, given, scorer):
+    """The public label bound: the scorer's own, else the model's ``label_bound`` parameter
+    (a number or a released PrivateEstimate's value)."""
+    from .privacy import PrivateEstimate
+    bound = given if given is not None else getattr(final, "label_bound", None)
+    if isinstance(bound, PrivateEstimate):
+        bound = bound.value
+    if bound is None:
+        raise ValueError(f"scoring={scorer!r} needs a public label_bound (the estimator's "
+                         f"label_bound parameter, or the scorer's label_bound=) to clip the "
+                         f"labels and predictions; {type(final).__name__} has none")
+    return _positive(bound, "label_bound")
+
+
+class _RegressionScorer(PrivateScorer):
+    kind = "regressor"
+
+    def __init__(self, epsilon, *, label_bound=None, accountant=None, random_state=None):
+        super().__init__(epsilon, accountant=accountant, random_state=random_state)
+        self.label_bound = None if label_bound is None else _positive(label_bound,
+                                                                      "label_bound")
+
+    def _check_final(self, final):
+        _label_bound(final, self.label_bound, self.name)
+
+    def _bound(self, estimator):
+        return _label_bound(_final(estimator), self.label_bound, self.name)
+
+    def _squared_errors(self, estimator, X, y):
+        bound = self._bound(estimator)
+        prediction = np.clip(np.asarray(estimator.predict(X), dtype=float), -bound, bound)
+        return (prediction - np.clip(np.asarray(y, dtype=float), -bound, bound)) ** 2
+
+
+class MeanSquaredErrorScorer(_RegressionScorer):
+    r"""Noisy mean squared error, negated (``scoring="neg_mean_squared_error"``).
+
+    Statistic: ``(1/n) sum_i (clip(yhat_i) - clip(y_i))^2``, labels and predictions clipped to
+    ``[-B, B]`` with B the public label bound (the estimator's ``label_bound``, a number or a
+    PrivateEstimate, or the scorer's). Each term lies in ``[0, 4 B^2]``: replace-one
+    sensitivity ``4 B^2 / n``. Mechanism: ``statistic + Laplace(4 B^2 / (n epsilon))``,
+    negated. Event: ``LaplaceDpEvent(1/epsilon)``, epsilon-DP.
+
+    Parameters
+    ----------
+    epsilon, accountant, random_state : as :class:`PrivateScorer`
+    label_bound : float, optional
+        Public B; default the estimator's ``label_bound``.
+    """
+
+    name = "neg_mean_squared_error"
+
+    def _options(self):
+        return {"label_bound": self.label_bound}
+
+    def sensitivity(self, estimator, n):
+        return 4.0 * self._bound(estimator) ** 2 / n
+
+    def _statistic(self, estimator, X, y):
+        return np.mean(self._squared_errors(estimator, X, y))
+
+    def _finish(self, noisy, n, estimator):
+        return -noisy[0]
+
+
+class R2Scorer(_RegressionScorer):
+    r"""Noisy coefficient of determination (``scoring="r2"``), ``1 - SSE / SST``.
+
+    Statistic: the pair ``(SSE, SST)``, ``SSE = sum_i (clip(yhat_i) - clip(y_i))^2`` and
+    ``SST = sum_i (clip(y_i) - mean(clip(y)))^2``, clipped to ``[-B, B]`` as in
+    :class:`MeanSquaredErrorScorer`. Replace-one sensitivities: SSE ``4 B^2`` (one term in
+    ``[0, 4 B^2]``); SST ``4 B^2`` too (``SST = min_c sum (y_i - c)^2``: with c the other
+    dataset's mean, in [-B, B], one changed term moves it by at most ``(2B)^2``; the bound is
+    reached up to a factor (n-1)/n). L1 sensitivity of the pair: ``8 B^2``. Mechanism: Laplace
+    of scale ``8 B^2 / epsilon`` on each (both released in one epsilon-DP step, the same as
+    epsilon/2 on each); then ``1 - max(SSE, 0) / max(SST, floor)``. Event:
+    ``LaplaceDpEvent(1/epsilon)``, epsilon-DP.
+
+    The design: SST is released with each score, not once per search, so that every score is
+    one epsilon-DP event like the others and the scorer works standalone (a fold of
+    ``cross_val_score`` has its own SST). For *choosing* among candidates on one held-out set,
+    SST is the same for all of them and ``"neg_mean_squared_error"`` ranks them alike with half
+    the noise; use ``"r2"`` where the reported score should be an R^2.
+
+    Parameters
+    ----------
+    epsilon, accountant, random_state : as :class:`PrivateScorer`
+    label_bound : float, optional
+        Public B; default the estimator's ``label_bound``.
+    floor : float, optional
+        Public floor (> 0) of the noisy SST; default ``sqrt(2) 8 B^2 / epsilon``, its noise's
+        standard deviation (below it the ratio is noise).
+    """
+
+    name = "r2"
+
+    def __init__(self, epsilon, *, label_bound=None, floor=None, accountant=None,
+                 random_state=None):
+        super().__init__(epsilon, label_bound=label_bound, accountant=accountant,
+                         random_state=random_state)
+        self.floor = None if floor is None else _positive(floor, "floor")
+
+    def _options(self):
+        return {"label_bound": self.label_bound, "floor": self.floor}
+
+    def sensitivity(self, estimator, n):
+        return 8.0 * self._bound(estimator) ** 2
+
+    def _statistic(self, estimator, X, y):
+        bound = self._bound(estimator)
+        clipped = np.clip(np.asarray(y, dtype=float), -bound, bound)
+        return [np.sum(self._squared_errors(estimator, X, y)),
+                np.sum((clipped - clipped.mean()) ** 2)]
+
+    def _finish(self, noisy, n, estimator):
+        floor = self.floor if self.floor is not None else (
+            math.sqrt(2.0) * 8.0 * self._bound(estimator) ** 2 / self.epsilon)
+        return 1.0 - max(noisy[0], 0.0) / max(noisy[1], floor)
+
+
+_SCORERS = {"accuracy": AccuracyScorer, "balanced_accuracy": BalancedAccuracyScorer,
+            "neg_log_loss": LogLossScorer, "neg_mean_squared_error": MeanSquaredErrorScorer,
+            "r2": R2Scorer}
+
+
+def make_private_scorer(scoring, epsilon, **options):
+    """The private scorer named ``scoring`` at ``epsilon``.
+
+    Parameters
+    ----------
+    scoring : {"accuracy", "balanced_accuracy", "neg_log_loss", "neg_mean_squared_error", "r2"}
+    epsilon : float
+        > 0.
+    **options
+        The scorer's: ``accountant``, ``random_state``, and ``classes``/``floor``
+        (balanced accuracy), ``clip`` (log-loss), ``label_bound`` (regression), ``floor`` (r2).
+
+    Returns
+    -------
+    PrivateScorer
+    """
+    if not isinstance(scoring, str) or scoring not in _SCORERS:
+        accepted = ", ".join(repr(name) for kind in SCORINGS.values() for name in kind)
+        raise ValueError(f"scoring must be one of {accepted}, got {scoring!r}")
+    return _SCORERS[scoring](epsilon, **options)
+
+
 def accuracy_scorer(epsilon, *, accountant=None, random_state=None):
-    """A scikit-learn scorer, ``scorer(estimator, X, y)``, returning :func:`noisy_accuracy`:
-    for ``cross_val_score(..., scoring=accuracy_scorer(0.1, accountant=budget))``, so that the
+    """A scikit-learn scorer, ``scorer(estimator, X, y)``, returning the noisy accuracy
+    (:class:`AccuracyScorer`, as :func:`noisy_accuracy`): for
+    ``cross_val_score(..., scoring=accuracy_scorer(0.1, accountant=budget))``, so that the
     scores of a cross-validation are private and charged to the budget.
 
     Parameters
@@ -345,19 +833,111 @@ def accuracy_scorer(epsilon, *, accountant=None, random_state=None):
         Per score, > 0.
     accountant : BudgetAccountant, optional
     random_state : None, int or Generator
-        Seeds one Generator shared by the scorer's calls.
+        Seeds one Generator shared by the scorer's calls (None: fresh entropy per call).
 
     Returns
     -------
-    callable
+    AccuracyScorer
     """
-    epsilon = check_real(epsilon, "epsilon", low=0.0)
-    check_accountant(accountant)
-    rng = check_rng(random_state)
+    return AccuracyScorer(epsilon, accountant=accountant, random_state=random_state)
 
-    def scorer(estimator, X, y):
-        return noisy_accuracy(estimator, X, y, epsilon, rng=rng, accountant=accountant)
-    return scorer
+
+def balanced_accuracy_scorer(epsilon, *, classes=None, floor=None, accountant=None,
+                             random_state=None):
+    """A scikit-learn scorer returning the noisy balanced accuracy
+    (:class:`BalancedAccuracyScorer`: sensitivity 2 on the confusion histogram).
+
+    Parameters
+    ----------
+    epsilon : float
+        Per score, > 0.
+    classes : array-like, optional
+        The public classes; default the estimator's ``classes``.
+    floor : float, optional
+        Public floor (> 0) of each noisy class count (as :class:`BalancedAccuracyScorer`).
+    accountant : BudgetAccountant or ParallelGroup, optional
+        Charged at each call.
+    random_state : None, int or Generator
+        Seeds one Generator shared by the scorer's calls (None: fresh entropy per call).
+
+    Returns
+    -------
+    BalancedAccuracyScorer
+    """
+    return BalancedAccuracyScorer(epsilon, classes=classes, floor=floor, accountant=accountant,
+                                  random_state=random_state)
+
+
+def log_loss_scorer(epsilon, *, clip=DEFAULT_LOG_LOSS_CLIP, accountant=None,
+                    random_state=None):
+    """A scikit-learn scorer returning the noisy clipped log-loss, negated
+    (:class:`LogLossScorer`: sensitivity clip/n).
+
+    Parameters
+    ----------
+    epsilon : float
+        Per score, > 0.
+    clip : float, default ln 100
+        Public clip (> 0) of each record's log-loss.
+    accountant : BudgetAccountant or ParallelGroup, optional
+        Charged at each call.
+    random_state : None, int or Generator
+        Seeds one Generator shared by the scorer's calls (None: fresh entropy per call).
+
+    Returns
+    -------
+    LogLossScorer
+    """
+    return LogLossScorer(epsilon, clip=clip, accountant=accountant, random_state=random_state)
+
+
+def mean_squared_error_scorer(epsilon, *, label_bound=None, accountant=None,
+                              random_state=None):
+    """A scikit-learn scorer returning the noisy clipped mean squared error, negated
+    (:class:`MeanSquaredErrorScorer`: sensitivity 4 B^2 / n).
+
+    Parameters
+    ----------
+    epsilon : float
+        Per score, > 0.
+    label_bound : float, optional
+        Public B; default the estimator's ``label_bound``.
+    accountant : BudgetAccountant or ParallelGroup, optional
+        Charged at each call.
+    random_state : None, int or Generator
+        Seeds one Generator shared by the scorer's calls (None: fresh entropy per call).
+
+    Returns
+    -------
+    MeanSquaredErrorScorer
+    """
+    return MeanSquaredErrorScorer(epsilon, label_bound=label_bound, accountant=accountant,
+                                  random_state=random_state)
+
+
+def r2_scorer(epsilon, *, label_bound=None, floor=None, accountant=None, random_state=None):
+    """A scikit-learn scorer returning the noisy R^2 (:class:`R2Scorer`: SSE and SST, L1
+    sensitivity 8 B^2).
+
+    Parameters
+    ----------
+    epsilon : float
+        Per score, > 0.
+    label_bound : float, optional
+        Public B; default the estimator's ``label_bound``.
+    floor : float, optional
+        Public floor (> 0) of the noisy SST (as :class:`R2Scorer`).
+    accountant : BudgetAccountant or ParallelGroup, optional
+        Charged at each call.
+    random_state : None, int or Generator
+        Seeds one Generator shared by the scorer's calls (None: fresh entropy per call).
+
+    Returns
+    -------
+    R2Scorer
+    """
+    return R2Scorer(epsilon, label_bound=label_bound, floor=floor, accountant=accountant,
+                    random_state=random_state)
 
 
 def _dominating_event(events):
@@ -380,32 +960,43 @@ class PrivateGridSearch:
     ``fit(X, y)`` splits the records once at random (``validation_fraction`` held out; the
     split is drawn from ``random_state``, independent of the data); each run draws a setting
     from the grid, fits a clone of ``estimator`` with it on the training part and scores it on
-    the held-out part with :func:`noisy_accuracy` at ``score_epsilon``. :func:`select` keeps
-    the best run. One run's event is the fit's event composed with the score's (the same for
-    every setting, or one that dominates them all: a pure event at the largest epsilon, or
-    their composition); the search's is ``RepeatAndSelectDpEvent(run, mean, shape)``, composed
-    with the events of the :class:`~dpsolve.privacy.PrivateEstimate` bounds the settings use
-    (released once, not per run), and charged to ``accountant`` before any fit.
+    the held-out part with the private scorer ``scoring`` at ``score_epsilon``
+    (:class:`PrivateScorer`). :func:`select` keeps the best run. One run's event is the fit's
+    event composed with the score's (the same for every setting, or one that dominates them
+    all: a pure event at the largest epsilon, or their composition); the selection's is
+    ``RepeatAndSelectDpEvent(run, mean, shape)``. With ``refit=True`` the winning setting is
+    then fitted again on all the records, with fresh noise, and the search's event is the
+    selection's composed with the refit's (the event that dominates every setting's fit on all
+    records). The events of the :class:`~dpsolve.privacy.PrivateEstimate` bounds the settings
+    use are composed in once (released once, not per run). The budget, ``accountant``, is
+    charged once with the whole search's event before any fit: refused, nothing runs.
 
-    Each run's noise is drawn from the search's stream and passed to the fit
-    (``fit(X, y, rng=...)``); nothing the search returns holds it, so with
+    Each run's noise, and the refit's, is drawn from the search's stream and passed to the
+    fit (``fit(X, y, rng=...)``); nothing the search returns holds it, so with
     ``random_state=None`` the released model's noise cannot be regenerated.
     ``best_estimator_.get_params()`` are the estimator's as given, with the winning setting.
 
     Parameters
     ----------
-    estimator : DPLogisticRegression, DPLinearSVC or a Pipeline ending in one
+    estimator : DPLogisticRegression, DPLinearSVC, DPLinearRegression or a Pipeline ending in one
         Its transformers must be stateless (scikit-learn's ``requires_fit`` tag False, e.g.
         ``Normalizer`` or ``FunctionTransformer``): a transformer that learns from the records
         (``StandardScaler``, ...) would release what it learnt, and is refused. Its bounds
-        (``row_norm``, ``classes``) must be public or private estimates: a bound read off the
-        data is refused. Its ``accountant``, if set, is the budget the search charges (once,
-        for the whole selection; the runs' fits are not charged one by one).
+        (``row_norm``, ``classes``, ``label_bound``) must be public or private estimates: a
+        bound read off the data is refused. Its ``accountant``, if set, is the budget the
+        search charges (once, for the whole search; the runs' fits are not charged one by one).
     param_grid : dict or list of dict
         As scikit-learn's ``ParameterGrid`` (public values; the privacy parameters ``epsilon``
         and ``delta`` may vary too: the run event dominates them all).
     score_epsilon : float, default 0.1
-        Epsilon of each noisy accuracy.
+        Epsilon of each noisy score.
+    scoring : str or PrivateScorer, optional
+        For a classifier ``"accuracy"`` (the default), ``"balanced_accuracy"`` or
+        ``"neg_log_loss"`` (models with ``predict_proba``); for a regressor
+        ``"neg_mean_squared_error"`` (the default) or ``"r2"``. A :class:`PrivateScorer` (for
+        its options, e.g. ``log_loss_scorer(0.1, clip=3.0)``) must be built at
+        ``score_epsilon`` and hold no accountant and no random_state (the search charges and
+        draws for it). A scorer that does not fit the estimator is refused before any work.
     method, mean, shape :
         As in :func:`select` (``mean`` default: the grid's size).
     delta : float, default 0.0
@@ -413,38 +1004,54 @@ class PrivateGridSearch:
         ``"poisson"`` and for runs with Gaussian noise.
     validation_fraction : float, default 0.2
         Share of the records held out for scoring, in (0, 1).
+    refit : bool, default False
+        Fit the selected setting again on all the records (training and held-out), at its own
+        ``epsilon``, and release that model; its cost is composed into the search's event and
+        charged with it. Default False: a search's cost stays what it was before the option
+        existed (a budget that admitted it still does); docs/user_guide.md ("When selection
+        helps") measures what refitting buys at equal total epsilon.
     accountant : BudgetAccountant, optional
         The budget to charge; default the estimator's (it must not be another one).
     random_state : None or int
-        Seeds the split, K, the settings drawn and every fit's noise. An int makes all of them
-        reproducible by whoever knows it (research runs); a release should leave it None.
+        Seeds the split, K, the settings drawn and every fit's and score's noise. An int makes
+        all of them reproducible by whoever knows it (research runs); a release should leave it
+        None.
 
     Attributes
     ----------
-    best_estimator_ : the fitted estimator of the best run (trained on the training part)
-        Its ``epsilon_``, ``delta_``, ``dp_event_`` and ``privacy_report_`` are the search's:
-        it is released by the selection, not by one fit.
+    best_estimator_ : the released model
+        With ``refit=False`` the best run's model (trained on the training part); with
+        ``refit=True`` the refit on all records. Its ``epsilon_``, ``delta_``, ``dp_event_``
+        and ``privacy_report_`` are the whole search's: it is released by the search, not by
+        one fit. None if no run took place (Poisson: K = 0).
     best_params_ : dict
     best_score_ : float
-        Its noisy held-out accuracy.
+        The best run's noisy held-out score (with ``refit=True``, of the model fitted on the
+        training part, not of the refit).
+    scorer_ : PrivateScorer
+        The scorer used (at ``score_epsilon``).
     selection_ : Selection
+        What :func:`select` released; with ``refit=True`` its ``output`` is None (the run's
+        model is not returned).
     epsilon_, delta_ : float
-        The search's privacy: the selection's epsilon plus the estimates' (basic
-        composition).
+        The search's privacy: the selection's (and the refit's) epsilon plus the estimates'
+        (basic composition).
     dp_event_ : dp_accounting.DpEvent
     """
 
-    def __init__(self, estimator, param_grid, *, score_epsilon=0.1, method="liu_talwar",
-                 mean=None, shape=1.0, delta=0.0, validation_fraction=0.2, accountant=None,
-                 random_state=None):
+    def __init__(self, estimator, param_grid, *, score_epsilon=0.1, scoring=None,
+                 method="liu_talwar", mean=None, shape=1.0, delta=0.0,
+                 validation_fraction=0.2, refit=False, accountant=None, random_state=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.score_epsilon = score_epsilon
+        self.scoring = scoring
         self.method = method
         self.mean = mean
         self.shape = shape
         self.delta = delta
         self.validation_fraction = validation_fraction
+        self.refit = refit
         self.accountant = accountant
         self.random_state = random_state
 
@@ -454,6 +1061,27 @@ class PrivateGridSearch:
             # stateless transformers only (_check_estimator): this fit learns nothing
             X = estimator[:-1].fit_transform(X, y)
         return _final(estimator)._planned_event(X, y)
+
+    def _scorer(self, score_epsilon, final):
+        """The private scorer at ``score_epsilon``, checked against the estimator."""
+        scoring = self.scoring
+        if scoring is None:
+            scoring = "neg_mean_squared_error" if _kind(final) == "regressor" else "accuracy"
+        if isinstance(scoring, PrivateScorer):
+            if scoring.accountant is not None or scoring.random_state is not None:
+                raise ValueError("scoring: a scorer given to PrivateGridSearch must hold no "
+                                 "accountant and no random_state (the search charges its "
+                                 "budget once and draws the scores' noise from its own "
+                                 "stream)")
+            if scoring.epsilon != score_epsilon:
+                raise ValueError(f"score_epsilon={score_epsilon:g} and the scorer's "
+                                 f"epsilon={scoring.epsilon:g} differ: build the scorer at "
+                                 f"score_epsilon")
+            scorer = scoring
+        else:
+            scorer = make_private_scorer(scoring, score_epsilon)
+        scorer.check(self.estimator)
+        return scorer
 
     def fit(self, X, y):
         """Run the search on ``(X, y)``; returns self.
@@ -471,15 +1099,19 @@ class PrivateGridSearch:
                              "budgets: the search charges one budget, once, for the whole "
                              "selection")
         budget = budget if budget is not None else own
-        _check_estimator(self.estimator)
+        final = _check_estimator(self.estimator)
         fraction = check_real(self.validation_fraction, "validation_fraction", low=0.0,
                               high=1.0)
         score_epsilon = check_real(self.score_epsilon, "score_epsilon", low=0.0)
+        if not isinstance(self.refit, (bool, np.bool_)):
+            raise TypeError(f"refit must be True or False, got {type(self.refit).__name__}")
+        refit = bool(self.refit)
         if self.random_state is not None and (isinstance(self.random_state, (bool, np.bool_))
                                               or not isinstance(self.random_state,
                                                                 numbers.Integral)):
             raise TypeError(f"random_state must be None or an int, got "
                             f"{type(self.random_state).__name__}")
+        scorer = self._scorer(score_epsilon, final)
         grid = list(ParameterGrid(self.param_grid))
         if not grid:
             raise ValueError("param_grid is empty")
@@ -489,11 +1121,18 @@ class PrivateGridSearch:
                   for params in grid]
         for model in models:
             _check_estimator(model)
+            scorer.check(model)
         estimates = _unique(e for model in models for e in _final(model)._estimates())
         y = _labels(y)
         _check_rows(X, y)
-        seeds = np.random.SeedSequence(self.random_state).spawn(2)
-        split_rng, run_rng = (np.random.default_rng(s) for s in seeds)
+        classes = getattr(final, "classes", None)
+        if _kind(final) == "classifier" and classes is not None and not np.all(
+                np.isin(y, np.asarray(classes))):
+            # a message to the data holder, before the budget is charged (a fit or a score
+            # would refuse it mid-selection)
+            raise ValueError(f"y holds labels outside classes={np.asarray(classes).tolist()}")
+        seeds = np.random.SeedSequence(self.random_state).spawn(3)
+        split_rng, run_rng, refit_rng = (np.random.default_rng(s) for s in seeds)
         n = len(y)
         n_val = int(round(fraction * n))
         if not 1 <= n_val < n:
@@ -506,11 +1145,25 @@ class PrivateGridSearch:
         # every setting's fit event, from its plan (public constants of the training part)
         planned = [self._planned_event(m, X_train, y_train) for m in models]
         run_event = dp_accounting.ComposedDpEvent([_dominating_event(planned),
-                                                   laplace_event(score_epsilon)])
+                                                   scorer.dp_event])
+        # the whole search's event, checked (finite at delta) before anything is charged
+        delta = check_real(self.delta, "delta", low=0.0, high=1.0, low_inclusive=True)
+        selection_event = repetition_event(run_event, self.method,
+                                           float(len(grid)) if self.mean is None
+                                           else self.mean, self.shape)
+        _accounted(selection_event, delta)
+        if refit:
+            # the refit of whichever setting wins, on all n records: an event for every one
+            planned_all = [self._planned_event(m, X, y) for m in models]
+            refit_event = _dominating_event(planned_all)
+            search_event = dp_accounting.ComposedDpEvent([selection_event, refit_event])
+            search_name, search_epsilon = _accounted(search_event, delta, "search")
         if budget is not None:
             # the estimates are released already: charge each once, whether or not this runs
             for estimate in estimates:
                 spend_once(budget, estimate.dp_event, "private bound estimate")
+            if refit:
+                budget.spend(search_event, label="private selection and refit")
 
         def run(k, rng):
             model = clone(models[k])
@@ -518,24 +1171,44 @@ class PrivateGridSearch:
             noise = {} if _secure(model) else {_parameter(model, "rng"): rng.spawn(1)[0]}
             model.fit(X_train, y_train, **noise)
             final = _final(model)
-            if repr(final.dp_event_) != repr(final._model_event(planned[k])):
+            if final.dp_event_ != final._model_event(planned[k]):
                 # the accounting is of the plans: a fit that released something else is a bug
                 raise RuntimeError(f"the fit released {final.dp_event_!r}, not its planned "
                                    f"{planned[k]!r}")
             model.set_params(**{accountant: own})       # the parameters as the user set them
-            return noisy_accuracy(model, X_val, y_val, score_epsilon, rng=rng), model
+            return scorer.score(model, X_val, y_val, rng=rng), model
 
         selection = select(run, range(len(grid)), run_event, method=self.method,
-                           mean=self.mean, shape=self.shape, delta=self.delta, rng=run_rng,
-                           accountant=budget)
-        event, epsilon = selection.dp_event, selection.epsilon
+                           mean=self.mean, shape=self.shape, delta=delta, rng=run_rng,
+                           accountant=None if refit else budget)
+        if refit:
+            event, epsilon, name = search_event, search_epsilon, search_name
+        else:
+            event, epsilon, name = selection.dp_event, selection.epsilon, selection.accountant
         if estimates:
             event = dp_accounting.ComposedDpEvent([event] + [e.dp_event for e in estimates])
             epsilon += sum(e.epsilon for e in estimates)
-        if selection.output is not None:
-            _release_as(_final(selection.output), event, epsilon, selection)
+        best = selection.output
+        if refit:
+            best = None
+            if selection.index is not None:
+                k = selection.candidate
+                best = clone(models[k])
+                noise = {} if _secure(best) else {_parameter(best, "rng"): refit_rng}
+                best.fit(X, y, **noise)
+                if _final(best).dp_event_ != _final(best)._model_event(planned_all[k]):
+                    raise RuntimeError(f"the refit released {_final(best).dp_event_!r}, not "
+                                       f"its planned {planned_all[k]!r}")
+                best.set_params(**{accountant: own})
+            selection = dataclasses.replace(selection, output=None)
+        if best is not None:
+            how = (f"private selection ({selection.method})"
+                   + (" and refit" if refit else ""))
+            _release_as(_final(best), event, epsilon, delta, how,
+                        name if not estimates else f"{name} and basic composition")
+        self.scorer_ = scorer
         self.selection_ = selection
-        self.best_estimator_ = selection.output
+        self.best_estimator_ = best
         self.best_params_ = None if selection.index is None else grid[selection.candidate]
         self.best_score_ = selection.score
         self.epsilon_ = epsilon
@@ -545,8 +1218,8 @@ class PrivateGridSearch:
 
 
 def _check_estimator(estimator):
-    """The search's estimator: a dpsolve classifier, alone or at the end of a pipeline of
-    stateless transformers, with no bound read off the data. Returns the classifier."""
+    """The search's estimator: one of dpsolve's estimators, alone or at the end of a pipeline
+    of stateless transformers, with no bound read off the data. Returns the estimator."""
     if hasattr(estimator, "steps"):
         for name, step in estimator.steps[:-1]:
             if step is None or (isinstance(step, str) and step == "passthrough"):
@@ -558,15 +1231,10 @@ def _check_estimator(estimator):
                     "PrivateGridSearch takes stateless transformers only (e.g. Normalizer, "
                     "FunctionTransformer)")
     final = _final(estimator)
-    if not hasattr(final, "_planned_event"):
-        raise TypeError(f"estimator must be one of dpsolve's classifiers (DPLogisticRegression, "
-                        f"DPLinearSVC) or a Pipeline ending in one, got "
+    if not hasattr(final, "_planned_event") or _kind(final) is None:
+        raise TypeError(f"estimator must be one of dpsolve's estimators (DPLogisticRegression, "
+                        f"DPLinearSVC, DPLinearRegression) or a Pipeline ending in one, got "
                         f"{type(final).__name__}")
-    from sklearn.base import is_classifier
-    if not is_classifier(final):
-        raise TypeError(f"estimator must be a classifier: PrivateGridSearch scores by noisy "
-                        f"accuracy, which does not measure a regressor "
-                        f"({type(final).__name__})")
     derived = final._derived_bounds()
     if derived:
         raise ValueError(f"estimator: {', '.join(derived)} not given, so each fit would read "
@@ -576,16 +1244,12 @@ def _check_estimator(estimator):
     return final
 
 
-def _release_as(estimator, event, epsilon, selection):
-    """Give the selected model the privacy attributes of the search that released it."""
+def _release_as(estimator, event, epsilon, delta, method, certified_by):
+    """Give the released model the privacy attributes of the search that released it."""
     fit = estimator.fit_
     report = PrivacyReport(
-        epsilon=epsilon, delta=selection.delta, method=f"private selection ({selection.method})",
-        certified_epsilon=epsilon,
-        # the estimates' pure epsilons, if any, are added to the selection's by basic composition
-        certified_by=(selection.accountant if event is selection.dp_event
-                      else f"{selection.accountant} and basic composition"),
-        neighbours=fit.privacy.neighbours)
+        epsilon=epsilon, delta=delta, method=method, certified_epsilon=epsilon,
+        certified_by=certified_by, neighbours=fit.privacy.neighbours)
     estimator._set_release(dataclasses.replace(fit, dp_event=event, privacy=report))
 
 
@@ -620,5 +1284,9 @@ def _secure(model):
     return bool(getattr(_final(model), "secure", False))
 
 
-__all__ = ["METHODS", "PrivateGridSearch", "Selection", "accuracy_scorer", "draw_repetitions",
-           "laplace_event", "noisy_accuracy", "repetition_event", "select"]
+__all__ = ["AccuracyScorer", "BalancedAccuracyScorer", "DEFAULT_LOG_LOSS_CLIP", "LogLossScorer",
+           "METHODS", "MeanSquaredErrorScorer", "PrivateGridSearch", "PrivateScorer",
+           "R2Scorer", "SCORINGS", "Selection", "accuracy_scorer", "balanced_accuracy_scorer",
+           "draw_repetitions", "laplace_event", "log_loss_scorer", "make_private_scorer",
+           "mean_squared_error_scorer", "noisy_accuracy", "r2_scorer", "repetition_event",
+           "select"]

@@ -756,6 +756,16 @@ class Problem:
         sub.y.flags.writeable = False
         return sub
 
+    def _with_reg(self, reg):
+        """The same problem and rows (shared, read-only) with the regulariser ``reg``."""
+        reg = check_real(reg, "reg", low=0.0, low_inclusive=True)
+        if self.radius is None and reg == 0.0:
+            raise ValueError("radius=None (no constraint) needs reg > 0 so that a minimiser exists")
+        sub = object.__new__(type(self))
+        sub.__dict__.update(self.__dict__)
+        sub.reg = reg
+        return sub
+
     def describe(self):
         """Public description of the problem (no data-dependent values beyond n and p).
 

@@ -55,6 +55,8 @@ SOLVERS = {
     "joint_sgd": lambda e=0.5, d=1e-6, **k: with_parties(
         dpsolve.joint_sgd, e, d, **{"steps": 20, **k}),
     "dp_sgd": lambda e=0.5, d=1e-6, **k: dpsolve.dp_sgd(problem(), e, d, **{"steps": 3, **k}),
+    "adassp": lambda e=0.5, d=1e-6, **k: dpsolve.adassp(problem("squared", radius=None), e, d,
+                                                         **k),
 }
 GAUSSIAN = ("noisy_sgd", "clipped_gd", "output_perturbation", "multiparty_gd",
             "aggregated_output_perturbation", "joint_sgd", "dp_sgd")
@@ -155,6 +157,17 @@ CATALOGUE += [
     case("objective_perturbation-hinge",
          lambda: dpsolve.objective_perturbation(problem("hinge", radius=None), 0.5),
          ValueError, "loss"),
+    case("objective_perturbation-centre-shape",
+         lambda: dpsolve.objective_perturbation(problem(radius=None), 0.5, centre=[0.0]),
+         ValueError, "centre"),
+    case("objective_perturbation-centre-nan",
+         lambda: dpsolve.objective_perturbation(problem(radius=None), 0.5,
+                                                centre=np.full(problem().p, np.nan)),
+         ValueError, "centre"),
+    case("objective_perturbation-centre-bound-below-norm",
+         lambda: dpsolve.objective_perturbation(problem(radius=None), 0.5,
+                                                centre=np.ones(problem().p), centre_bound=0.5),
+         ValueError, "centre_bound"),
 ]
 # -- the problem: parameters -------------------------------------------------------------------
 for label, value, error in (("negative", -1.0, ValueError), ("nan", math.nan, ValueError),
@@ -262,6 +275,13 @@ CATALOGUE += [
     case("n_classes-binary-loss", lambda: dpsolve.Problem(X, Y, n_classes=2), ValueError,
          "n_classes"),
 ]
+# adassp: delta None or 0 is pure epsilon-DP (Laplace), so no delta-0 case
+for label, value in (("negative", -1e-6), ("1", 1.0), ("nan", math.nan)):
+    CATALOGUE.append(case(f"delta-{label}-adassp", lambda v=value: SOLVERS["adassp"](d=v),
+                          ValueError, "delta"))
+CATALOGUE.append(case("range-delta-1-minus-ulp-adassp",
+                      lambda: SOLVERS["adassp"](d=1 - 2 ** -53), ValueError,
+                      r"delta must lie in \(0, 0.5\)"))
 # -- randomness --------------------------------------------------------------------------------
 for label, value, error in (("negative", -1, ValueError), ("float", 1.5, TypeError),
                             ("string", "a", TypeError), ("bool", True, TypeError),
@@ -364,6 +384,28 @@ CATALOGUE += [
          TypeError, "accountant"),
     case("estimator-secure-with-seed", lambda: _estimator_fit(secure=True, random_state=0),
          ValueError, "random_state"),
+    case("estimator-prior_share-1", lambda: _estimator_fit(prior_share=1.0), ValueError,
+         "prior_share"),
+    case("estimator-prior_share-unusable-solver",
+         lambda: _estimator_fit(prior_share=0.1, solver="clipped_gd", radius=1.0),
+         ValueError, "prior_share"),
+    case("estimator-prior_share-multinomial",
+         lambda: _estimator_fit(prior_share=0.1, classes=[-1, 0, 1]), ValueError,
+         "prior_share"),
+    case("estimator-prior-epsilon-too-small", lambda: _estimator_fit(epsilon=1e-9), ValueError,
+         "prior_share"),
+    case("estimator-class_weight-balanced-without-prior",
+         lambda: _estimator_fit(class_weight="balanced", prior_share=0.0), ValueError,
+         "class_weight"),
+    case("estimator-class_weight-unknown-class",
+         lambda: _estimator_fit(class_weight={2: 1.0}), ValueError, "class_weight"),
+    case("estimator-class_weight-zero", lambda: _estimator_fit(class_weight={1: 0.0}),
+         ValueError, "class_weight"),
+    case("estimator-class_weight-string", lambda: _estimator_fit(class_weight="equal"),
+         ValueError, "class_weight"),
+    case("estimator-reg-string", lambda: _estimator_fit(reg="large"), ValueError, "reg"),
+    case("estimator-solver-options-centre",
+         lambda: _estimator_fit(solver_options={"centre": [0.0]}), ValueError, "centre"),
     case("select-no-candidates", lambda: _select(candidates=[]), ValueError, "candidates"),
     case("select-mean-below-1", lambda: _select(mean=0.5), ValueError, "mean"),
     case("select-method-unknown", lambda: _select(method="exponential"), ValueError, "method"),
@@ -641,6 +683,18 @@ def _scaler():
     return StandardScaler()
 
 
+def _scorer(scoring, epsilon, **options):
+    from dpsolve.private_selection import make_private_scorer
+    return make_private_scorer(scoring, epsilon, **options)
+
+
+def _sklearn_fitted(name):
+    """A scikit-learn model (no public classes or label bound) fitted on the module's data."""
+    from sklearn import linear_model
+    target = Y if name == "LogisticRegression" else 0.5 * Y
+    return getattr(linear_model, name)().fit(X, target)
+
+
 def _public_logistic(**params):
     return _estimator("DPLogisticRegression", **{"row_norm": 1.0, "classes": [-1, 1],
                                                  **params})
@@ -684,8 +738,38 @@ CATALOGUE += [
         _pipeline(_scaler(), _public_logistic())), ValueError, "StandardScaler"),
     case("search-pipeline-ends-in-passthrough", lambda: _search_with(
         _pipeline(_public_logistic(), "passthrough")), TypeError, "estimator"),
-    case("search-regressor", lambda: _search_with(_estimator(
-        "DPLinearRegression", row_norm=1.0, label_bound=1.0)), TypeError, "classifier"),
+    case("search-regressor-scored-by-accuracy", lambda: _search_with(_estimator(
+        "DPLinearRegression", row_norm=1.0, label_bound=1.0), scoring="accuracy"), ValueError,
+         r"scoring='accuracy'.*'neg_mean_squared_error', 'r2'"),
+    case("search-classifier-scored-by-r2", lambda: _search_with(_public_logistic(),
+                                                                scoring="r2"), ValueError,
+         r"scoring='r2'.*'accuracy', 'balanced_accuracy', 'neg_log_loss'"),
+    case("search-log-loss-without-predict_proba", lambda: _search_with(_estimator(
+        "DPLinearSVC", row_norm=1.0, classes=[-1, 1]), scoring="neg_log_loss"), ValueError,
+         r"scoring='neg_log_loss'.*DPLinearSVC"),
+    case("search-scoring-unknown", lambda: _search_with(_public_logistic(), scoring="f1"),
+         ValueError, "scoring"),
+    case("search-refit-not-bool", lambda: _search_with(_public_logistic(), refit="yes"),
+         TypeError, "refit"),
+    case("search-scorer-epsilon-differs", lambda: _search_with(
+        _public_logistic(), scoring=_scorer("neg_log_loss", 0.5)), ValueError,
+         "score_epsilon"),
+    case("search-scorer-with-random_state", lambda: _search_with(
+        _public_logistic(), scoring=_scorer("accuracy", 0.1, random_state=0)), ValueError,
+         "random_state"),
+    case("search-refit-over-budget", lambda: _search_with(
+        _public_logistic(epsilon=1.0), score_epsilon=0.1, refit=True,
+        accountant=dpsolve.BudgetAccountant(3.5)), ValueError, "selection and refit"),
+    case("scorer-epsilon-0", lambda: _scorer("r2", 0.0), ValueError, "epsilon"),
+    case("scorer-log-loss-clip-0", lambda: _scorer("neg_log_loss", 0.1, clip=0.0), ValueError,
+         "clip"),
+    case("scorer-balanced-accuracy-floor-negative", lambda: _scorer(
+        "balanced_accuracy", 0.1, floor=-1.0), ValueError, "floor"),
+    case("scorer-balanced-accuracy-without-classes", lambda: _scorer(
+        "balanced_accuracy", 0.1)(_sklearn_fitted("LogisticRegression"), X, Y), ValueError,
+         "classes"),
+    case("scorer-mse-without-label_bound", lambda: _scorer("neg_mean_squared_error", 0.1)(
+        _sklearn_fitted("LinearRegression"), X, 0.5 * Y), ValueError, "label_bound"),
     case("search-row_norm-from-data", lambda: _search_with(_public_logistic(row_norm=None)),
          ValueError, "row_norm"),
     case("search-not-a-dpsolve-estimator", lambda: _search_with(_scaler()), TypeError,

@@ -95,3 +95,22 @@ def test_solver_bounds_validate_their_assumptions():
     value = float(dpsolve.bounds.dpgd_optimisation_error(
         big, 1.0, t_star, 2 / 20_000 * math.sqrt(t_star) * s1))
     assert value == pytest.approx(2 * math.sqrt(3) * s1 / 20_000, rel=1e-12)
+
+
+def test_the_bounded_minimiser_takes_scipys_steps():
+    # dpsolve.bounds._bounded_minimum transcribes scipy's bounded Brent minimiser with Python
+    # floats (for speed): it must return exactly scipy's point on smooth, flat, multi-modal and
+    # infinite-valued functions
+    import scipy.optimize
+    from dpsolve.bounds import _bounded_minimum
+    rng = np.random.default_rng(0)
+    functions = [lambda x: 0.0, lambda x: math.inf if x < 0.3 else (x - 0.5) ** 2]
+    for _ in range(200):
+        a, b, c = rng.normal(size=3)
+        functions.append(lambda x, a=a, b=b, c=c: a * math.sin(3 * x + b) + c * x * x)
+        functions.append(lambda x, a=a, b=b: abs(x - a) + b * x)
+    for f in functions:
+        for lo, hi, tol in ((-2.0, 3.0, 1e-5), (0.02, 0.98, 1e-3)):
+            expected = scipy.optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded",
+                                                      options={"xatol": tol}).x
+            assert _bounded_minimum(f, lo, hi, tol) == float(expected)

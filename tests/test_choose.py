@@ -123,7 +123,9 @@ def test_cli_solver_auto(tmp_path, capsys):
 # -- bounded work from public constants ---------------------------------------------------------
 #: Seconds a choice or a refusal may take. The failures guarded against were hangs (over 10 s:
 #: DP-SGD's calibration on PLD grids of millions of points at a small noise multiplier); a
-#: choice takes about a second, or a few on a loaded machine.
+#: choice takes milliseconds to a few tenths of a second (speed is measured in
+#: benchmarks/bench_choose.py), the plan of DP-SGD alone up to a second or a few on a loaded
+#: machine.
 LIMIT = 10.0
 
 
@@ -141,12 +143,17 @@ def _within_limit(call):
                                             (1.0, 1e-30)])
 def test_large_epsilon_or_delta_is_chosen_in_bounded_time(epsilon, delta):
     """At n = 1000 DP-SGD samples at q = 0.064 for 79 steps; epsilon = 100 or delta = 0.4 need a
-    noise multiplier near 0.2, where its calibration on PLD grids took tens of seconds. It is now
-    a candidate with a bound, chosen or not, within the limit."""
+    noise multiplier near 0.2, where its calibration on PLD grids took tens of seconds. The
+    choice leaves it out unplanned when it cannot win; planned, it has a bound within the
+    limit."""
+    from dpsolve.solvers.choose import _candidate
     P = _problem(radius=None, reg=1e-3)
     choice = _within_limit(lambda: dpsolve.choose_solver(P, epsilon, delta))
     dp_sgd = next(c for c in choice.candidates if c.name == "dp_sgd")
-    assert dp_sgd.reason is None and np.isfinite(dp_sgd.bound)
+    assert (dp_sgd.reason is None and np.isfinite(dp_sgd.bound)
+            or dp_sgd.reason.startswith("cannot be chosen"))
+    planned = _within_limit(lambda: _candidate(get("dp_sgd"), P, epsilon, delta))
+    assert planned.reason is None and np.isfinite(planned.bound)
 
 
 def test_delta_of_one_half_or_more_is_refused_by_name():
@@ -168,3 +175,77 @@ def test_an_epsilon_too_small_for_every_solver_is_refused_by_name(epsilon):
         _within_limit(lambda: dpsolve.choose_solver(P, epsilon))
     assert "output_perturbation: the output noise: epsilon=" in str(e.value)
     assert "objective_perturbation: " in str(e.value) and "epsilon" in str(e.value)
+
+
+# -- the costly calibration runs only for a solver that can win ----------------------------------
+def _every_plan(P, epsilon, delta):
+    """The choice as planning every solver exactly makes it: name -> Candidate, and the
+    winner's name (the smallest comparable bound, the first in registry order on a tie)."""
+    from dpsolve.solvers.choose import _candidate
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = {s.name: _candidate(s, P, epsilon, delta) for s in registry()
+                 if s.partition is None and P.loss in s.losses}
+    usable = [c for c in found.values() if c.comparable]
+    return found, min(usable, key=lambda c: c.bound).name
+
+
+@pytest.fixture
+def pld_calls(monkeypatch):
+    """Counts DP-SGD's PLD calibrations (dpsolve.privacy.calibration.poisson_pld_sigma, which
+    its plan calls; a wrapper, so its cache does not hide a call)."""
+    from dpsolve.privacy import calibration
+    calls = []
+    original = calibration.poisson_pld_sigma
+
+    def counted(*args, **kwargs):
+        calls.append((args, kwargs))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(calibration, "poisson_pld_sigma", counted)
+    return calls
+
+
+@pytest.mark.parametrize("options, epsilon, delta", [
+    (dict(radius=None, reg=1e-3), 1.0, 1e-6), (dict(radius=None, reg=1e-3, n=7000, p=20), 1.0,
+                                               1e-6),
+    (dict(radius=1.0, reg=1e-3), 1.0, 1e-6), (dict(radius=None, reg=1e-2), 3.0, 1e-6),
+    (dict(radius=None, reg=1e-3), 100.0, 1e-6), (dict(radius=None, reg=1e-3), 1.0, 0.4)])
+def test_no_pld_calibration_for_a_solver_not_chosen(pld_calls, options, epsilon, delta):
+    """DP-SGD's PLD calibration (0.1 s to over a second) is not run when DP-SGD is not chosen:
+    its bound with no noise at all is already above the best of the others. The choice is the
+    one planning every solver exactly gives."""
+    P = _problem(**options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        choice = dpsolve.choose_solver(P, epsilon, delta)
+    assert choice.name != "dp_sgd"
+    assert pld_calls == [], "choose_solver calibrated DP-SGD, which it did not choose"
+    dp_sgd = next(c for c in choice.candidates if c.name == "dp_sgd")
+    assert dp_sgd.bound is None and dp_sgd.reason.startswith("cannot be chosen")
+    exact, winner = _every_plan(P, epsilon, delta)
+    assert choice.name == winner and choice.bound == exact[winner].bound
+    assert exact["dp_sgd"].bound > choice.bound
+    for c in choice.candidates:
+        if c.name != "dp_sgd":
+            assert c == exact[c.name]
+
+
+@pytest.mark.parametrize("loss, options", [("logistic", dict(radius=1.0, reg=0.0)),
+                                           ("hinge", dict(radius=None, reg=1e-3))])
+def test_a_solver_that_can_win_is_planned_exactly(pld_calls, loss, options):
+    """Where DP-SGD's floor is below the others' best it is calibrated (once) and compared at
+    its exact bound; here it wins (n = 300, p = 40, epsilon = 0.1), and its fit plans the same
+    noise again from the cache."""
+    X, y = dpsolve.datasets.make_synthetic(300, 40, rng=0)
+    P = Problem(X, y, loss, fit_intercept=True, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        choice = dpsolve.choose_solver(P, 0.1, 1e-6)
+    assert choice.name == "dp_sgd" and len(pld_calls) == 1
+    exact, winner = _every_plan(P, 0.1, 1e-6)
+    assert winner == "dp_sgd"
+    assert choice.candidates == tuple(exact.values())
+    fit = choice.fit(P, rng=0)
+    assert get("dp_sgd").bound(P, None, fit, {"epsilon": 0.1, "delta": 1e-6}).value \
+        == pytest.approx(choice.bound, rel=1e-12)

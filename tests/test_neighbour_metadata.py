@@ -224,6 +224,9 @@ SOLVERS = {
         pr, _parties(pr), 1.0, 1e-5, personal_columns=[], steps=80, rng=SEED)),
     "dp_sgd": (NOT_MULTINOMIAL, lambda pr: dpsolve.dp_sgd(
         pr, 1.0, 1e-5, sampling_rate=0.2, steps=30, rng=SEED)),
+    "adassp": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, 1e-5, rng=SEED)),
+    "adassp/pure": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, rng=SEED)),
+    "adassp/secure": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, 1e-5, secure=True)),
     # fit_intercept=True (_problem_options): one solver of each family, on some of its losses
     "noisy_sgd/intercept": (("hinge", "squared"), lambda pr: dpsolve.noisy_sgd(
         pr, 0.9, 1e-6, steps=60, rng=SEED)),
@@ -244,6 +247,7 @@ SOLVERS = {
         pr, _parties(pr), 1.0, 1e-5, record_transcript=True, rng=SEED)),
     "dp_sgd/intercept": (("huber_hinge",), lambda pr: dpsolve.dp_sgd(
         pr, 1.0, 1e-5, sampling_rate=0.2, steps=30, rng=SEED)),
+    "adassp/intercept": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, 1e-5, rng=SEED)),
 }
 
 

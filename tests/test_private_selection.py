@@ -302,3 +302,374 @@ def test_the_selected_model_reports_the_searchs_privacy():
     assert best.epsilon_ == search.epsilon_ and best.dp_event_ == search.dp_event_
     assert best.privacy_report_.holds and best.fit_.dp_event == search.dp_event_
     assert epsilon_of(search.dp_event_, 0.0, "basic") == pytest.approx(search.epsilon_)
+
+
+def test_private_selection_is_reachable_from_the_package():
+    """``import dpsolve`` alone makes ``dpsolve.private_selection`` available, as the README
+    names it (a fresh interpreter, so no other test's import of the module can hide a missing
+    export), without importing scikit-learn, which stays optional: the same holds with
+    scikit-learn made unimportable."""
+    import os
+    import subprocess
+    import sys
+    code = ("import sys; import dpsolve; "
+            "assert isinstance(dpsolve.private_selection.PrivateGridSearch, type); "
+            "assert callable(dpsolve.private_selection.select); "
+            "assert 'private_selection' in dpsolve.__all__; "
+            "assert sys.modules.get('sklearn') is None, 'import dpsolve imported scikit-learn'")
+    blocked = "import sys; sys.modules['sklearn'] = None; " + code
+    # run where the dpsolve under test lives (test_audit.py's reachability test says why)
+    here = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve.__file__)))
+    for source in (code, blocked):
+        done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                              cwd=here)
+        assert done.returncode == 0, done.stderr
+
+
+# -- private scorers, regressor searches and refit ---------------------------------------------
+def _sklearn():
+    return pytest.importorskip("sklearn", minversion="1.6")
+
+
+def _stub_classifier(n_classes=2):
+    """A fitted classifier whose log-probabilities are read off the row: column k of x is
+    class k's logit (any value, so the stress can make a prediction as confident as it likes)."""
+    _sklearn()
+    from scipy.special import log_softmax
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    class Stub(ClassifierMixin, BaseEstimator):
+        def __init__(self, classes=None):
+            self.classes = classes
+
+        def predict_log_proba(self, X):
+            return log_softmax(np.asarray(X)[:, :len(self.classes_)], axis=1)
+
+        def predict_proba(self, X):
+            return np.exp(self.predict_log_proba(X))
+
+        def predict(self, X):
+            return self.classes_[np.argmax(np.asarray(X)[:, :len(self.classes_)], axis=1)]
+
+    stub = Stub(classes=list(range(n_classes)))
+    stub.classes_ = np.arange(n_classes)
+    return stub
+
+
+def _stub_regressor(label_bound):
+    """A fitted regressor predicting the row's first entry (any value: predictions far beyond
+    the bound are clipped by the scorers)."""
+    _sklearn()
+    from sklearn.base import BaseEstimator, RegressorMixin
+
+    class Stub(RegressorMixin, BaseEstimator):
+        def __init__(self, label_bound=None):
+            self.label_bound = label_bound
+
+        def predict(self, X):
+            return np.asarray(X, dtype=float)[:, 0]
+
+    return Stub(label_bound=label_bound)
+
+
+def _max_change(scorer, model, pairs):
+    """max over the replace-one pairs of the L1 change of the scorer's exact statistic."""
+    worst = 0.0
+    for (X, y), (X2, y2) in pairs:
+        a = np.atleast_1d(np.asarray(scorer._statistic(model, X, y), dtype=float))
+        b = np.atleast_1d(np.asarray(scorer._statistic(model, X2, y2), dtype=float))
+        worst = max(worst, float(np.sum(np.abs(a - b))))
+    return worst
+
+
+def _replace_one(X, y, draw_row, draw_label, rng, count):
+    """``count`` neighbours of (X, y): one record, at a random index, replaced by a drawn one."""
+    out = []
+    for _ in range(count):
+        i = int(rng.integers(len(y)))
+        X2, y2 = X.copy(), y.copy()
+        X2[i], y2[i] = draw_row(), draw_label()
+        out.append(((X, y), (X2, y2)))
+    return out
+
+
+def test_accuracy_and_balanced_accuracy_sensitivities_are_tight():
+    from dpsolve.private_selection import AccuracyScorer, BalancedAccuracyScorer
+    rng = np.random.default_rng(0)
+    for n_classes in (2, 3):
+        model = _stub_classifier(n_classes)
+        n = 40
+        pairs = []
+        for _ in range(30):
+            # few records, some classes absent or alone: every cell can be empty or single
+            X = rng.normal(scale=5.0, size=(n, n_classes))
+            y = rng.integers(n_classes, size=n)
+            y[: int(rng.integers(n))] = 0                 # a class often dominant
+            pairs += _replace_one(X, y, lambda: rng.normal(scale=5.0, size=n_classes),
+                                  lambda: int(rng.integers(n_classes)), rng, 40)
+        accuracy = AccuracyScorer(1.0)
+        balanced = BalancedAccuracyScorer(1.0, classes=list(range(n_classes)))
+        assert _max_change(accuracy, model, pairs) == accuracy.sensitivity(model, n) == 1.0
+        # a record leaves one (class, correct?) cell for another: L1 2, reached
+        assert _max_change(balanced, model, pairs) == balanced.sensitivity(model, n) == 2.0
+
+
+@pytest.mark.parametrize("clip", [0.5, math.log(100.0), 20.0])
+def test_log_loss_sensitivity_is_clip_over_n_and_tight(clip):
+    from dpsolve.private_selection import LogLossScorer
+    rng = np.random.default_rng(1)
+    model = _stub_classifier(3)
+    scorer = LogLossScorer(1.0, clip=clip)
+    n = 25
+    pairs = []
+    for scale in (0.1, 3.0, 60.0):                       # hedged to absurdly confident
+        X = rng.normal(scale=scale, size=(n, 3))
+        y = rng.integers(3, size=n)
+        pairs += _replace_one(X, y, lambda: rng.normal(scale=scale, size=3),
+                              lambda: int(rng.integers(3)), rng, 400)
+    # the stress: a record predicted right with certainty (loss 0) against one predicted wrong
+    # with certainty (loss capped at clip)
+    X = np.tile([100.0, 0.0, 0.0], (n, 1))
+    y = np.zeros(n, dtype=int)
+    X2, y2 = X.copy(), y.copy()
+    y2[4] = 2
+    pairs.append(((X, y), (X2, y2)))
+    worst = _max_change(scorer, model, pairs)
+    assert worst <= scorer.sensitivity(model, n) + 1e-12
+    assert worst >= 0.999 * clip / n
+
+
+@pytest.mark.parametrize("bound", [0.5, 1.0, 3.0])
+def test_squared_error_sensitivities_are_tight(bound):
+    from dpsolve.private_selection import MeanSquaredErrorScorer, R2Scorer
+    rng = np.random.default_rng(2)
+    model = _stub_regressor(bound)
+    mse, r2 = MeanSquaredErrorScorer(1.0), R2Scorer(1.0)
+    n = 30
+    pairs = []
+    for spread in (0.3 * bound, bound, 100.0 * bound):   # labels and predictions past B
+        X = rng.normal(scale=spread, size=(n, 1))
+        y = rng.normal(scale=spread, size=n)
+        pairs += _replace_one(X, y, lambda: rng.normal(scale=spread, size=1),
+                              lambda: float(rng.normal(scale=spread)), rng, 400)
+        # the extreme points: labels and predictions at +-B (or beyond)
+        X = rng.choice([-bound, bound], size=(n, 1)) * rng.choice([1.0, 50.0])
+        y = rng.choice([-bound, bound], size=n)
+        pairs += _replace_one(X, y, lambda: rng.choice([-10 * bound, bound], size=1),
+                              lambda: float(rng.choice([-bound, 10 * bound])), rng, 400)
+    # the stress: every other record at -B predicted -B; the changed one from (-B, -B) to
+    # (label B, prediction -B): SSE moves by 4B^2, SST by 4B^2 (n-1)/n
+    X = np.full((n, 1), -bound)
+    y = np.full(n, -bound)
+    X2, y2 = X.copy(), y.copy()
+    y2[0] = 5 * bound
+    pairs.append(((X, y), (X2, y2)))
+    assert mse.sensitivity(model, n) == pytest.approx(4 * bound ** 2 / n)
+    assert r2.sensitivity(model, n) == pytest.approx(8 * bound ** 2)
+    worst_mse, worst_r2 = _max_change(mse, model, pairs), _max_change(r2, model, pairs)
+    assert worst_mse <= mse.sensitivity(model, n) * (1 + 1e-12)
+    assert worst_mse >= 0.999 * mse.sensitivity(model, n)
+    assert worst_r2 <= r2.sensitivity(model, n) * (1 + 1e-12)
+    assert worst_r2 >= (1 - 1 / n) * r2.sensitivity(model, n) * 0.999
+
+
+def test_scores_are_the_statistic_plus_laplace_at_the_sensitivity():
+    from dpsolve.private_selection import make_private_scorer
+    rng = np.random.default_rng(3)
+    model = _stub_regressor(1.0)
+    X, y = rng.uniform(-1, 1, size=(200, 1)), rng.uniform(-1, 1, size=200)
+    scorer = make_private_scorer("neg_mean_squared_error", 0.5)
+    exact = -float(scorer._statistic(model, X, y))
+    draws = np.array([scorer.score(model, X, y, rng=rng) for _ in range(3000)])
+    scale = 4.0 / 200 / 0.5
+    assert stats.kstest(-(draws - exact) / scale, stats.laplace().cdf).pvalue > 1e-4
+    # balanced accuracy: each recall from the noisy cells, clipped to [0, 1]
+    clf = _stub_classifier(2)
+    Xc = rng.normal(size=(400, 2))
+    yc = (rng.random(400) < 0.1).astype(int)
+    score = make_private_scorer("balanced_accuracy", 1e6, classes=[0, 1]).score(
+        clf, Xc, yc, rng=rng)
+    from sklearn.metrics import balanced_accuracy_score
+    assert score == pytest.approx(balanced_accuracy_score(yc, clf.predict(Xc)), abs=1e-4)
+    r2 = make_private_scorer("r2", 1e7, label_bound=1.0).score(model, X, y, rng=rng)
+    from sklearn.metrics import r2_score
+    assert r2 == pytest.approx(r2_score(y, X[:, 0]), abs=1e-3)
+
+
+def test_balanced_accuracy_does_not_reward_the_majority_class():
+    _sklearn()
+    from dpsolve.private_selection import accuracy_scorer, balanced_accuracy_scorer
+    rng = np.random.default_rng(4)
+    X = np.column_stack([np.ones(2000), np.zeros(2000)])    # always predicts class 0
+    y = (rng.random(2000) < 0.05).astype(int)
+    model = _stub_classifier(2)
+    assert accuracy_scorer(50.0, random_state=0)(model, X, y) == pytest.approx(0.95, abs=0.02)
+    assert balanced_accuracy_scorer(50.0, classes=[0, 1], random_state=0)(
+        model, X, y) == pytest.approx(0.5, abs=0.02)
+
+
+def test_a_scorer_that_does_not_fit_the_estimator_is_refused_before_any_work():
+    _sklearn()
+    from dpsolve.estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch, accuracy_scorer, r2_scorer
+    X, y = make_synthetic(300, 3, rng=3)
+    budget = BudgetAccountant(10.0)
+    cases = [
+        (DPLinearRegression(row_norm=1.0, label_bound=1.0), "accuracy",
+         r"scoring='accuracy' scores classifiers.*DPLinearRegression is a regressor.*"
+         r"'neg_mean_squared_error', 'r2'"),
+        (DPLogisticRegression(row_norm=1.0, classes=[-1, 1]), "r2",
+         r"scoring='r2' scores regressors.*'accuracy', 'balanced_accuracy', 'neg_log_loss'"),
+        (DPLinearSVC(row_norm=1.0, classes=[-1, 1]), "neg_log_loss",
+         r"neg_log_loss.*DPLinearSVC has no predict_proba"),
+    ]
+    for estimator, scoring, match in cases:
+        with pytest.raises(ValueError, match=match):
+            PrivateGridSearch(estimator, {"reg": [0.1]}, scoring=scoring,
+                              accountant=budget).fit(X, y)
+    assert budget.ledger == ()
+    # standalone: refused before the budget is charged, too
+    fitted = DPLinearRegression(row_norm=1.0, label_bound=1.0, random_state=0).fit(X, 0.5 * y)
+    with pytest.raises(ValueError, match="scores classifiers"):
+        accuracy_scorer(0.1, accountant=budget)(fitted, X, 0.5 * y)
+    classifier = DPLogisticRegression(row_norm=1.0, classes=[-1, 1], random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="scores regressors"):
+        r2_scorer(0.1, accountant=budget)(classifier, X, y)
+    assert budget.ledger == ()
+
+
+def test_regressor_search_scores_privately_in_one_budget():
+    _sklearn()
+    from dpsolve.estimators import DPLinearRegression
+    from dpsolve.private_selection import MeanSquaredErrorScorer, PrivateGridSearch, R2Scorer
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(2000, 3)) / math.sqrt(3)
+    y = np.clip(X @ np.array([0.6, -0.4, 0.3]) + 0.05 * rng.normal(size=2000), -1, 1)
+    for scoring, kind in ((None, MeanSquaredErrorScorer), ("r2", R2Scorer)):
+        budget = BudgetAccountant(5.0)
+        search = PrivateGridSearch(
+            DPLinearRegression(epsilon=0.5, row_norm=1.0, label_bound=1.0),
+            {"reg": [1e-3, 1e-2, 1e-1]}, score_epsilon=0.1, scoring=scoring,
+            accountant=budget, random_state=0).fit(X, y)
+        assert isinstance(search.scorer_, kind)
+        assert search.epsilon_ == pytest.approx(3 * 0.6)
+        assert budget.spent()[0] == pytest.approx(1.8) and len(budget.ledger) == 1
+        assert search.best_params_["reg"] in (1e-3, 1e-2, 1e-1)
+        assert search.best_estimator_.predict(X).shape == (2000,)
+        assert search.best_estimator_.get_params()["label_bound"] == 1.0
+
+
+def test_refit_fits_the_winner_on_all_records_and_composes_its_cost():
+    _sklearn()
+    from dp_accounting import ComposedDpEvent
+
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = make_synthetic(1500, 4, rng=6)
+    budget = BudgetAccountant(5.0)
+    estimator = DPLogisticRegression(epsilon=0.5, row_norm=1.0, classes=[-1, 1], reg=0.01,
+                                     accountant=budget)
+    search = PrivateGridSearch(estimator, {"reg": [0.01, 0.1]}, score_epsilon=0.1,
+                               scoring="balanced_accuracy", refit=True, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpsolve.PrivacyWarning)
+        search.fit(X, y)
+    # Liu-Talwar's 3 (0.5 + 0.1) and the refit's 0.5, charged once
+    assert search.epsilon_ == pytest.approx(3 * 0.6 + 0.5)
+    assert len(budget.ledger) == 1 and budget.spent()[0] == pytest.approx(2.3)
+    assert budget.ledger[0].labels == ("private selection and refit",)
+    assert isinstance(search.dp_event_, ComposedDpEvent)
+    assert isinstance(search.dp_event_.events[0], dp_event.RepeatAndSelectDpEvent)
+    best = search.best_estimator_
+    assert best.epsilon_ == search.epsilon_ and best.dp_event_ == search.dp_event_
+    assert best.privacy_report_.holds and "refit" in best.privacy_report_.method
+    assert search.selection_.output is None              # the run's model is not returned
+    expected = clone_params = estimator.get_params()
+    expected = {**clone_params, **search.best_params_}
+    assert repr(best.get_params()) == repr(expected)
+    assert best.get_params()["accountant"] is budget
+    # the refit saw all n records: refitting the clone on them with the same setting gives a
+    # model of the same kind; and a search without refit costs what it did before
+    without = PrivateGridSearch(estimator.set_params(accountant=None), {"reg": [0.01, 0.1]},
+                                score_epsilon=0.1, random_state=0).fit(X, y)
+    assert without.epsilon_ == pytest.approx(1.8)
+    again = PrivateGridSearch(estimator, {"reg": [0.01, 0.1]}, score_epsilon=0.1,
+                              scoring="balanced_accuracy", refit=True, random_state=0).fit(X, y)
+    assert np.array_equal(again.best_estimator_.coef_, best.coef_)
+
+
+def test_refit_the_budget_cannot_pay_is_refused_before_any_fit(monkeypatch):
+    _sklearn()
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = make_synthetic(400, 3, rng=7)
+    # enough for the selection (1.8), not for selection and refit (2.3)
+    budget = BudgetAccountant(2.0)
+    fits = []
+    original = DPLogisticRegression.fit
+
+    def counting(self, *args, **kwargs):
+        fits.append(1)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(DPLogisticRegression, "fit", counting)
+    with pytest.raises(dpsolve.privacy.BudgetExceededError, match="selection and refit"):
+        PrivateGridSearch(DPLogisticRegression(epsilon=0.5, row_norm=1.0, classes=[-1, 1]),
+                          {"reg": [0.01, 0.1]}, score_epsilon=0.1, refit=True,
+                          accountant=budget).fit(X, y)
+    assert fits == [] and budget.ledger == ()
+    # without refit it is admitted
+    PrivateGridSearch(DPLogisticRegression(epsilon=0.5, row_norm=1.0, classes=[-1, 1]),
+                      {"reg": [0.01, 0.1]}, score_epsilon=0.1, accountant=budget).fit(X, y)
+    assert budget.spent()[0] == pytest.approx(1.8)
+
+
+def test_scorers_in_cross_validation_are_charged_per_fold():
+    _sklearn()
+    from sklearn.model_selection import KFold, cross_val_score
+
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import balanced_accuracy_scorer, log_loss_scorer
+    X, y = make_synthetic(600, 3, rng=8)
+    budget = BudgetAccountant(10.0)
+    model = DPLogisticRegression(epsilon=1.0, row_norm=1.0, classes=[-1, 1], random_state=0)
+    for scorer in (balanced_accuracy_scorer(0.2, accountant=budget),
+                   log_loss_scorer(0.2, accountant=budget)):
+        scores = cross_val_score(model, X, y, cv=KFold(3, shuffle=True, random_state=0),
+                                 scoring=scorer)
+        assert scores.shape == (3,) and np.all(np.isfinite(scores))
+    labels = [charge.labels[0] for charge in budget.ledger]
+    assert labels.count("noisy balanced_accuracy") == 3
+    assert labels.count("noisy neg_log_loss") == 3
+    # a scorer with random_state None keeps no generator
+    assert balanced_accuracy_scorer(0.2)._stream is None
+
+
+def test_scorer_bad_input_names_the_parameter():
+    _sklearn()
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import (PrivateGridSearch, balanced_accuracy_scorer,
+                                           log_loss_scorer, make_private_scorer, r2_scorer)
+    X, y = make_synthetic(200, 3, rng=9)
+    estimator = DPLogisticRegression(row_norm=1.0, classes=[-1, 1])
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        PrivateGridSearch(estimator, {"reg": [0.1]}, scoring="f1").fit(X, y)
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        make_private_scorer("roc_auc", 0.1)
+    for clip in (0.0, -1.0, math.nan):
+        with pytest.raises(ValueError, match="clip"):
+            log_loss_scorer(0.1, clip=clip)
+    with pytest.raises(ValueError, match="floor"):
+        balanced_accuracy_scorer(0.1, floor=0.0)
+    with pytest.raises(ValueError, match="label_bound"):
+        r2_scorer(0.1, label_bound=-1.0)
+    with pytest.raises(TypeError, match="refit"):
+        PrivateGridSearch(estimator, {"reg": [0.1]}, refit="yes").fit(X, y)
+    with pytest.raises(ValueError, match="score_epsilon"):
+        PrivateGridSearch(estimator, {"reg": [0.1]}, scoring=log_loss_scorer(0.2)).fit(X, y)
+    with pytest.raises(ValueError, match="random_state"):
+        PrivateGridSearch(estimator, {"reg": [0.1]},
+                          scoring=log_loss_scorer(0.1, random_state=0)).fit(X, y)
+    # a scorer built at score_epsilon, with its options, is used as given
+    search = PrivateGridSearch(estimator, {"reg": [0.1]},
+                               scoring=log_loss_scorer(0.1, clip=2.0), random_state=0).fit(X, y)
+    assert search.scorer_.clip == 2.0

@@ -309,3 +309,42 @@ def test_no_fit_holds_a_random_generator(solver, loss, kind):
         fit = SOLVERS[solver][1](_build(loss, solver, pair.X, pair.y, pair.options))
     assert _rng_state(fit, path="fit") == []
     assert b"PCG64" not in pickle.dumps(fit) and b"bit_generator" not in pickle.dumps(fit)
+
+
+# -- searches with the new scorers: a regressor, balanced accuracy, refit ----------------------
+SEARCHES = {
+    "regressor": (lambda: DPLinearRegression(row_norm=1.0, label_bound=1.0), True,
+                  {"scoring": "neg_mean_squared_error"}),
+    "regressor-r2-refit": (lambda: DPLinearRegression(row_norm=1.0, label_bound=1.0), True,
+                           {"scoring": "r2", "refit": True}),
+    "balanced-accuracy": (lambda: DPLogisticRegression(row_norm=1.0, classes=[0, 1]), False,
+                          {"scoring": "balanced_accuracy"}),
+    "balanced-accuracy-refit": (lambda: DPLogisticRegression(row_norm=1.0, classes=[0, 1]),
+                                False, {"scoring": "balanced_accuracy", "refit": True}),
+}
+
+
+@pytest.mark.parametrize("grid", [{"reg": [0.05]}, {"reg": [0.01, 0.1]}],
+                         ids=["one-setting", "grid"])
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_scored_search_surface_is_the_same_on_neighbouring_datasets(name, grid):
+    # as test_search_surface_is_the_same_on_neighbouring_datasets, for a regressor search and
+    # balanced-accuracy searches, with and without refit: get_params, the pickle with the noised
+    # values zeroed (the selected setting is the selection's private output) and the warnings
+    make, regression, options = SEARCHES[name]
+
+    def search(X, y):
+        return PrivateGridSearch(make(), grid, score_epsilon=0.5, mean=3.0, **options).fit(X, y)
+    for a, b in _neighbours(regression=regression):
+        (sa, erra, wa), (sb, errb, wb) = (_fit_recording(search, d) for d in (a, b))
+        assert erra is None and errb is None, (erra, errb)
+        assert wa == wb
+        for s in (sa, sb):
+            expected = make().set_params(**s.best_params_)
+            assert repr(s.best_estimator_.get_params()) == repr(expected.get_params())
+            assert s.best_estimator_.epsilon_ == s.epsilon_
+            assert _rng_state(s, path=name) == []
+            assert b"PCG64" not in pickle.dumps(s) and b"bit_generator" not in pickle.dumps(s)
+            if len(grid["reg"]) > 1:
+                s.best_estimator_ = None
+        assert _surface(sa) == _surface(sb)

@@ -54,7 +54,8 @@ def run(name, X, y, rng=0, **extra):
         return calls[name]()
     # a solver without settings here runs its spec's example (docs/adding_a_solver.md)
     spec = registry_get(name)
-    problem = dpsolve.Problem(X, y, "logistic", **spec.example_problem)
+    loss = "logistic" if "logistic" in spec.losses else spec.losses[0]
+    problem = dpsolve.Problem(X, y, loss, **spec.example_problem)
     split = [] if spec.partition is None else [dpsolve.Parties.from_sizes(problem, [40, 40])]
     return (spec.function(problem, *split, rng=rng, **{**spec.example, **extra}), problem,
             split[0] if split else None)

@@ -64,6 +64,10 @@ def run(epsilon, seed, X, y):
     out = {}
     ref = make_pipeline(*steps, LogisticRegression(C=1.0 / (n * REG), max_iter=10_000))
     out["scikit-learn (not private)"] = ref.fit(X_tr, y_tr).score(X_te, y_te)
+    dp = make_pipeline(*steps, DPLogisticRegression(epsilon=epsilon, row_norm=ROW_NORM,
+                                                    classes=[0, 1], random_state=seed))
+    out["dpsolve, defaults (reg = 'auto', private base rate)"] = dp.fit(X_tr, y_tr).score(
+        X_te, y_te)
     dp = make_pipeline(*steps, DPLogisticRegression(epsilon=epsilon, reg=REG, row_norm=ROW_NORM,
                                                     classes=[0, 1], random_state=seed))
     out["dpsolve, reg = 0.1"] = dp.fit(X_tr, y_tr).score(X_te, y_te)
@@ -82,6 +86,9 @@ def run(epsilon, seed, X, y):
     from diffprivlib.models import LogisticRegression as DiffprivlibLR
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        model = make_pipeline(*steps, DiffprivlibLR(epsilon=epsilon, data_norm=ROW_NORM,
+                                                    random_state=seed))
+        out["diffprivlib, defaults (C = 1)"] = model.fit(X_tr, y_tr).score(X_te, y_te)
         model = make_pipeline(*steps, DiffprivlibLR(epsilon=epsilon, data_norm=ROW_NORM,
                                                     C=1.0 / (n * REG), random_state=seed))
         out["diffprivlib, C = 1/(n reg)"] = model.fit(X_tr, y_tr).score(X_te, y_te)

@@ -68,6 +68,7 @@ def get(name):
 from . import (noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation,  # noqa: E402
                objective_perturbation, multiparty_gd, aggregated_output_perturbation, joint_sgd)
 from . import dp_sgd  # noqa: E402  (the worked example of docs/adding_a_solver.md)
+from . import adassp  # noqa: E402
 
 __all__ = ["Bound", "Plan", "Released", "SolverSpec", "document", "fit", "get", "register",
            "registry"]

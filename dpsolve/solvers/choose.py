@@ -33,7 +33,10 @@ class Candidate:
         Whether the bound is a number with explicit constants (an ``O(.)`` bound with constant
         1 gives a scaling, not an upper bound, and is not compared).
     reason : str or None
-        Why the solver was not a candidate (its plan refused the problem), else None.
+        Why the solver was not a candidate (its plan refused the problem, or it has no bound
+        there), or why it was left out unplanned (a lower bound on its bound, from its defaults
+        without noise, is above the chosen bound: ``dp_sgd``, whose PLD calibration costs more
+        than a choice should), else None.
     """
 
     name: str
@@ -85,6 +88,53 @@ def _planned_fit(plan):
                                  calibration=plan.method)
 
 
+def _floors():
+    """name -> floor, for the solvers whose plan calibrates by a search costlier than a choice
+    should take: a function of the Problem giving a lower bound on the solver's bound at its
+    default settings, whatever its noise, without calibrating (or None: no bound there).
+
+    dp_sgd calibrates T Poisson-sampled Gaussians by PLD accounting (0.1 to over 1 s); its
+    bound grows with the noise, so its value at zero noise is a floor."""
+    from .dp_sgd import bound_floor
+    return {"dp_sgd": bound_floor}
+
+
+def _floor(function, problem):
+    """``function(problem)`` as a finite float, or None where it fails or has no floor (the
+    solver is then planned, and refuses or has no bound as its plan says)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = function(problem)
+    except (ValueError, TypeError, *_BOUND_ERRORS):
+        return None
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _candidate(spec, problem, epsilon, delta):
+    """The Candidate of ``spec``: its plan at ``(epsilon, delta)`` with its defaults, and its
+    bound at that plan, or the reason it has none."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plan = plan_or_refuse(spec, problem, None, epsilon, delta, secure=False, rng=None)
+    except (ValueError, TypeError) as exc:
+        return Candidate(spec.name, None, None, False, str(exc))
+    if delta is None and plan.delta not in (None, 0.0):
+        return Candidate(spec.name, None, None, False, "not pure epsilon-DP")
+    options = {"epsilon": epsilon, **({} if delta is None else {"delta": delta})}
+    try:
+        found = None if spec.bound is None else spec.bound(
+            problem, None, _planned_fit(plan), options)
+    except (ValueError, *_BOUND_ERRORS) as exc:   # from public constants: no bound here
+        return Candidate(spec.name, None, None, False,
+                         f"no bound at its default settings ({exc})")
+    if found is None or not math.isfinite(found.value):
+        return Candidate(spec.name, None, None, False, "no bound at its default settings")
+    comparable = "O-constant" not in found.name
+    return Candidate(spec.name, float(found.value), found.name, comparable)
+
+
 def choose_solver(problem, epsilon, delta=None):
     r"""The single-machine solver with the smallest excess-risk bound for this problem and
     target, chosen from public constants only.
@@ -94,6 +144,13 @@ def choose_solver(problem, epsilon, delta=None):
     defaults and noise from n, p, L, beta, lambda, R, B and the loss alone — and its bound
     evaluated at that plan. The smallest bound with explicit constants wins. Pure epsilon
     (``delta=None``) admits only the pure-DP solvers.
+
+    A solver whose calibration is a costly search (``dp_sgd``: PLD accounting of its T
+    Poisson-sampled Gaussians, 0.1 s to over 1 s) is planned only when a lower bound on its
+    bound — its bound at its default settings with zero noise, which no calibration can go
+    below — is under the best bound of the others; otherwise it cannot win, and it is listed
+    with that as its reason and no bound. The choice is the one planning every solver gives;
+    it costs the plans of the others (milliseconds once their caches are warm).
 
     Parameters
     ----------
@@ -137,37 +194,39 @@ def choose_solver(problem, epsilon, delta=None):
     if delta is not None:
         delta = check_real(delta, "delta", low=0.0, high=1.0)
         check_delta_range(delta, "choose_solver")
-    candidates = []
-    for spec in registry():
-        if spec.partition is not None or problem.loss not in spec.losses:
+    eligible = [spec for spec in registry()
+                if spec.partition is None and problem.loss in spec.losses
+                and not (problem.is_sparse and not spec.sparse)]
+    floors = {} if delta is None else _floors()
+    found = {}              # name -> Candidate
+    deferred = {}           # name -> its bound's floor, for a solver not planned yet
+    for spec in eligible:
+        floor = _floor(floors[spec.name], problem) if spec.name in floors else None
+        if floor is not None:
+            deferred[spec.name] = floor
+        else:
+            found[spec.name] = _candidate(spec, problem, epsilon, delta)
+    # a solver with a costly calibration is planned only if its floor leaves it a chance: the
+    # best bound of the others, exact, against a lower bound on its own (ties go to the
+    # earlier solver in registry order, as min() below gives them)
+    order = {spec.name: i for i, spec in enumerate(eligible)}
+    for spec in eligible:
+        if spec.name not in deferred:
             continue
-        if problem.is_sparse and not spec.sparse:
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                plan = plan_or_refuse(spec, problem, None, epsilon, delta, secure=False,
-                                      rng=None)
-        except (ValueError, TypeError) as exc:
-            candidates.append(Candidate(spec.name, None, None, False, str(exc)))
-            continue
-        if delta is None and plan.delta not in (None, 0.0):
-            candidates.append(Candidate(spec.name, None, None, False, "not pure epsilon-DP"))
-            continue
-        options = {"epsilon": epsilon, **({} if delta is None else {"delta": delta})}
-        try:
-            found = None if spec.bound is None else spec.bound(
-                problem, None, _planned_fit(plan), options)
-        except (ValueError, *_BOUND_ERRORS) as exc:   # from public constants: no bound here
-            candidates.append(Candidate(spec.name, None, None, False,
-                                        f"no bound at its default settings ({exc})"))
-            continue
-        if found is None or not math.isfinite(found.value):
-            candidates.append(Candidate(spec.name, None, None, False,
-                                        "no bound at its default settings"))
-            continue
-        comparable = "O-constant" not in found.name
-        candidates.append(Candidate(spec.name, float(found.value), found.name, comparable))
+        floor = deferred[spec.name]
+        usable = sorted((c for c in found.values() if c.comparable),
+                        key=lambda c: (c.bound, order[c.name]))
+        best = usable[0] if usable else None
+        if best is not None and (floor > best.bound or (floor == best.bound
+                                                         and order[best.name] < order[spec.name])):
+            found[spec.name] = Candidate(
+                spec.name, None, None, False,
+                f"cannot be chosen: its bound at its default settings is at least {floor:.4g} "
+                f"whatever its noise, above {best.name}'s {best.bound:.4g} (its noise was not "
+                "calibrated)")
+        else:
+            found[spec.name] = _candidate(spec, problem, epsilon, delta)
+    candidates = [found[spec.name] for spec in eligible]
     usable = [c for c in candidates if c.comparable]
     if not usable:
         reasons = "; ".join(f"{c.name}: {c.reason or 'its bound is O(.) with constant 1'}"

@@ -27,6 +27,9 @@ CALIBRATIONS = ("pld",)
 #: Default expected batch size and number of epochs (public choices, not tuned on data).
 DEFAULT_BATCH = 64
 DEFAULT_EPOCHS = 5
+#: The analysis :func:`bound` states.
+BOUND_NAME = ("projected SGD bound at DP-SGD's noise (Abadi et al. 2016; Nemirovski et al. "
+              "2009)")
 
 PARAMETERS = {
     "sampling_rate": Real(0.0, 1.0, high_inclusive=True, optional=True),
@@ -152,16 +155,22 @@ def dp_sgd_bound(problem, *, clip_norm, sampling_rate, sigma, steps):
     return R * math.sqrt(G2 / steps)
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, sampling_rate=None, steps=None,
-         clip_norm=None, step_size=None, calibration="pld", sigma=None):
-    """Sampling rate, steps, clipping norm, noise and step size from public constants."""
-    n = problem.n
+def _defaults(problem, sampling_rate, steps, clip_norm, sigma):
+    """``(clip_norm, sampling_rate, steps)`` with the defaults resolved (no noise involved)."""
     clip_norm = default_clip_norm(problem) if clip_norm is None else clip_norm
-    q = min(1.0, DEFAULT_BATCH / n) if sampling_rate is None else sampling_rate
+    q = min(1.0, DEFAULT_BATCH / problem.n) if sampling_rate is None else sampling_rate
     if steps is None:
         if sigma is not None:
             raise TypeError("dp_sgd with an explicit sigma needs steps")
         steps = math.ceil(DEFAULT_EPOCHS / q)
+    return clip_norm, q, steps
+
+
+def plan(problem, partition, epsilon, delta, *, secure, rng, sampling_rate=None, steps=None,
+         clip_norm=None, step_size=None, calibration="pld", sigma=None):
+    """Sampling rate, steps, clipping norm, noise and step size from public constants."""
+    n = problem.n
+    clip_norm, q, steps = _defaults(problem, sampling_rate, steps, clip_norm, sigma)
     sensitivity = 2.0 * clip_norm          # replace-one, of the clipped sum over any sample
     sampling = PoissonSampling(q)
     sigma, epsilon, delta, calibration = gaussian_sigma(
@@ -209,9 +218,25 @@ def bound(problem, partition, fit, options):
         return None
     return Bound(dp_sgd_bound(problem, clip_norm=settings["clip_norm"],
                               sampling_rate=settings["sampling_rate"], sigma=fit.sigma,
-                              steps=fit.steps),
-                 "projected SGD bound at DP-SGD's noise (Abadi et al. 2016; Nemirovski et al. "
-                 "2009)")
+                              steps=fit.steps), BOUND_NAME)
+
+
+def bound_floor(problem):
+    """A lower bound on :func:`bound` at dp_sgd's default settings, whatever its noise, from
+    public constants and without calibrating: :func:`dp_sgd_bound` at ``sigma = 0`` (the
+    bound grows with sigma, and the defaults C, q and T do not depend on it). Used by
+    :func:`dpsolve.choose_solver` to leave out, uncalibrated, a dp_sgd that cannot win
+    (its PLD calibration takes 0.1 to over 1 s).
+
+    Returns
+    -------
+    float or None
+        The floor; None where :func:`bound` has no bound at the defaults.
+    """
+    clip_norm, q, steps = _defaults(problem, None, None, None, None)
+    if clip_norm < problem.lipschitz:
+        return None
+    return dp_sgd_bound(problem, clip_norm=clip_norm, sampling_rate=q, sigma=0.0, steps=steps)
 
 
 SPEC = register(SolverSpec(

@@ -4,6 +4,7 @@ treatment of an approximate minimiser."""
 import math
 
 import dp_accounting
+import numpy as np
 
 from .. import _fixed_iteration as fixed
 from .. import bounds
@@ -27,14 +28,16 @@ PARAMETERS = {
     "extra_reg": Passthrough(),              # "auto", "cms" or a real >= 0: checked likewise
     "noise": Passthrough(),                  # checked with delta (resolve_output_noise)
     "calibration": Passthrough(),            # checked for Gaussian noise only
+    "centre": Passthrough(),                 # None or a finite array of theta's shape: in plan
+    "centre_bound": Passthrough(),           # None or a real >= ||centre||: in plan
 }
 
 
 @document
 def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="auto",
                            output_fraction="auto", extra_reg="auto", noise=None,
-                           tolerance="auto", calibration="pld", secure=False, rng=None,
-                           accountant=None):
+                           tolerance="auto", calibration="pld", centre=None,
+                           centre_bound=None, secure=False, rng=None, accountant=None):
     r"""Differentially private ERM by objective perturbation, run as Approximate Minima
     Perturbation (AMP; CMS 2011 Alg. 2, Kifer et al. 2012, Iyengar et al. 2019).
 
@@ -100,6 +103,18 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
         :mod:`dpsolve._fixed_iteration` (ValueError, before any work).
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
         For Gaussian output noise, as in :func:`output_perturbation`.
+    centre : array of shape ``problem.theta_shape``, optional
+        A public point c at which both regularisers are centred:
+        ``F_b(theta) = L(theta) + <b, theta>/n + ((lambda + Delta)/2)||theta - c||^2``. That is
+        a public linear term ``-(lambda + Delta) <c, theta>`` added to the objective, which
+        leaves the privacy proof unchanged (the density ratio depends on ``b``'s difference
+        between neighbours and on the Hessian, neither of which it changes); with c on the
+        intercept coordinate it is a margin offset (docs/intercepts.md). It must not depend on
+        the data, or be a release composed in (the estimators' private base rate). Default 0.
+    centre_bound : float, optional
+        A public bound on ``||centre||`` (at least it), from which the inner solve's step count
+        and tolerance are planned, so that they (and the Fit's settings) do not depend on a
+        centre released from the data; default ``||centre||``.
     {{rng}}
         ``b`` is drawn first, then ``b_2``.
     {{secure}}
@@ -132,22 +147,26 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     return fit(SPEC, problem, None, epsilon, delta, objective_noise=objective_noise,
                output_fraction=output_fraction,
                extra_reg=extra_reg, noise=noise, tolerance=tolerance, calibration=calibration,
-               secure=secure, rng=rng, accountant=accountant)
+               centre=centre, centre_bound=centre_bound, secure=secure, rng=rng,
+               accountant=accountant)
 
 
 def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="auto",
          output_fraction="auto", extra_reg="auto", noise=None, tolerance="auto",
-         calibration="pld"):
+         calibration="pld", centre=None, centre_bound=None):
     """The objective noise, the budget split and Delta (from the utility bound, or as given),
     the noise scales and the inner solve's K, from public constants."""
     if problem.radius is not None:
         raise ValueError("objective_perturbation's analysis is for an unconstrained problem: "
                          "use a Problem with radius=None (and reg > 0)")
+    centre = check_centre(centre, problem)
+    centre_bound = _check_centre_bound(centre_bound, centre)
     _inner._lipschitz("objective_perturbation", problem)
     options = {"objective_noise": objective_noise, "output_fraction": output_fraction,
                "extra_reg": extra_reg, "noise": noise, "calibration": calibration}
     if isinstance(tolerance, str) and tolerance == "auto":
-        tolerance = auto_tolerance(problem, epsilon, delta, **options)
+        tolerance = auto_tolerance(problem, epsilon, delta, centre_bound=centre_bound,
+                                   **options)
     elif isinstance(tolerance, str):
         raise ValueError(f"tolerance must be 'auto' or a number in (0, 1e-2], got {tolerance!r}")
     else:
@@ -179,7 +198,8 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="au
     sensitivity = 2.0 * math.sqrt(2.0 * tolerance / (lam + extra_reg))
     # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
     inner = _inner._bounded(fixed.objective_plan(problem, tolerance, extra_reg,
-                                                 objective_scale, objective_noise),
+                                                 objective_scale, objective_noise,
+                                                 centre_norm=centre_bound),
                             "objective_perturbation", secure)
     if secure:
         fixed.check_tolerance(inner, "objective_perturbation")
@@ -195,8 +215,47 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="au
                           **objective_settings, "jacobian_term": jacobian,
                           "extra_reg": extra_reg,
                           "tolerance": tolerance, "output_sensitivity": sensitivity,
-                          "noise": noise, **_inner._inner_settings(inner, secure)},
-                state={"inner": inner, "secure": secure, "scale": scale})
+                          "noise": noise, "centred": centre is not None,
+                          **_inner._inner_settings(inner, secure)},
+                state={"inner": inner, "secure": secure, "scale": scale, "centre": centre})
+
+
+def check_centre(centre, problem):
+    """None, or ``centre`` as a new finite float64 array of ``problem.theta_shape``."""
+    if centre is None:
+        return None
+    try:
+        value = np.array(centre, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"centre must be None or an array of real numbers of shape "
+                        f"{problem.theta_shape}") from None
+    if value.shape != tuple(problem.theta_shape):
+        raise ValueError(f"centre must have shape {problem.theta_shape} (theta's), got "
+                         f"{value.shape}")
+    if not np.all(np.isfinite(value)) or _norm(value) > CENTRE_MAX_NORM:
+        raise ValueError(f"centre must be finite with norm at most {CENTRE_MAX_NORM:g}")
+    return value
+
+
+#: Beyond this a centre is a mistake (a margin offset of 1e6 in logits is a constant predictor).
+CENTRE_MAX_NORM = 1e6
+
+
+def _norm(centre):
+    return 0.0 if centre is None else float(np.linalg.norm(centre))
+
+
+def _check_centre_bound(bound, centre):
+    """The public bound on ``||centre||`` the plan uses: ``bound`` (checked to cover the
+    centre), or the centre's norm."""
+    if bound is None:
+        return _norm(centre)
+    bound = check_real(bound, "centre_bound", low=0.0, low_inclusive=True,
+                       high=CENTRE_MAX_NORM, high_inclusive=True)
+    if _norm(centre) > bound:
+        raise ValueError(f"centre_bound={bound:g} is below the centre's norm "
+                         f"{_norm(centre):g}")
+    return bound
 
 
 #: The tolerance of dpsolve 0.2, and the largest ``tolerance="auto"`` takes.
@@ -204,7 +263,8 @@ DEFAULT_TOLERANCE = 1e-12
 
 
 def auto_tolerance(problem, epsilon, delta=None, *, objective_noise="auto",
-                   output_fraction="auto", extra_reg="auto", noise=None, calibration="pld"):
+                   output_fraction="auto", extra_reg="auto", noise=None, calibration="pld",
+                   centre_bound=0.0):
     """The inner solve's tolerance g for ``tolerance="auto"``: twice the float64 floor of the
     fixed-iteration solver at the chosen settings (what secure mode can deliver by
     construction, :func:`dpsolve._fixed_iteration.float_floor`), at most 1e-12.
@@ -225,13 +285,24 @@ def auto_tolerance(problem, epsilon, delta=None, *, objective_noise="auto",
         Target delta (Gaussian output noise), or None.
     objective_noise, output_fraction, extra_reg, noise, calibration
         As :func:`objective_perturbation` takes them.
+    centre_bound : float, default 0
+        A bound on the regularisers' centre's norm (the centre moves the minimiser, and with
+        it the floor).
 
     Returns
     -------
     float
         g, in ``[2 * floor, 1e-12]`` (1e-12 when the floor is above 5e-13).
     """
+    floors = {}
+
     def floor(tolerance):
+        # each round asks again for the floor at the g the previous one accepted: once per g
+        if tolerance not in floors:
+            floors[tolerance] = _floor_at(tolerance)
+        return floors[tolerance]
+
+    def _floor_at(tolerance):
         chosen = bounds.objective_perturbation_settings(
             problem, epsilon, delta, objective_noise=objective_noise,
             output_fraction=output_fraction, extra_reg=extra_reg, noise=noise,
@@ -241,7 +312,8 @@ def auto_tolerance(problem, epsilon, delta=None, *, objective_noise="auto",
         else:
             scale = 2.0 * problem.row_norm / chosen["epsilon_prime"]
         return fixed.objective_plan(problem, tolerance, chosen["extra_reg"], scale,
-                                    chosen["objective_noise"]).floor
+                                    chosen["objective_noise"],
+                                    centre_norm=centre_bound).floor
 
     tolerance = accepted = DEFAULT_TOLERANCE
     for _ in range(3):
@@ -262,6 +334,9 @@ def run(problem, partition, plan, rng):
     kind = settings["objective_noise"]
     b = _inner._draw(kind, plan.noise[f"objective_{kind}"], problem.p, rng)
     linear = b / problem.n
+    if state["centre"] is not None:
+        # ((lambda + Delta)/2)||theta - c||^2 = the uncentred term - mu <c, theta> + constant
+        linear = linear - mu * state["centre"]
     if state["secure"]:
         theta_hat = fixed.minimize(problem, state["inner"], linear=linear, start=-linear / mu)
     else:

@@ -1,0 +1,91 @@
+r"""Private class counts: the base rate the estimators centre their intercept on.
+
+The count of each class is released with the discrete Laplace (two-sided geometric) mechanism
+(Ghosh, Roughgarden & Sundararajan 2009): ``c_k + Z_k`` with ``P(Z = z)`` proportional to
+``exp(-epsilon |z| / s)``, s the count vector's L1 sensitivity under replace-one neighbours (n
+public): replacing one record moves it from one class to another, so one count changes by at
+most 1 for two classes (the other is ``n - c``: only the positives are released, ``s = 1``) and
+two counts by 1 each for K > 2 classes (``s = 2``). The noise is an integer, so there is no
+floating-point side channel to protect (Mironov 2012): the release is exactly epsilon-DP.
+
+The shares are post-processing: each noisy count clipped to ``[1/2, n - 1/2]`` and divided by n
+(for K > 2, then normalised), so that every share is in (0, 1) and its log-odds finite.
+"""
+import dataclasses
+import math
+
+import dp_accounting
+import numpy as np
+
+from .._validation import check_real
+from .accounting import pure_event
+
+__all__ = ["ClassShares", "private_class_shares"]
+
+
+#: Below this the geometric draws of numpy saturate at 2**63 - 1 (their difference would be 0,
+#: an exact count); a count at such an epsilon is all noise anyway.
+MIN_EPSILON = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassShares:
+    """Private shares of the classes in the data.
+
+    Attributes
+    ----------
+    shares : tuple of float
+        One share per class (in the problem's class order), each in (0, 1), summing to 1.
+    epsilon : float
+        What the release cost (pure epsilon-DP, replace-one neighbours).
+    dp_event : dp_accounting.DpEvent
+        Its event, to compose with the fit that uses it.
+    """
+
+    shares: tuple
+    epsilon: float
+    dp_event: dp_accounting.DpEvent
+
+
+def private_class_shares(codes, n_classes, epsilon, rng):
+    """The shares of the classes ``0..n_classes-1`` among ``codes``, epsilon-DP (module
+    docstring).
+
+    Parameters
+    ----------
+    codes : array of int
+        Each record's class index, in ``range(n_classes)``.
+    n_classes : int
+        K >= 2 (public).
+    epsilon : float
+        At least ``MIN_EPSILON`` (1e-9).
+    rng : numpy Generator
+        The noise's source.
+
+    Returns
+    -------
+    ClassShares
+    """
+    epsilon = check_real(epsilon, "epsilon", low=MIN_EPSILON, low_inclusive=True)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy Generator, got {type(rng).__name__}")
+    codes = np.asarray(codes)
+    n = codes.shape[0]
+    counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
+    if n_classes == 2:
+        noisy = counts[1] + _discrete_laplace(epsilon, 1, rng)[0]
+        positive = min(max(noisy, 0.5), n - 0.5) / n
+        shares = (1.0 - positive, positive)
+    else:
+        noisy = counts + _discrete_laplace(epsilon / 2.0, n_classes, rng)
+        clipped = np.clip(noisy, 0.5, n - 0.5)
+        shares = tuple(float(v) for v in clipped / clipped.sum())
+    return ClassShares(shares=tuple(float(v) for v in shares), epsilon=epsilon,
+                       dp_event=pure_event(epsilon))
+
+
+def _discrete_laplace(epsilon, size, rng):
+    """``size`` draws with ``P(z)`` proportional to ``exp(-epsilon |z|)``: the difference of two
+    geometric variables of success probability ``1 - exp(-epsilon)``."""
+    success = -math.expm1(-epsilon)
+    return (rng.geometric(success, size) - rng.geometric(success, size)).astype(np.float64)
