@@ -67,6 +67,30 @@ def test_class_counts_change_by_one_between_neighbours_and_the_shares_stay_in_ra
         assert 0.5 / len(codes) <= shares[1] <= 1 - 0.5 / len(codes)
 
 
+@pytest.mark.parametrize("noisy, n, epsilon", [
+    (158, 426, 0.01), (158, 426, 1.0), (-50, 426, 0.01), (600, 426, 0.1), (3, 10_000, 0.1),
+    (5e5, 1000, 1e-3), (158, 426, 1e-6)])
+def test_the_base_rate_is_the_posterior_mean_of_the_count(noisy, n, epsilon):
+    # the closed form against quadrature of exp(-epsilon |c - noisy|) c over [0, n]
+    from scipy import integrate
+    from dpsolve.privacy.counts import posterior_mean_count
+    peak = min(max(noisy, 0), n)
+
+    def integral(f):
+        return integrate.quad(lambda c: f(c) * math.exp(-epsilon * (abs(c - noisy)
+                                                                    - abs(peak - noisy))),
+                              0, n, points=[peak], limit=500, epsabs=0, epsrel=1e-12)[0]
+    expected = integral(lambda c: c) / integral(lambda c: 1.0)
+    assert posterior_mean_count(noisy, n, epsilon) == pytest.approx(expected, rel=1e-8)
+
+
+def test_a_count_drowned_in_noise_gives_a_base_rate_near_one_half():
+    codes = np.array([1] * 10 + [0] * 390)
+    shares = [private_class_shares(codes, 2, 1e-4, np.random.default_rng(s)).shares[1]
+              for s in range(20)]
+    assert all(0.4 < share < 0.6 for share in shares)
+
+
 def test_class_counts_refuse_an_epsilon_too_small_to_draw():
     with pytest.raises(ValueError, match="epsilon"):
         private_class_shares(np.array([0, 1]), 2, 1e-12, np.random.default_rng(0))

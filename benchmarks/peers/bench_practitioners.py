@@ -216,6 +216,23 @@ def synthetic(positives, p, n=8_000, public=2_000, seed=0):
 SYNTHETIC = [(share, p) for share in (0.01, 0.03, 0.10) for p in (10, 50, 200)]
 
 
+def synthetic_counts(p=14, n=10_000, public=2_000, seed=0):
+    """A count regression: features uniform in [0, 1], y Poisson with a log-linear mean (about
+    a hundred on average), n rows to learn and test on, and a disjoint ``public`` rows whose
+    feature ranges and largest count (times 1.5) are the public ranges."""
+    rng = np.random.default_rng(seed)
+    X = rng.random((n + public, p))
+    w = rng.normal(0.0, 1.0, p)
+    y = rng.poisson(np.exp(4.0 + (X - 0.5) @ w * 0.8)).astype(float)
+    low, high = X[:public].min(axis=0), X[:public].max(axis=0)
+    top = 1.5 * float(y[:public].max())
+    return Dataset(f"synthetic counts, p = {p}", "regression", X[public:], y[public:], low, high,
+                   f"features uniform in [0, 1], y ~ Poisson(exp(4 + 0.8 <w, x - 1/2>)), w ~ "
+                   f"N(0, I), {n + public:,} rows (numpy seed {seed}), first {public:,} dropped",
+                   f"the features' min and max over the {public:,} dropped rows; y in "
+                   f"[0, {top:g}] (1.5 times their largest count)", y_range=(0.0, top))
+
+
 def all_datasets(statsmodels=True):
     """Every dataset of the page, in its order: scikit-learn's bundled data, statsmodels'
     (when installed and ``statsmodels``), the synthetic grid."""
@@ -227,6 +244,7 @@ def all_datasets(statsmodels=True):
             pass
     out += [synthetic(share, p) for share, p in SYNTHETIC]
     out.append(diabetes())
+    out.append(synthetic_counts())
     if statsmodels:
         try:
             out.append(star98())
@@ -371,6 +389,16 @@ class DpsolveDefaultsRegression(_Regression):
 
 class DiffprivlibDefaultsRegression(_Regression):
     method = "diffprivlib"
+
+
+class ScikitLearnClassification(_Classification):
+    """The non-private baseline the private tracks are read against (same splits)."""
+    method = "scikit-learn"
+
+
+class ScikitLearnRegression(_Regression):
+    """The non-private baseline the private tracks are read against (same splits)."""
+    method = "scikit-learn"
 
 
 def main():

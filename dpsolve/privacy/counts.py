@@ -8,8 +8,11 @@ most 1 for two classes (the other is ``n - c``: only the positives are released,
 two counts by 1 each for K > 2 classes (``s = 2``). The noise is an integer, so there is no
 floating-point side channel to protect (Mironov 2012): the release is exactly epsilon-DP.
 
-The shares are post-processing: each noisy count clipped to ``[1/2, n - 1/2]`` and divided by n
-(for K > 2, then normalised), so that every share is in (0, 1) and its log-odds finite.
+The shares are post-processing. For two classes, the posterior mean of the count of positives
+under a uniform prior given the noisy count (:func:`posterior_mean_count`: about the noisy count
+when the noise is small against n, pulled to n/2 when it is not), clipped to ``[1/2, n - 1/2]``
+and divided by n; for K > 2, each noisy count clipped to ``[1/2, n - 1/2]``, then normalised.
+Every share is in (0, 1) and its log-odds finite.
 """
 import dataclasses
 import math
@@ -20,7 +23,7 @@ import numpy as np
 from .._validation import check_real
 from .accounting import pure_event
 
-__all__ = ["ClassShares", "private_class_shares"]
+__all__ = ["ClassShares", "posterior_mean_count", "private_class_shares"]
 
 
 #: Below this the geometric draws of numpy saturate at 2**63 - 1 (their difference would be 0,
@@ -74,7 +77,7 @@ def private_class_shares(codes, n_classes, epsilon, rng):
     counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
     if n_classes == 2:
         noisy = counts[1] + _discrete_laplace(epsilon, 1, rng)[0]
-        positive = min(max(noisy, 0.5), n - 0.5) / n
+        positive = min(max(posterior_mean_count(noisy, n, epsilon), 0.5), n - 0.5) / n
         shares = (1.0 - positive, positive)
     else:
         noisy = counts + _discrete_laplace(epsilon / 2.0, n_classes, rng)
@@ -82,6 +85,27 @@ def private_class_shares(codes, n_classes, epsilon, rng):
         shares = tuple(float(v) for v in clipped / clipped.sum())
     return ClassShares(shares=tuple(float(v) for v in shares), epsilon=epsilon,
                        dp_event=pure_event(epsilon))
+
+
+def posterior_mean_count(noisy, n, epsilon):
+    """The mean of a count c in [0, n] given its release ``noisy = c + Z`` (Z with density
+    proportional to ``exp(-epsilon |z|)``), under a uniform prior on c (continuous).
+
+    With little noise it is ``noisy`` clipped to [0, n]; with noise of the order of n it tends
+    to ``n / 2``, so a count drowned in noise does not put an extreme log-odds on the intercept.
+    The posterior is ``exp(-|c - noisy| / s)`` on [0, n] (s = 1/epsilon); with m the point of
+    [0, n] nearest ``noisy``, both pieces are integrated in closed form relative to their
+    common maximum at m (no overflow).
+    """
+    s = 1.0 / epsilon
+    m = min(max(float(noisy), 0.0), float(n))
+    if s <= 1e-12 * max(n, 1):
+        return m
+    left, right = -math.expm1(-m / s), -math.expm1(-(n - m) / s)
+    mass = s * (left + right)
+    # the two first moments, arranged so that nothing of size s cancels
+    moment = s * (m - s * left) + s * ((m - n) + (n + s) * right)
+    return min(max(moment / mass, 0.0), float(n))
 
 
 def _discrete_laplace(epsilon, size, rng):
