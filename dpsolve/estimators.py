@@ -858,10 +858,13 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     radius : float or None, default None
         Radius R > 0 of a constraint ball on theta (intercept included); None: none (AdaSSP,
         the only single-machine solver that needs no radius for the squared loss).
-    label_bound : float or PrivateEstimate or None, default None
-        Public bound on ``|y|``; labels beyond it are clipped to it (with a warning giving how
-        many). A PrivateEstimate is composed in as for ``row_norm``. None: the data's largest
-        ``|y_i|``, with a PrivacyWarning and no guarantee (``epsilon_`` inf).
+    label_bound : float, (low, high), PrivateEstimate or None, default None
+        Public bound on ``|y|``, or a public range of y (as diffprivlib's ``bounds_y``);
+        labels beyond it are clipped to it (with a warning giving how many). A range is
+        centred at its midpoint, which the intercept carries: labels in ``[0, B_y]`` then cost
+        the noise of a bound ``B_y / 2`` (without ``fit_intercept``, of ``max(|low|,
+        |high|)``). A PrivateEstimate is composed in as for ``row_norm``. None: the data's
+        largest ``|y_i|``, with a PrivacyWarning and no guarantee (``epsilon_`` inf).
     prior_share : "auto" or float in [0, 1), default "auto"
         The share of epsilon spent on the labels' private mean ``m`` (their sum with Laplace
         noise for its sensitivity ``2 label_bound``, divided by n): the fit is to
@@ -876,7 +879,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     n_features_in_, epsilon_, delta_, dp_event_, privacy_report_, solver_, row_norm_, reg_, fit_
         As in :class:`DPLogisticRegression`.
     label_bound_ : float
-        The label bound used.
+        The label bound used (a range's half-width).
     """
 
     _loss = "squared"
@@ -884,7 +887,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         **_DPLinearModel._parameter_constraints,
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "label_bound": [Interval(numbers.Real, 0, None, closed="neither"), PrivateEstimate,
-                        None],
+                        tuple, list, None],
         "prior_share": [StrOptions({"auto"}), Interval(numbers.Real, 0, 1, closed="left")],
     }
 
@@ -928,8 +931,42 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         return super()._derived_bounds() + (["label_bound"] if self.label_bound is None
                                             else [])
 
+    def _label_range(self):
+        """``(low, high)`` if ``label_bound`` is a range (checked), else None."""
+        if not isinstance(self.label_bound, (tuple, list)):
+            return None
+        try:
+            if len(self.label_bound) != 2 or any(isinstance(v, (bool, np.bool_))
+                                                 for v in self.label_bound):
+                raise TypeError
+            low, high = (float(v) for v in self.label_bound)
+        except (TypeError, ValueError):
+            raise ValueError(f"label_bound must be a number > 0, a PrivateEstimate or a range "
+                             f"(low, high) of two numbers, got {self.label_bound!r}") from None
+        if not (math.isfinite(low) and math.isfinite(high) and low < high):
+            raise ValueError(f"label_bound=(low, high) needs finite low < high, got "
+                             f"{self.label_bound!r}")
+        return low, high
+
     def _labels(self, y):
-        """The label bound and the labels clipped to it (a new array)."""
+        """The half-width bound, the labels clipped to it and shifted by the public centre
+        (a new array), and that centre: a range ``(low, high)`` is centred at its midpoint
+        (with an intercept to carry it), so that labels in ``[0, B_y]`` cost a bound of
+        ``B_y / 2``, not ``B_y``."""
+        label_range = self._label_range()
+        shift = 0.0
+        if label_range is not None:
+            low, high = label_range
+            if self.fit_intercept:
+                shift, bound = (low + high) / 2.0, (high - low) / 2.0
+            else:
+                bound = max(abs(low), abs(high))
+            over = int(np.count_nonzero((y < low) | (y > high)))
+            if over:
+                warnings.warn(f"{over} of {len(y)} labels were outside label_bound="
+                              f"({low:g}, {high:g}) and were clipped to it", UserWarning,
+                              stacklevel=4)
+            return bound, np.clip(y, low, high) - shift, shift
         if isinstance(self.label_bound, PrivateEstimate):
             bound = float(self.label_bound.value)
         elif self.label_bound is not None:
@@ -946,17 +983,19 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         if over:
             warnings.warn(f"{over} of {len(y)} labels had |y| above label_bound={bound:g} and "
                           "were clipped to it", UserWarning, stacklevel=4)
-        return bound, np.clip(y, -bound, bound)
+        return bound, np.clip(y, -bound, bound), shift
 
     def _validated(self, X, y):
-        """X, the labels clipped to the label bound, the loss, no classes, the bound, no label
-        set."""
+        """X, the labels clipped to the label bound (and shifted by the centre of a label
+        range), the loss, no classes, the bound, and the centre (where a classifier returns its
+        label set)."""
         self._check_public(self._loss)
+        self._label_range()
         _refuse_complex(X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C",
                              y_numeric=True)
-        bound, y = self._labels(y)
-        return X, y, self._loss, None, bound, None
+        bound, y, shift = self._labels(y)
+        return X, y, self._loss, None, bound, shift
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, *, rng=None):
@@ -976,11 +1015,11 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         -------
         self
         """
-        X, y, loss, _, bound, _ = self._validated(X, y)
+        X, y, loss, _, bound, shift = self._validated(X, y)
         coef, intercept, mean = self._run(X, y, loss, bounds=bound, rng=rng)
         self.label_bound_ = bound
         self.coef_ = coef
-        self.intercept_ = float(intercept) + mean
+        self.intercept_ = float(intercept) + mean + shift
         return self
 
     def predict(self, X):

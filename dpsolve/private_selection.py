@@ -676,11 +676,15 @@ class LogLossScorer(PrivateScorer):
 
 def _label_bound(final, given, scorer):
     """The public label bound: the scorer's own, else the model's ``label_bound`` parameter
-    (a number or a released PrivateEstimate's value)."""
+    (a number, a released PrivateEstimate's value, or the larger end of a range in absolute
+    value)."""
     from .privacy import PrivateEstimate
     bound = given if given is not None else getattr(final, "label_bound", None)
     if isinstance(bound, PrivateEstimate):
         bound = bound.value
+    elif isinstance(bound, (tuple, list, np.ndarray)) and len(bound) == 2:
+        # a label range [low, high] (DPLinearRegression's): |y| <= max(|low|, |high|)
+        bound = max(abs(float(bound[0])), abs(float(bound[1])))
     if bound is None:
         raise ValueError(f"scoring={scorer!r} needs a public label_bound (the estimator's "
                          f"label_bound parameter, or the scorer's label_bound=) to clip the "

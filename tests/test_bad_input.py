@@ -707,6 +707,15 @@ CATALOGUE += [
     case("estimator-label_bound-bool", lambda: _estimator(
         "DPLinearRegression", row_norm=1.0, label_bound=True).fit(X, 0.5 * Y), TypeError,
          "label_bound"),
+    case("estimator-label_bound-range-reversed", lambda: _estimator(
+        "DPLinearRegression", row_norm=1.0, label_bound=(1.0, 0.0)).fit(X, 0.5 * Y),
+         ValueError, "label_bound"),
+    case("estimator-label_bound-range-nan", lambda: _estimator(
+        "DPLinearRegression", row_norm=1.0, label_bound=(0.0, float("nan"))).fit(X, 0.5 * Y),
+         ValueError, "label_bound"),
+    case("estimator-label_bound-range-three", lambda: _estimator(
+        "DPLinearRegression", row_norm=1.0, label_bound=(0.0, 1.0, 2.0)).fit(X, 0.5 * Y),
+         ValueError, "label_bound"),
     case("estimator-row_norm-from-data-with-accountant",
          lambda: _estimator_fit(row_norm=None, accountant=dpsolve.BudgetAccountant(5.0)),
          ValueError, "row_norm"),

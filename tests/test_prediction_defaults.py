@@ -336,3 +336,30 @@ def test_regression_beats_the_constant_predictor():
             random_state=seed).fit(X_train, y_train).predict(X_test)) for seed in range(10)]
         value, error = _mean_and_error(values)
         assert value - 3 * error > share * reference, (epsilon, delta, value, reference)
+
+
+def test_a_label_range_is_the_symmetric_bound_about_its_midpoint():
+    # label_bound=(low, high) fits y - (low + high)/2 with the bound (high - low)/2 and adds the
+    # midpoint to the intercept: the same bits as doing that by hand
+    rng = np.random.default_rng(12)
+    X = rng.random((3000, 4))
+    y = np.clip(40 + X @ rng.normal(0, 20, 4) + rng.normal(0, 5, 3000), 0, 100)
+    ranged = DPLinearRegression(row_norm=2.0, label_bound=(0.0, 100.0), random_state=3).fit(X, y)
+    by_hand = DPLinearRegression(row_norm=2.0, label_bound=50.0, random_state=3).fit(X, y - 50.0)
+    np.testing.assert_array_equal(ranged.coef_, by_hand.coef_)
+    assert ranged.intercept_ == by_hand.intercept_ + 50.0
+    assert ranged.label_bound_ == 50.0
+    assert ranged.dp_event_ == by_hand.dp_event_
+
+
+@pytest.mark.parametrize("label_bound", [(1.0, 0.0), (0.0, np.nan), (0.0, 1.0, 2.0), ("a", 1.0),
+                                         (False, True)])
+def test_a_bad_label_range_is_refused_before_any_noise(label_bound, monkeypatch):
+    import dpsolve.estimators as module
+
+    def boom(*args, **kwargs):
+        raise AssertionError("noise was drawn")
+    monkeypatch.setattr(module, "laplace_noise", boom)
+    X = np.random.default_rng(0).random((50, 2))
+    with pytest.raises(ValueError, match="label_bound"):
+        DPLinearRegression(row_norm=2.0, label_bound=label_bound).fit(X, X[:, 0])
