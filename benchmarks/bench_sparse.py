@@ -15,7 +15,7 @@ from scipy import sparse
 
 import dpsolve
 from dpsolve._kernels import gd
-from dpsolve._rows import kernel_rows, row_norms
+from dpsolve._row_ops import kernel_rows, row_norms
 
 from .common import best_time
 

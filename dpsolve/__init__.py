@@ -17,9 +17,8 @@ selection is :mod:`dpsolve.private_selection`, scikit-learn estimators
 :mod:`dpsolve.audit`. Conventions shared by all of them: docs/conventions.md; the source
 documents: docs/sources.md.
 """
-from . import audit, bounds, datasets, joint, privacy, private_selection
+from . import _version, audit, bounds, datasets, joint, privacy, private_selection
 from .fit import Fit
-from .joint import joint_sgd
 from .parties import Parties
 from .privacy import BudgetAccountant, PrivacyWarning
 from .problem import Problem
@@ -30,6 +29,7 @@ from .solvers.output_perturbation import output_perturbation
 from .solvers.objective_perturbation import objective_perturbation
 from .solvers.multiparty_gd import multiparty_gd
 from .solvers.aggregated_output_perturbation import aggregated_output_perturbation
+from .solvers.joint_sgd import joint_sgd
 from .solvers.dp_sgd import dp_sgd
 from .solvers.adassp import adassp
 from .solvers.choose import choose_solver
@@ -41,4 +41,4 @@ __all__ = ["BudgetAccountant", "Fit", "Parties", "PrivacyWarning", "Problem", "R
            "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
            "objective_perturbation", "output_perturbation", "privacy", "private_selection",
            "reference_minimizer"]
-__version__ = "0.2.0"
+__version__ = _version.__version__

@@ -60,6 +60,18 @@ class one_blas_thread(contextlib.ContextDecorator):
         return False
 
 
+#: Rows per block of :func:`row_blocks` by default (and terms per block of the reference
+#: certificate's two-level sums, ``reference/_certificate.py``).
+BLOCK_ROWS = 4096
+
+
+def row_blocks(n, rows=BLOCK_ROWS):
+    """Slices of at most ``rows`` consecutive rows covering ``range(n)``, in order: the fixed
+    blocks of rows whose results :func:`blocked_sum` adds in block order (the layout depends on
+    ``n`` and ``rows`` only, never on a thread count)."""
+    return [slice(a, min(a + rows, n)) for a in range(0, n, rows)]
+
+
 def _pool(threads):
     key = (os.getpid(), threads)
     with _lock:
@@ -104,8 +116,7 @@ def blocked_sum(block_result, blocks, out):
 def weighted_gram(X, w):
     """``X^T diag(w) X`` (dense or CSR X) by blocks of rows (:func:`blocked_sum`): the same bits
     for any thread count, on every thread dpsolve's kernels may use."""
-    from ._rows import weighted_gram as block_gram
-    from .reference._certificate import row_blocks
+    from ._row_ops import weighted_gram as block_gram
     p = X.shape[1]
     return blocked_sum(lambda s: block_gram(X[s], w[s]), row_blocks(X.shape[0]),
                        np.zeros((p, p)))
@@ -119,13 +130,12 @@ def matvec(X, v):
     the bits do not depend on the thread count); CSR: SciPy's product (sequential)."""
     if v.ndim == 1:
         from ._kernels import gd
-        from ._rows import kernel_rows
+        from ._row_ops import kernel_rows
         out = np.empty(X.shape[0])
         gd.row_margins(kernel_rows(X), np.ascontiguousarray(v, dtype=np.float64), out)
         return out
     if sparse.issparse(X):
         return X @ v
-    from .reference._certificate import row_blocks
     out = np.empty((X.shape[0],) + v.shape[1:])
     blocks = row_blocks(X.shape[0])
     # the generator first, so that it runs to its end (and leaves the BLAS limit) in the loop
@@ -140,7 +150,7 @@ def rmatvec(X, r):
     docs/performance.md). For r of shape (n, K): BLAS (at one thread inside dpsolve's solves)."""
     if r.ndim == 1:
         from ._kernels import gd
-        from ._rows import kernel_rows
+        from ._row_ops import kernel_rows
         p = X.shape[1]
         out = np.empty(p)
         gd.weighted_row_sum(kernel_rows(X), np.ascontiguousarray(r, dtype=np.float64), out,

@@ -60,6 +60,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._blas import row_blocks
+
 __all__ = ["Plan", "output_plan", "objective_plan", "minimize", "start_gradient_bound",
            "float_floor", "check_tolerance", "refuse_nonsmooth"]
 
@@ -284,8 +286,7 @@ def _row_blocks(problem):
     rows = max(256, _BLOCK_BYTES // (8 * problem.p))
     if rows >= problem.n:
         return [problem]
-    return [problem._with_data(problem.X[start:start + rows], problem.y[start:start + rows])
-            for start in range(0, problem.n, rows)]
+    return [problem._with_data(problem.X[s], problem.y[s]) for s in row_blocks(problem.n, rows)]
 
 
 def minimize(problem, plan, *, linear=None, start=None):

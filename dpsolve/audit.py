@@ -44,7 +44,8 @@ import dp_accounting
 import numpy as np
 from scipy import special, stats
 
-from ._rows import refuse_sparse
+from ._capabilities import sparse_solvers
+from ._row_ops import refuse_sparse
 from ._validation import check_choice, check_int, check_real, check_rng
 from .fit import Fit
 from .privacy.accounting import PrivacyReport, epsilon_of
@@ -475,7 +476,7 @@ def canary_neighbours(problem, *, neighbour="flip"):
         raise ValueError(f"canary_neighbours needs a binary classification loss (logistic, hinge "
                          f"or huber_hinge), got {problem.loss!r}")
     check_choice(neighbour, "neighbour", ("flip", "zero"))
-    refuse_sparse(problem, "canary_neighbours")
+    refuse_sparse(problem, "canary_neighbours", sparse_solvers())
     # the user's features (without the intercept column, which the new Problem appends again)
     n, p = problem.n, problem.n_features
     X = np.zeros((n + 1, p + 1))

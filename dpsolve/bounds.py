@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ._capabilities import multinomial_solvers
 from ._validation import check_choice, check_int, check_real
 from .privacy.calibration import (OUTPUT_NOISES, check_noise_scale, cms_objective_constants,
                                   dpgd_noise, gaussian_objective_constants,
@@ -77,7 +78,8 @@ def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
         The bound (constant 1), ``inf`` without a constraint.
     """
     _check(problem, epsilon, delta, form)
-    reject_multinomial(problem, "sgd1_lipschitz_bound (noisy_sgd's Theorem 2)")
+    reject_multinomial(problem, "sgd1_lipschitz_bound (noisy_sgd's Theorem 2)",
+                       multinomial_solvers())
     n = problem.n
     value = (problem.gradient_bound * problem.diameter * math.log(1.25 * n * n / delta) ** 2
              * math.sqrt(problem.p) / epsilon)
@@ -113,7 +115,8 @@ def sgd1_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
         The bound (constant 1).
     """
     _check(problem, epsilon, delta, form)
-    reject_multinomial(problem, "sgd1_strongly_convex_bound (noisy_sgd's Theorem 2)")
+    reject_multinomial(problem, "sgd1_strongly_convex_bound (noisy_sgd's Theorem 2)",
+                       multinomial_solvers())
     if problem.reg <= 0.0:
         raise ValueError("the strongly convex bound needs problem.reg > 0")
     n = problem.n
@@ -399,7 +402,7 @@ def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
         The bound.
     """
     _check(problem, epsilon, None, form)
-    reject_multinomial(problem, "minibatch_sgd_bound")
+    reject_multinomial(problem, "minibatch_sgd_bound", multinomial_solvers())
     if problem.reg <= 0.0:
         raise ValueError("the bound needs problem.reg > 0")
     beta = problem.smoothness + problem.reg
@@ -821,7 +824,7 @@ def objective_perturbation_settings(problem, epsilon, delta=None, *, objective_n
         For ``objective_noise="gaussian"`` or ``noise="gaussian"`` without delta.
     """
     _check(problem, epsilon, None, "mean")
-    reject_multinomial(problem, "objective_perturbation_settings")
+    reject_multinomial(problem, "objective_perturbation_settings", multinomial_solvers())
     if problem.reg <= 0.0 or problem.radius is not None:
         raise ValueError("objective perturbation needs reg > 0 and radius=None")
     # either objective noise has a scale of at least B / epsilon (sum form, epsilon' <= epsilon):
@@ -906,7 +909,7 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_nois
         The bound.
     """
     _check(problem, epsilon, None, form)
-    reject_multinomial(problem, "objective_perturbation_bound")
+    reject_multinomial(problem, "objective_perturbation_bound", multinomial_solvers())
     settings = objective_perturbation_settings(
         problem, epsilon, delta, objective_noise=objective_noise,
         output_fraction=output_fraction, extra_reg=extra_reg, noise=noise, tolerance=tolerance,
@@ -971,7 +974,7 @@ def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
         The bound (explicit constants), broadcast over ``sigma`` and ``steps``.
     """
     _check(problem, 1.0, None, form)
-    reject_multinomial(problem, "sgd2_bound (multiparty_gd's Theorem 4)")
+    reject_multinomial(problem, "sgd2_bound (multiparty_gd's Theorem 4)", multinomial_solvers())
     if problem.reg <= 0.0:
         raise ValueError("Theorem 4 needs a strongly convex objective: problem.reg > 0")
     m = parties.m if hasattr(parties, "m") else check_int(parties, "parties", low=1)
@@ -1016,7 +1019,8 @@ def gradient_perturbation_bound(problem, steps, sigma):
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    reject_multinomial(problem, "gradient_perturbation_bound (multiparty_gd)")
+    reject_multinomial(problem, "gradient_perturbation_bound (multiparty_gd)",
+                       multinomial_solvers())
     lam = problem.reg
     beta = problem.smoothness + lam
     if lam <= 0.0 or not math.isfinite(beta):

@@ -51,7 +51,7 @@ except ImportError as exc:          # pragma: no cover - the extra is not instal
 from scipy.special import log_expit, log_softmax
 
 from . import solvers as _solvers
-from ._rows import row_norms
+from ._row_ops import row_norms
 from ._secure import generator as _secure_generator
 from ._secure import to_grid as _to_grid
 from ._validation import check_parameters

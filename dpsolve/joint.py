@@ -1,6 +1,7 @@
-"""Learning across data owners with joint differential privacy (Huang et al. 2023): noisy SGD
-with shared and personalised parameters, its objective and exact minimiser, and the paper's three
-baselines.
+"""Learning across data owners with joint differential privacy (Huang et al. 2023): the model
+with shared and personalised parameters, its objective and exact minimiser, the paper's three
+baselines, and the helpers the solver shares. The noisy SGD itself is :func:`dpsolve.joint_sgd`
+(in :mod:`dpsolve.solvers.joint_sgd`, a layer above this module).
 
 The model (the paper's convex instance; docs/joint_dp.md): owner j's record ``(a, y)`` has logits
 ``u^T a + x_j^T a_P``, with ``u`` shared by every owner (one weight per column, ``(p,)`` or
@@ -75,7 +76,24 @@ class JointModel:
         return np.where(z >= 0.0, classes[1], classes[0])
 
 
-def _columns(problem, personal_columns):
+def check_personal_columns(problem, personal_columns):
+    """The personalised columns P of a joint model, checked against the Problem.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem; the columns index ``problem.X`` (``problem.p`` columns, with the
+        intercept column when the Problem fits one).
+    personal_columns : "all" or sequence of int
+        ``"all"`` (every column), or distinct column indices in ``[0, problem.p)`` (an empty
+        sequence: no personalised block).
+
+    Returns
+    -------
+    ndarray of intp, shape (k,)
+        The columns, sorted. TypeError if they are not ``"all"`` or a 1-D sequence of integers,
+        ValueError if one is out of range or repeated.
+    """
     if isinstance(personal_columns, str):
         check_choice(personal_columns, "personal_columns", ("all",))
         return np.arange(problem.p, dtype=np.intp)
@@ -89,7 +107,22 @@ def _columns(problem, personal_columns):
     return np.sort(cols.astype(np.intp))
 
 
-def _radii(problem, shared_radius, personal_radius):
+def joint_radii(problem, shared_radius, personal_radius):
+    """The radii ``R_U`` and ``R_X`` of the shared and personalised balls.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem; its ``radius`` is the default of both.
+    shared_radius, personal_radius : float or None
+        ``R_U`` and ``R_X``, >= 0, or None for ``problem.radius``.
+
+    Returns
+    -------
+    tuple of float
+        ``(R_U, R_X)``. ValueError if either is unbounded (None, with a Problem without a
+        radius).
+    """
     default = problem.radius
     r_u = default if shared_radius is None else check_real(shared_radius, "shared_radius", low=0.0)
     r_x = default if personal_radius is None else check_real(personal_radius, "personal_radius",
@@ -103,7 +136,7 @@ def _radii(problem, shared_radius, personal_radius):
 #: Largest magnitude the kernel's arithmetic may reach on the logits and the personalised
 #: blocks (checked on public constants; far enough below the float64 maximum, ~1.8e308, that
 #: rounding cannot overflow).
-_FINITE_LIMIT = 1e300
+FINITE_LIMIT = 1e300
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +165,7 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
                          personal_radius=None):
     r"""Per-record gradient bound of the joint loss ``h = loss(u^T a + x_j^T a_P; y)`` for the
     Problem's loss, a block layout and the radii ``R_U``, ``R_X`` (defaults as in
-    :func:`joint_sgd`). Public constants only: ``B = row_norm``, ``B_y = label_bound``.
+    :func:`~dpsolve.joint_sgd`). Public constants only: ``B = row_norm``, ``B_y = label_bound``.
 
     Both blocks' gradients are the loss derivative in the logits times the features:
     ``grad_u h = a d^T`` and ``grad_x h = a_P d^T`` with ``d = loss'(z; y)`` (a scalar, or
@@ -176,8 +209,8 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     if problem.loss not in LOSSES:
         raise ValueError(f"the joint model does not support loss={problem.loss!r}")
-    cols = _columns(problem, personal_columns)
-    r_u, r_x = _radii(problem, shared_radius, personal_radius)
+    cols = check_personal_columns(problem, personal_columns)
+    r_u, r_x = joint_radii(problem, shared_radius, personal_radius)
     B = problem.row_norm
     margin = B * (r_u + r_x) if cols.size else B * r_u
     # the largest loss derivative over logits of norm <= margin, times B: the loss's Lipschitz
@@ -185,7 +218,7 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
     loss = problem.loss_function
     shared = (B * (margin + problem.label_bound) if not math.isfinite(loss.derivative_bound)
               else loss.derivative_bound * B)
-    if not (margin < _FINITE_LIMIT and shared < _FINITE_LIMIT):
+    if not (margin < FINITE_LIMIT and shared < FINITE_LIMIT):
         raise ValueError(f"the joint model's margin bound {margin:g} or gradient bound "
                          f"{shared:g} is not finite in float64: reduce shared_radius, "
                          "personal_radius, row_norm or label_bound")
@@ -201,7 +234,27 @@ def _check_owners(problem, owners):
         raise ValueError(f"joint_sgd does not support loss={problem.loss!r}")
 
 
-def _shapes(problem, k, N):
+def joint_shapes(problem, k, N):
+    """Shapes of a joint model's parameters.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem (its loss and number of classes).
+    k : int
+        Number of personalised columns.
+    N : int
+        Number of owners.
+
+    Returns
+    -------
+    K : int
+        Number of outputs per logit: ``problem.n_classes`` for the multinomial loss, else 1.
+    shared : tuple of int
+        Shape of ``u``: ``problem.theta_shape``, ``(p,)`` or ``(p, K)``.
+    personal : tuple of int
+        Shape of the stacked ``x_j``: ``(N, k)``, or ``(N, k, K)`` for K classes.
+    """
     K = problem.n_classes if problem.loss == "multinomial" else 1
     shared = problem.theta_shape
     personal = (N, k, K) if K > 1 else (N, k)
@@ -235,8 +288,25 @@ def joint_objective(problem, owners, model):
     return total / owners.m + 0.5 * lam * float(np.sum(model.shared ** 2))
 
 
-def _loss_at(problem, z, y, derivative=False):
-    """The loss (or its derivative in the logits) at logits ``z`` ((n,) or (n, K)), labels y."""
+def loss_at_logits(problem, z, y, derivative=False):
+    """The Problem's loss, or its derivative in the logits, at given logits, by the kernels.
+
+    Parameters
+    ----------
+    problem : Problem
+        Its ``loss_function`` is evaluated.
+    z : array_like, shape (n,) or (n, K)
+        Logits (K columns for the multinomial loss).
+    y : array_like, shape (n,)
+        Labels in the Problem's coding (class indices for the multinomial loss).
+    derivative : bool, default False
+        Return the derivative in the logits instead of the loss.
+
+    Returns
+    -------
+    ndarray, shape (n,), or (n, K) for the multinomial derivative
+        Per-record losses, or their derivatives in the logits.
+    """
     if problem.loss == "multinomial":
         labels = np.ascontiguousarray(y, dtype=np.intp)
         z = np.ascontiguousarray(z, dtype=float)
@@ -248,7 +318,7 @@ def _loss_at(problem, z, y, derivative=False):
 
 
 def _mean_loss(problem, z, y):
-    return float(np.mean(_loss_at(problem, z, y)))
+    return float(np.mean(loss_at_logits(problem, z, y)))
 
 
 def _owner_gradients(problem, owners, model):
@@ -259,7 +329,7 @@ def _owner_gradients(problem, owners, model):
     cols = model.personal_columns
     for j, owner in enumerate(owners):
         z = model.logits(owner.X, j)
-        d = _loss_at(problem, z, owner.y, derivative=True) / (owner.n * owners.m)
+        d = loss_at_logits(problem, z, owner.y, derivative=True) / (owner.n * owners.m)
         grad_u += owner.X.T @ d
         grad_x[j] = owner.X[:, cols].T @ d + (lam / owners.m) * model.personal[j]
     return grad_u, grad_x
@@ -338,7 +408,7 @@ def joint_reference_minimizer(problem, owners, personal_columns="all", *, shared
     owners : Parties
         The data owners, a partition of ``problem``'s rows.
     personal_columns : "all" or sequence of int
-        The personalised columns P (as in :func:`joint_sgd`).
+        The personalised columns P (as in :func:`~dpsolve.joint_sgd`).
     shared_radius, personal_radius : float, optional
         ``R_U`` and ``R_X`` (defaults: ``problem.radius``).
     tol : float, default 1e-8
@@ -356,9 +426,9 @@ def joint_reference_minimizer(problem, owners, personal_columns="all", *, shared
         raise ValueError(f"joint_reference_minimizer needs a smooth loss, got {problem.loss!r} "
                          "(use huber_hinge for hinge-type problems)")
     tol = check_real(tol, "tol", low=0.0)
-    cols = _columns(problem, personal_columns)
-    r_u, r_x = _radii(problem, shared_radius, personal_radius)
-    _, shared_shape, personal_shape = _shapes(problem, cols.size, owners.m)
+    cols = check_personal_columns(problem, personal_columns)
+    r_u, r_x = joint_radii(problem, shared_radius, personal_radius)
+    _, shared_shape, personal_shape = joint_shapes(problem, cols.size, owners.m)
 
     def gradient(point):
         return _owner_gradients(problem, owners, JointModel(point[0], point[1], cols))
@@ -387,7 +457,7 @@ def joint_excess_risk(problem, owners, model, reference):
     owners : Parties
         The data owners, a partition of ``problem``'s rows.
     model : JointModel
-        The parameters to evaluate (e.g. ``Fit.model`` of :func:`joint_sgd`).
+        The parameters to evaluate (e.g. ``Fit.model`` of :func:`~dpsolve.joint_sgd`).
     reference : JointReference
         From :func:`joint_reference_minimizer`.
 
@@ -471,7 +541,7 @@ def collaboration_without_dp(problem):
 
 def collaboration_full_dp(problem, owners, epsilon, delta, **options):
     """Collaboration with full DP: one shared model, noise on every parameter, record-level
-    (epsilon, delta)-DP: :func:`joint_sgd` without a personalised block.
+    (epsilon, delta)-DP: :func:`~dpsolve.joint_sgd` without a personalised block.
 
     Parameters
     ----------
@@ -482,15 +552,12 @@ def collaboration_full_dp(problem, owners, epsilon, delta, **options):
     epsilon, delta : float
         The record-level target.
     **options
-        Passed to :func:`joint_sgd` (``steps``, ``calibration``, ``rng``, ...).
+        Passed to :func:`~dpsolve.joint_sgd` (``steps``, ``calibration``, ``rng``, ...).
 
     Returns
     -------
     Fit
-        :func:`joint_sgd`'s fit with ``personal_columns=[]``.
+        :func:`~dpsolve.joint_sgd`'s fit with ``personal_columns=[]``.
     """
+    from .solvers.joint_sgd import joint_sgd
     return joint_sgd(problem, owners, epsilon, delta, personal_columns=[], **options)
-
-
-# The solver, re-exported here (it lives with the other solvers, in dpsolve.solvers.joint_sgd).
-from .solvers.joint_sgd import JointTranscript, joint_sgd  # noqa: E402,F401  (re-exported)

@@ -15,7 +15,8 @@ import numpy as np
 
 from ._kernels import gd as _gd
 from ._kernels import losses as _losses
-from ._rows import refuse_sparse
+from ._capabilities import sparse_solvers
+from ._row_ops import refuse_sparse
 from ._validation import check_int
 from .problem import Problem
 
@@ -167,7 +168,7 @@ class Parties:
     def __init__(self, problem, indices):
         if not isinstance(problem, Problem):
             raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-        refuse_sparse(problem, "Parties (the multi-party protocols)")
+        refuse_sparse(problem, "Parties (the multi-party protocols)", sparse_solvers())
         if isinstance(indices, np.ndarray) or not hasattr(indices, "__len__"):
             raise TypeError("indices must be a list of integer arrays, one per party")
         if len(indices) < 2:

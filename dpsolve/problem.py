@@ -23,19 +23,14 @@ import numpy as np
 from scipy import sparse
 
 from . import _blas
-from ._rows import row_norms, scale_rows, scale_rows_onto
+from ._row_ops import row_norms, scale_rows, scale_rows_onto
 from ._validation import check_choice, check_int, check_real
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
 LOSSES = tuple(_LOSS_CLASSES)
 CLASSIFICATION_LOSSES = tuple(name for name, cls in _LOSS_CLASSES.items()
                               if cls.classification and name != "multinomial")
-#: The solvers that take ``loss="multinomial"`` (a (p, K) parameter); the others refuse it.
-MULTINOMIAL_SOLVERS = ("clipped_gd", "output_perturbation", "aggregated_output_perturbation",
-                       "joint_sgd")
-
-
-def reject_multinomial(problem, what):
+def reject_multinomial(problem, what, takers):
     """Raise a ValueError naming ``what`` (a solver or bound) if ``problem`` is multinomial.
 
     Called by everything written for a parameter vector in R^p before it does any work.
@@ -46,16 +41,19 @@ def reject_multinomial(problem, what):
         The problem to check.
     what : str
         The caller, named in the message.
+    takers : sequence of str
+        The solvers that take ``loss="multinomial"`` (``SolverSpec.losses`` in the registry),
+        named in the message; the caller supplies them, as this module sits below the registry.
 
     Raises
     ------
     ValueError
-        If ``problem.loss == "multinomial"``; the message lists the solvers that take it.
+        If ``problem.loss == "multinomial"``; the message lists ``takers``.
     """
     if problem.loss == "multinomial":
         raise ValueError(
             f"{what} does not support loss='multinomial' (a (p, K) parameter); the solvers "
-            f"that do are {', '.join(MULTINOMIAL_SOLVERS)}"
+            f"that do are {', '.join(takers)}"
         )
 
 

@@ -145,7 +145,7 @@ def test_weighted_row_sum_is_x_transpose_r_for_any_threads_and_storage(restore_t
     from scipy import sparse
 
     from dpsolve._kernels import gd
-    from dpsolve._rows import kernel_rows
+    from dpsolve._row_ops import kernel_rows
     rng = np.random.default_rng(5)
     X = rng.standard_normal((30_000, 37))
     X[rng.random(X.shape) < 0.7] = 0.0

@@ -279,7 +279,7 @@ def test_rows_whose_squares_overflow_are_clipped_onto_the_bound(layout):
 
 @pytest.mark.parametrize("layout", ["dense", "csr"])
 def test_row_norms_scale_rows_whose_squares_overflow_or_underflow(layout):
-    from dpsolve._rows import row_norms
+    from dpsolve._row_ops import row_norms
     rng = np.random.default_rng(3)
     X = rng.standard_normal((6, 5))
     X[0] *= 1e200
@@ -309,7 +309,7 @@ def test_clipping_onto_the_smallest_bound_ends():
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     with pytest.warns(UserWarning, match="50 of 50 rows"):
         P = Problem(X, y, "hinge", row_norm=1e-150)
-    from dpsolve._rows import row_norms
+    from dpsolve._row_ops import row_norms
     norms = row_norms(P.X)
     assert np.all(norms <= 1e-150)
     np.testing.assert_allclose(norms, 1e-150, rtol=1e-14)

@@ -235,7 +235,7 @@ def test_sparse_intercept_stays_sparse_and_matches_dense(scale):
     """The constant column is appended as stored entries (never densified); rows keep within
     the public bound sqrt(B^2 + s^2); the kernel solvers agree bit for bit with the dense
     augmented problem (rows inside the bound, so no clipping differs)."""
-    from dpsolve._rows import row_norms
+    from dpsolve._row_ops import row_norms
     X = sparse_rows()
     y = labels("logistic", X)
     options = {"fit_intercept": True, "intercept_scale": scale}
@@ -260,7 +260,7 @@ def test_sparse_intercept_stays_sparse_and_matches_dense(scale):
 
 def test_sparse_rows_are_clipped_to_the_feature_bound_before_the_intercept():
     """Rows above B are scaled onto B (not onto sqrt(B^2 + s^2)) and then augmented."""
-    from dpsolve._rows import row_norms
+    from dpsolve._row_ops import row_norms
     X = sparse.csr_array(np.array([[3.0, 0.0, 4.0], [0.0, 0.3, 0.0]]))
     with pytest.warns(UserWarning, match="1 of 2 rows"):
         S = Problem(X, [1, -1], fit_intercept=True, intercept_scale=0.5)

@@ -182,7 +182,7 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
     """
     from scipy import sparse
 
-    from .._rows import row_norms
+    from .._row_ops import row_norms
     quantile, epsilon, upper, lower, rng = _public_arguments(quantile, epsilon, upper, 0.0,
                                                              rng, accountant)
     if sparse.issparse(X):

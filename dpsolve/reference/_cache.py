@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from .._version import __version__
+
 #: Version of the on-disk cache format. Bump it when the format or the solver changes
 #: meaning; old files are then ignored. 3: theta's sums in an order fixed by the shapes
 #: (dpsolve/_blas.py) and Newton's line search stopping below F's rounding. The key also holds
@@ -37,7 +39,6 @@ def directory(cache):
 def key(problem, tol):
     """sha256 of the data (a sparse X by its CSR arrays), the problem's description, ``tol``,
     the format version and dpsolve's version."""
-    from .. import __version__
     h = hashlib.sha256()
     h.update(f"dpsolve-reference-v{CACHE_FORMAT_VERSION}\ndpsolve {__version__}\n".encode())
     h.update(json.dumps(problem.describe(), sort_keys=True).encode())

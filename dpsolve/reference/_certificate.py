@@ -17,11 +17,10 @@ import math
 import numpy as np
 from scipy import special
 
-from .._rows import row_norms
+from .._blas import BLOCK_ROWS, row_blocks
+from .._row_ops import row_norms
 
 _EPS = np.finfo(np.float64).eps
-#: Rows per block of X (and terms per block of an n-vector sum).
-BLOCK_ROWS = 4096
 # A norm may exceed R by this relative amount and still count as "in C up to rounding".
 BALL_SLACK = 1e-12
 
@@ -31,11 +30,6 @@ def gamma(k):
     twice the unit roundoff, for a margin)."""
     k = float(k)
     return k * _EPS / max(1.0 - k * _EPS, 0.5)
-
-
-def row_blocks(n):
-    """Slices of at most :data:`BLOCK_ROWS` consecutive rows covering ``range(n)``."""
-    return [slice(a, min(a + BLOCK_ROWS, n)) for a in range(0, n, BLOCK_ROWS)]
 
 
 def sum_terms(n):

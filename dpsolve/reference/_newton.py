@@ -29,8 +29,8 @@ import math
 import numpy as np
 from scipy import optimize, sparse
 
-from .._blas import blocked_sum, matvec, rmatvec, weighted_gram
-from ._certificate import default_gap, duality_gap, feasible_alpha, row_blocks
+from .._blas import blocked_sum, matvec, rmatvec, row_blocks, weighted_gram
+from ._certificate import default_gap, duality_gap, feasible_alpha
 
 _EPS = np.finfo(np.float64).eps
 #: Largest parameter dimension ``p K`` for which the Hessian is formed (O(n d^2) per step).

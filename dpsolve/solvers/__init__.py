@@ -6,6 +6,7 @@ and calibration from public constants), its ``run`` (the kernel call) and its ``
 registers its spec; the public functions stay at the top level (``dpsolve.noisy_sgd``, ...).
 Adding a solver: docs/adding_a_solver.md.
 """
+from .. import _capabilities
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 _REGISTRY = {}
@@ -27,9 +28,13 @@ def register(spec):
     """
     if not isinstance(spec, SolverSpec):
         raise TypeError(f"spec must be a SolverSpec, got {type(spec).__name__}")
-    if spec.name in _REGISTRY and _REGISTRY[spec.name] is not spec:
-        raise ValueError(f"a solver named {spec.name!r} is already registered")
+    if spec.name in _REGISTRY:
+        if _REGISTRY[spec.name] is not spec:
+            raise ValueError(f"a solver named {spec.name!r} is already registered")
+        return spec
     _REGISTRY[spec.name] = spec
+    # for the messages that name the solvers taking a sparse X or loss='multinomial'
+    _capabilities.record(spec.name, spec.sparse, spec.losses)
     return spec
 
 

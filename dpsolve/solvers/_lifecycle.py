@@ -31,14 +31,15 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from .._blas import one_blas_thread
-from .._rows import refuse_sparse
+from .._capabilities import multinomial_solvers, sparse_solvers
+from .._row_ops import refuse_sparse
 from .._secure import check_secure, generator, release
 from .._validation import check_parameters
 from ..fit import Fit
 from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
 from ..privacy.budget import check_accountant
-from ..problem import Problem
+from ..problem import Problem, reject_multinomial
 
 #: Parameter documentation shared by every solver; a docstring line holding only ``{{name}}``
 #: is replaced by the entry (see :func:`document`).
@@ -336,18 +337,14 @@ def check_problem(spec, problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     if problem.loss not in spec.losses:
         if problem.loss == "multinomial":
-            from . import registry
-            takers = [s.name for s in registry() if "multinomial" in s.losses]
-            raise ValueError(
-                f"{spec.name} does not support loss='multinomial' (a (p, K) parameter); the "
-                f"solvers that do are {', '.join(takers)}")
+            reject_multinomial(problem, spec.name, multinomial_solvers())
         if spec.loss_message is not None:
             raise ValueError(spec.loss_message.format(name=spec.name, loss=problem.loss,
                                                       losses=sorted(spec.losses)))
         raise ValueError(f"{spec.name} does not take loss={problem.loss!r}; it takes "
                          f"{', '.join(spec.losses)}")
     if problem.is_sparse and not spec.sparse:
-        refuse_sparse(problem, spec.name)
+        refuse_sparse(problem, spec.name, sparse_solvers())
 
 
 @one_blas_thread()     # NumPy's sums in the same order for any thread count (_blas.py)

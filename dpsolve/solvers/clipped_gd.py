@@ -7,7 +7,7 @@ import numpy as np
 from .. import bounds
 from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
-from .._rows import kernel_rows, row_norms
+from .._row_ops import kernel_rows, row_norms
 from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,

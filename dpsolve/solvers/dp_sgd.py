@@ -11,7 +11,7 @@ import numpy as np
 from .. import bounds
 from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
-from .._rows import kernel_rows, row_norms
+from .._row_ops import kernel_rows, row_norms
 from .._validation import Integer, Options, Passthrough, Real
 from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma

@@ -10,8 +10,8 @@ from .. import bounds
 from .._kernels import joint as _joint
 from .._kernels.vector import project_l2_ball   # the kernels' sequential projection
 from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
-from ..joint import (_FINITE_LIMIT, LOSSES, JointModel, _columns, _loss_at, _radii, _shapes,
-                     joint_gradient_bound)
+from ..joint import (FINITE_LIMIT, LOSSES, JointModel, check_personal_columns, joint_gradient_bound,
+                     joint_radii, joint_shapes, loss_at_logits)
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, calibrate, epsilon_of, gaussian_event
 from ..privacy.calibration import (MAX_NOISE_SCALE, check_noise_scale, exact_gaussian_sigma,
                                    fewest_steps_near_best, nsgd_paper_sigma, warn_large_delta)
@@ -28,8 +28,8 @@ MAX_EPOCHS = 50
 _CHUNK = 1 << 18
 
 PARAMETERS = {
-    "personal_columns": Passthrough(),      # checked against the Problem (_columns)
-    "shared_radius": Passthrough(),         # checked with the Problem's radius (_radii)
+    "personal_columns": Passthrough(),      # checked against the Problem (check_personal_columns)
+    "shared_radius": Passthrough(),         # checked with the Problem's radius (joint_radii)
     "personal_radius": Passthrough(),
     "steps": Integer(1, optional=True),
     "step_size": Real(0.0, optional=True),
@@ -245,8 +245,8 @@ class JointOwner:
         for q in range(k):
             for c in range(K):
                 z[c] += float(a[cols[q]]) * float(x[q * K + c])
-        d = _loss_at(self.problem, np.array([z]) if K > 1 else np.array(z), np.array([label]),
-                     derivative=True).ravel()
+        d = loss_at_logits(self.problem, np.array([z]) if K > 1 else np.array(z),
+                           np.array([label]), derivative=True).ravel()
         self.x_sum += (t + 1 - self.last) * x
         self.last = t + 1
         step = np.array([float(a[cols[q]]) * d[c] + reg * x[q * K + c]
@@ -385,15 +385,15 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
     """Layout, L_u, noise, T and step size from public constants; the owner schedule and the
     record draws from public randomness (``rng`` is spawned into the schedule's, the records'
     and the noise's streams, in that order)."""
-    cols = _columns(problem, personal_columns)
+    cols = check_personal_columns(problem, personal_columns)
     personalised = cols.size > 0
-    r_u, r_x = _radii(problem, shared_radius, personal_radius)
+    r_u, r_x = joint_radii(problem, shared_radius, personal_radius)
     # L_u over the joint domain (not problem.lipschitz, whose margin bound uses the Problem's
     # single ball): it sets the sensitivity, the paper's noise, G and the default T
     gradient = joint_gradient_bound(problem, cols, shared_radius=r_u, personal_radius=r_x)
     L = gradient.shared
     n, p, N, lam = problem.n, problem.p, owners.m, problem.reg
-    K, shared_shape, personal_shape = _shapes(problem, cols.size, N)
+    K, shared_shape, personal_shape = joint_shapes(problem, cols.size, N)
     dim = p * K                                     # noisy coordinates
     calibration, sigma, epsilon, delta = _check_calibration(calibration, sigma, epsilon, delta,
                                                             personalised)
@@ -422,7 +422,7 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
     # No personalised value may overflow, whatever the data: the finiteness check after the run
     # then reads the released shared parameters only (see run). Public constants.
     if personalised and not (max(r_x + step_size * (gradient.personal + lam * r_x), steps * r_x)
-                             < _FINITE_LIMIT):
+                             < FINITE_LIMIT):
         raise ValueError(f"step_size={step_size:g} with personal_radius={r_x:g} could overflow "
                          "the personalised blocks in float64: reduce step_size")
 

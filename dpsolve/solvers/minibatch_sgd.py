@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import bounds
 from .._kernels import minibatch as _minibatch
-from .._rows import kernel_rows
+from .._row_ops import kernel_rows
 from .._validation import Integer, Options, Real, check_real
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale

@@ -8,7 +8,7 @@ from .. import bounds
 from .._kernels import sgd as _sgd
 from .._kernels.stream import Stream
 from .._multiparty import sgd1_observer_epsilons, sgd1_protocol
-from .._rows import kernel_rows
+from .._row_ops import kernel_rows
 from .._validation import Boolean, Integer, Options, Passthrough, check_real
 from ..parties import check_parties
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, gaussian_event

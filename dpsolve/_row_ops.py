@@ -150,16 +150,21 @@ def weighted_gram(X, w):
     return (X.T * w) @ X
 
 
-def sparse_solvers():
-    """The registered solvers that take a sparse X (``SolverSpec.sparse``)."""
-    from .solvers import registry
-    return tuple(spec.name for spec in registry() if spec.sparse)
-
-
-def refuse_sparse(problem, what):
+def refuse_sparse(problem, what, takers):
     """Raise a TypeError naming ``what`` if ``problem.X`` is sparse, with the solvers that
-    take it."""
+    take it.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem to check.
+    what : str
+        The caller, named in the message.
+    takers : sequence of str
+        The solvers that take a sparse X (``SolverSpec.sparse`` in the registry), named in the
+        message; the caller supplies them, as this module sits below the registry.
+    """
     if sparse.issparse(problem.X):
         raise TypeError(
             f"{what} does not take a sparse X; the solvers that do are "
-            f"{', '.join(sparse_solvers())} (or pass X.toarray() if it fits in memory)")
+            f"{', '.join(takers)} (or pass X.toarray() if it fits in memory)")

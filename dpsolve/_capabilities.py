@@ -1,0 +1,34 @@
+"""Which registered solvers take a sparse X and which take ``loss="multinomial"``: the names
+that the refusals (:func:`dpsolve._row_ops.refuse_sparse`,
+:func:`dpsolve.problem.reject_multinomial`) list.
+
+The modules that refuse (the fit lifecycle, :class:`~dpsolve.Parties`, the theorems' bounds,
+:func:`dpsolve.audit.canary_neighbours`) pass these names in; most of them sit below
+:mod:`dpsolve.solvers` and may not import it. Instead, :func:`dpsolve.solvers.register` records
+here, as it registers a spec, whether it takes each (``SolverSpec.sparse``,
+``SolverSpec.losses``): the names are the registry's, in its order, and this module imports
+nothing.
+"""
+_SPARSE = []
+_MULTINOMIAL = []
+
+
+def record(name, sparse, losses):
+    """Note that the solver ``name``, just registered, takes a sparse X if ``sparse`` and
+    ``loss="multinomial"`` if that is among ``losses``. Called by
+    :func:`dpsolve.solvers.register` only, once per name."""
+    if sparse:
+        _SPARSE.append(name)
+    if "multinomial" in losses:
+        _MULTINOMIAL.append(name)
+
+
+def sparse_solvers():
+    """The registered solvers that take a sparse X, in registration order (a tuple)."""
+    return tuple(_SPARSE)
+
+
+def multinomial_solvers():
+    """The registered solvers that take ``loss="multinomial"``, in registration order (a
+    tuple)."""
+    return tuple(_MULTINOMIAL)
