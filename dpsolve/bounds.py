@@ -13,6 +13,9 @@ Lipschitz constant of a per-sample term of the regularised objective over C),
 formulas is the number of parameters, ``p K`` for the multinomial loss (theta of shape (p, K),
 Frobenius norms): the theorems hold in any Euclidean space of that dimension. Bounds of solvers
 that do not take the multinomial loss raise ValueError for it.
+
+The bound of joint-DP noisy SGD (Huang et al. 2023, Theorem 3.1) depends on the joint model's
+gradient bound and is with that model: :func:`dpsolve.joint.joint_sgd_bound`.
 """
 import collections
 import functools
@@ -1032,57 +1035,3 @@ def gradient_perturbation_bound(problem, steps, sigma):
     value = (0.5 * beta * (1.0 - q) ** (2.0 * steps) * R * R
              + problem.p * sigma ** 2 / (2.0 * lam * (2.0 - q)))
     return float(value) if np.ndim(value) == 0 else value
-
-
-# -- joint-DP noisy SGD (Huang et al. 2023) -----------------------------------------------------
-def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
-                    shared_radius=None, personal_radius=None):
-    r"""Huang et al. 2023, Theorem 3.1 (record level), constant 1:
-
-    .. math:: R L \left(\frac{1}{\sqrt{n}} + \frac{\sqrt{\ell \ln(1/\delta)}}{\epsilon n}\right),
-              \qquad R = \sqrt{N D_X^2 + D_U^2},
-
-    with n = mN records, ``ell = p K`` shared coordinates, ``D = 2 * radius`` and L the joint
-    loss's per-record gradient bound ``L_u`` over the joint domain for this block layout and
-    these radii (:func:`dpsolve.joint.joint_gradient_bound`; for the squared loss
-    ``B (B (R_U + R_X) + B_y)``, not ``problem.lipschitz``). In the joint parameter
-    ``(x_j, u)`` the loss is ``sqrt(2) L_u``-Lipschitz; the constant-1 rate absorbs the factor.
-    A population-loss rate under the paper's record-level accounting, which dpsolve does not
-    certify (see :func:`dpsolve.joint_sgd`): the scaling to compare with, not a guaranteed
-    number.
-
-    Parameters
-    ----------
-    problem : Problem
-        The pooled problem of all owners (n records, ``theta_shape`` gives ell).
-    owners : int or Parties
-        The number of data owners N (``>= 1``), or a Parties (its ``m``).
-    epsilon : float
-        Target epsilon, ``> 0``.
-    delta : float
-        Target delta, in (0, 1).
-    personal_columns : "all" or array of int, default "all"
-        Columns of the personalised block, as in :func:`dpsolve.joint_sgd`.
-    shared_radius, personal_radius : float, optional
-        Radii ``R_U`` and ``R_X`` of the shared and personalised balls; default
-        ``problem.radius``. Both are needed (ValueError otherwise).
-
-    Returns
-    -------
-    float
-        The rate (constant 1), in mean form.
-    """
-    from .joint import joint_gradient_bound
-    _check(problem, epsilon, delta, "mean")
-    m_owners = owners.m if hasattr(owners, "m") else check_int(owners, "owners", low=1)
-    r_u = problem.radius if shared_radius is None else shared_radius
-    r_x = problem.radius if personal_radius is None else personal_radius
-    if r_u is None or r_x is None:
-        raise ValueError("Theorem 3.1 needs bounded domains: pass the radii")
-    L = joint_gradient_bound(problem, personal_columns, shared_radius=r_u,
-                             personal_radius=r_x).shared
-    R = math.sqrt(m_owners * (2.0 * r_x) ** 2 + (2.0 * r_u) ** 2)
-    shared = int(np.prod(problem.theta_shape))
-    n = problem.n
-    return R * L * (1.0 / math.sqrt(n)
-                    + math.sqrt(shared * math.log(1.0 / delta)) / (epsilon * n))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dpsolve
-from dpsolve import bounds, joint
+from dpsolve import joint
 from dpsolve._kernels import losses as _losses
 from dpsolve.privacy import PrivacyWarning, epsilon_of, group_privacy
 from dpsolve.privacy.calibration import DEFAULT_STEPS_SLACK, nsgd_paper_sigma
@@ -166,7 +166,7 @@ def test_seed_noise_is_reported_with_what_it_gives():
 @pytest.mark.slow
 def test_full_dp_is_record_level():
     problem, owners = _binary()
-    fit = joint.collaboration_full_dp(problem, owners, 1.0, 1e-4, steps=600, rng=0)
+    fit = joint_solver.collaboration_full_dp(problem, owners, 1.0, 1e-4, steps=600, rng=0)
     assert fit.model.personal.shape == (3, 0)
     assert fit.calibration == "rdp" and fit.privacy.holds
     assert fit.settings["guarantee"] == "record-level DP"
@@ -243,7 +243,7 @@ def test_baselines():
 
 def test_theorem_3_1_bound():
     problem, owners = _binary()
-    value = bounds.joint_sgd_bound(problem, owners, 1.0, 1e-4)
+    value = joint.joint_sgd_bound(problem, owners, 1.0, 1e-4)
     R = math.sqrt(3 * 4.0 + 4.0)
     assert value == pytest.approx(R * (1 / math.sqrt(120) + math.sqrt(3 * math.log(1e4)) / 120))
 
@@ -629,8 +629,8 @@ def test_full_dp_baseline_uses_the_shared_radius():
     level, sampling 1 of 20) for a claimed 1; the fixed noise certifies <= 1."""
     problem, owners = _squared()
     eps, delta = 1.0, 1e-6
-    fit = joint.collaboration_full_dp(problem, owners, eps, delta, shared_radius=2.5, steps=400,
-                                      rng=0)
+    fit = joint_solver.collaboration_full_dp(problem, owners, eps, delta, shared_radius=2.5,
+                                             steps=400, rng=0)
     k, L_u = fit.settings["max_owner_steps"], 1.0 * (1.0 * 2.5 + 1.0)
     sampling = dpsolve.privacy.UniformSampling(20, 1)
     event = dpsolve.privacy.gaussian_event(fit.sigma, 2.0 * L_u, steps=k, sampling=sampling)
@@ -642,7 +642,7 @@ def test_full_dp_baseline_uses_the_shared_radius():
                                                     sampling=sampling), delta, "rdp")
     assert old == pytest.approx(1.896, abs=1e-3)
     # with the Problem's own radius and no personal block the two bounds agree
-    same = joint.collaboration_full_dp(problem, owners, eps, delta, steps=400, rng=0)
+    same = joint_solver.collaboration_full_dp(problem, owners, eps, delta, steps=400, rng=0)
     assert same.settings["gradient_bound"] == problem.lipschitz
 
 
@@ -670,15 +670,15 @@ def test_paper_calibration_default_steps_and_step_size_use_the_joint_bound():
 def test_theorem_3_1_bound_uses_the_joint_bound():
     problem, owners = _squared()
     rate = 1 / math.sqrt(80) + math.sqrt(3 * math.log(1e6)) / 80
-    value = bounds.joint_sgd_bound(problem, owners, 1.0, 1e-6, personal_radius=3.0)
+    value = joint.joint_sgd_bound(problem, owners, 1.0, 1e-6, personal_radius=3.0)
     assert value == pytest.approx(math.sqrt(4 * 36.0 + 4.0) * 5.0 * rate, rel=1e-12)
-    value = bounds.joint_sgd_bound(problem, owners, 1.0, 1e-6, personal_columns=[],
-                                   shared_radius=2.5)
+    value = joint.joint_sgd_bound(problem, owners, 1.0, 1e-6, personal_columns=[],
+                                  shared_radius=2.5)
     assert value == pytest.approx(math.sqrt(4 * 4.0 + 25.0) * 3.5 * rate, rel=1e-12)
     # a squared Problem without a radius: finite once the radii are given
     free = dpsolve.Problem(problem.X, problem.y, "squared", radius=None, reg=0.1)
-    assert math.isfinite(bounds.joint_sgd_bound(free, 4, 1.0, 1e-6, shared_radius=1.0,
-                                                personal_radius=1.0))
+    assert math.isfinite(joint.joint_sgd_bound(free, 4, 1.0, 1e-6, shared_radius=1.0,
+                                               personal_radius=1.0))
 
 
 @pytest.mark.parametrize("case", sorted(GRADIENT_CASES))

@@ -28,6 +28,7 @@ import numpy as np
 import dpsolve
 from dpsolve import joint
 from dpsolve.privacy import PrivacyWarning
+from dpsolve.solvers.joint_sgd import collaboration_full_dp
 
 OWNERS = (4, 16, 64)
 EPSILONS = (1.0, 2.0, 5.0, 10.0)
@@ -87,13 +88,13 @@ def run(runs):
                     fits = {
                         METHODS[0]: dpsolve.joint_sgd(problem, owners, eps, delta, steps=steps,
                                                       rng=r),
-                        METHODS[1]: joint.collaboration_full_dp(problem, owners, eps, delta,
-                                                                steps=steps, rng=r),
+                        METHODS[1]: collaboration_full_dp(problem, owners, eps, delta,
+                                                          steps=steps, rng=r),
                         METHODS[2]: dpsolve.joint_sgd(problem, owners, eps, delta, steps=steps,
                                                       calibration="paper", rng=r),
-                        METHODS[3]: joint.collaboration_full_dp(problem, owners, eps, delta,
-                                                                steps=steps,
-                                                                calibration="paper", rng=r),
+                        METHODS[3]: collaboration_full_dp(problem, owners, eps, delta,
+                                                          steps=steps, calibration="paper",
+                                                          rng=r),
                     }
                 for method, fit in fits.items():
                     if fit.model.personal_columns.size:

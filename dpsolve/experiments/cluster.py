@@ -11,7 +11,7 @@ import collections
 import hashlib
 import os
 
-from .runner import usable_cores
+from ._cores import usable_cores
 from .runs import build_problem, execute
 from .sweep import canonical, run_id
 

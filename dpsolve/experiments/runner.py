@@ -1,21 +1,12 @@
 """Running a sweep: the runs not yet in the store, in parallel, each committed as it finishes."""
 import concurrent.futures
 import multiprocessing
-import os
 import sys
 
+from ._cores import usable_cores
 from .runs import build_problem, check_runs, execute
 from .store import ResultStore, StoreError, check_database
 from .sweep import canonical, load_sweep, run_id
-
-
-def usable_cores():
-    """The cores this process may run on: its CPU affinity where the OS reports one (what a
-    batch system's allocation, a container's cpuset or ``taskset`` sets), else the machine's
-    count. A SLURM job of 8 CPUs on a 64-core node is 8, not 64."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
 
 
 def _warm_references(sweep, pending):

@@ -62,6 +62,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import Integer, Real, check_parameters, check_real
+from ._datafiles import check_data_file
 
 TEXT_KEYS = ("title", "description", "discussion")     # for the report page, not the runs
 TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", *TEXT_KEYS}
@@ -485,7 +486,6 @@ def _check_data_cell(cell, where):
             raise SweepError(f"{where}.source = {_shown(cell['source'])}: needs scikit-learn "
                              '(pip install "dpsolve[datasets]")')
     if cell["source"] == "file":
-        from .runs import check_data_file
         try:
             check_data_file(cell["path"], cell.get("labels"),
                             names=(f"{where}.path", f"{where}.labels"))

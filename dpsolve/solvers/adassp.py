@@ -30,7 +30,7 @@ from ..privacy.accounting import epsilon_of, gaussian_event, pure_event
 from ..privacy.calibration import _gaussian_unit_sigma, check_noise_scale, warn_large_delta
 from ..privacy.mechanisms import gamma_norm_scale, laplace_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise, laplace_noise
-from . import register
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Wang 2018, 'Revisiting differentially private linear regression: optimal and "

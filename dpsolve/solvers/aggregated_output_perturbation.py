@@ -8,7 +8,8 @@ from .._validation import Boolean, Options, Passthrough, Real, check_real
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
 from ..privacy.samplers import laplace_noise
-from . import _inner, register
+from . import _inner
+from ._registry import register
 from ._lifecycle import Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Jayaraman et al. 2018, 'Model aggregation with output perturbation', as presented in "

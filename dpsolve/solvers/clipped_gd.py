@@ -12,7 +12,7 @@ from .._validation import Boolean, Integer, Options, Passthrough, Real, check_ch
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,
                                    fewest_steps_near_best, gaussian_sigma)
-from . import register
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("lecture notes 'DP Gradient Descent', Alg. DP-GD and its basic-composition privacy "

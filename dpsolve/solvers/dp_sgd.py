@@ -15,7 +15,7 @@ from .._row_ops import kernel_rows, row_norms
 from .._validation import Integer, Options, Passthrough, Real
 from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma
-from . import register
+from ._registry import register
 from .clipped_gd import default_clip_norm
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 

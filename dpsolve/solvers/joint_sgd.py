@@ -1,22 +1,22 @@
 """Joint-DP noisy SGD across data owners (Huang et al. 2023, Algorithm 1): personalised
-parameters without noise, shared parameters with Gaussian noise. The model, objective, exact
-minimiser and baselines are in :mod:`dpsolve.joint`."""
+parameters without noise, shared parameters with Gaussian noise; and the paper's baseline with
+full DP (:func:`collaboration_full_dp`), a run of it without a personalised block. The model,
+objective, exact minimiser and the baselines without noise are in :mod:`dpsolve.joint`."""
 import dataclasses
 import math
 
 import numpy as np
 
-from .. import bounds
 from .._kernels import joint as _joint
 from .._kernels.vector import project_l2_ball   # the kernels' sequential projection
 from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
 from ..joint import (FINITE_LIMIT, LOSSES, JointModel, check_personal_columns, joint_gradient_bound,
-                     joint_radii, joint_shapes, loss_at_logits)
+                     joint_radii, joint_sgd_bound, joint_shapes, loss_at_logits)
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, calibrate, epsilon_of, gaussian_event
 from ..privacy.calibration import (MAX_NOISE_SCALE, check_noise_scale, exact_gaussian_sigma,
                                    fewest_steps_near_best, nsgd_paper_sigma, warn_large_delta)
 from ..privacy.mechanisms import gaussian_sigma_analytic
-from . import register
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Huang et al. 2023, 'Learning across Data Owners with Joint Differential Privacy', "
@@ -152,7 +152,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     personalised block), not ``Problem.lipschitz = B (R B + B_y)``; dpsolve 0.1.0 used the
     latter and understated epsilon for the squared loss. For the classification losses the
     bound does not depend on the margin and ``L_u = Problem.lipschitz``.
-    Utility: :func:`dpsolve.bounds.joint_sgd_bound` (Theorem 3.1).
+    Utility: :func:`dpsolve.joint.joint_sgd_bound` (Theorem 3.1).
 
     Source: Huang et al. 2023, "Learning across Data Owners with Joint Differential Privacy"
     (docs/sources.md), Algorithm 1, Lemma 3.2, Theorem 3.1.
@@ -162,6 +162,31 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
                step_size=step_size, calibration=calibration, sigma=sigma, schedule=schedule,
                record_transcript=record_transcript, transcript_limit=transcript_limit,
                secure=secure, rng=rng)
+
+
+def collaboration_full_dp(problem, owners, epsilon, delta, **options):
+    """Collaboration with full DP: one shared model, noise on every parameter, record-level
+    (epsilon, delta)-DP: :func:`~dpsolve.joint_sgd` without a personalised block. The paper's
+    third baseline; the other two, :func:`~dpsolve.joint.per_silo` and
+    :func:`~dpsolve.joint.collaboration_without_dp`, are in :mod:`dpsolve.joint`.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem (loss, constraint, regulariser, public bounds).
+    owners : Parties
+        The data owners, a partition of ``problem``'s rows.
+    epsilon, delta : float
+        The record-level target.
+    **options
+        Passed to :func:`~dpsolve.joint_sgd` (``steps``, ``calibration``, ``rng``, ...).
+
+    Returns
+    -------
+    Fit
+        :func:`~dpsolve.joint_sgd`'s fit with ``personal_columns=[]``.
+    """
+    return joint_sgd(problem, owners, epsilon, delta, personal_columns=[], **options)
 
 
 def _schedule(N, steps, schedule, rng):
@@ -492,10 +517,10 @@ def bound(problem, owners, fit, options):
     if fit.calibration == "explicit":
         return None
     settings = fit.settings
-    return Bound(bounds.joint_sgd_bound(problem, owners, options["epsilon"], options.get("delta"),
-                                        personal_columns=settings["personal_columns"],
-                                        shared_radius=settings["shared_radius"],
-                                        personal_radius=settings["personal_radius"]),
+    return Bound(joint_sgd_bound(problem, owners, options["epsilon"], options.get("delta"),
+                                 personal_columns=settings["personal_columns"],
+                                 shared_radius=settings["shared_radius"],
+                                 personal_radius=settings["personal_radius"]),
                  "Huang et al. 2023 Theorem 3.1 (record level, constant 1)")
 
 

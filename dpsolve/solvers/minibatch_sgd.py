@@ -10,7 +10,7 @@ from .._row_ops import kernel_rows
 from .._validation import Integer, Options, Real, check_real
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
-from . import register
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Song, Chaudhuri & Sarwate 2013, 'Stochastic gradient descent with differentially "

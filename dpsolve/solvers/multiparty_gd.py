@@ -14,7 +14,7 @@ from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
                                    check_noise_scale, exact_gaussian_sigma,
                                    fewest_steps_near_best, gaussian_sigma, jayaraman_paper_sigma,
                                    sgd2_paper_sigma, warn_large_delta, zcdp_inversion_sigma)
-from . import register
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SGD2_SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP "

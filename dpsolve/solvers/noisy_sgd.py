@@ -13,7 +13,7 @@ from .._validation import Boolean, Integer, Options, Passthrough, check_real
 from ..parties import check_parties
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, gaussian_event
 from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma, sgd1_paper_sigma
-from . import register
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP write-up 2'), "

@@ -12,7 +12,8 @@ from .._validation import Passthrough, check_real
 from ..privacy.accounting import ApproxDpEvent, pure_event
 from ..privacy.calibration import (objective_jacobian_term, resolve_objective_noise,
                                    resolve_output_noise)
-from . import _inner, register
+from . import _inner
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "

@@ -4,7 +4,8 @@ import math
 from .. import bounds
 from .._validation import Boolean, Passthrough, Real
 from ..privacy.calibration import resolve_output_noise
-from . import _inner, register
+from . import _inner
+from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1 'ERM with output perturbation', "
