@@ -46,6 +46,12 @@ class SGD1Transcript:
         return theta
 
 
+def _sgd1_step(party, state, theta, local_row, scale, reg, sigma, noise):
+    """The owner's SGD1 step (module-level: sent to Dask workers): its message for its row
+    ``local_row`` (:meth:`~dpsolve.parties.Party.sgd1_message`) and the advanced stream."""
+    return party.sgd1_message(theta, local_row, scale, reg, sigma, noise), noise
+
+
 def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, noise):
     """Run SGD1 as the protocol: B draws i_t from ``indices``, the owner of row i_t computes G_t
     from its own row and draws its noise from ``noise``, B broadcasts G_t, every copy of theta
@@ -64,8 +70,10 @@ def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, n
         i = indices.integers(n)             # B's draw
         index[t] = i
         # computed by the row's owner (on its worker, for parties on workers)
-        message = parties.sgd1_message(int(owner[i]), theta, int(local[i]), float(n),
-                                       problem.reg, sigma, noise)
+        message, advanced = parties.call(int(owner[i]), _sgd1_step, theta, int(local[i]),
+                                         float(n), problem.reg, sigma, noise)
+        if advanced is not noise:       # it travelled: advance it here as if drawn here
+            noise.state[:] = advanced.state
         messages[t] = message
         theta = project_l2_ball(theta - step_sizes[t] * message, radius)
     transcript = SGD1Transcript(index=index, sender=owner[index].copy(), messages=messages,

@@ -260,11 +260,11 @@ class Parties:
         Returns
         -------
         RemoteParties
-            A :class:`Parties` of the same problem and partition, for ``multiparty_gd``,
-            ``aggregated_output_perturbation`` and ``joint_sgd``; ``noisy_sgd`` (SGD1) refuses
-            it (ValueError).
+            A :class:`Parties` of the same problem and partition, whose :meth:`map`,
+            :meth:`call` and :meth:`reduce` run on the workers: for ``noisy_sgd`` (SGD1, with
+            ``steps`` given), ``multiparty_gd``, ``aggregated_output_perturbation`` and
+            ``joint_sgd``.
         """
-        from ._remote_parties import RemoteParties
         return RemoteParties(self, client, workers, aggregator)
 
     @property
@@ -282,10 +282,57 @@ class Parties:
         """``n_(1)``, the smallest party's size (Jayaraman et al. 2018's sensitivities use it)."""
         return min(self.sizes)
 
-    def sgd1_message(self, j, theta, local_row, scale, reg, sigma, noise):
-        """Party j's SGD1 message for its row ``local_row`` (:meth:`Party.sgd1_message`), where
-        party j computes (here; on its worker for parties on workers)."""
-        return self.parties[j].sgd1_message(theta, local_row, scale, reg, sigma, noise)
+    # -- the transport: where each party's computations run -----------------------------------
+    def _states(self):
+        """Each party's state dict (created on first use)."""
+        states = self.__dict__.get("_party_states")
+        if states is None:
+            states = self.__dict__.setdefault("_party_states", tuple({} for _ in self.parties))
+        return states
+
+    def map(self, fn, *args, each=None, gather=True):
+        """``fn(party, state, *args)`` on every party, where the party computes (here; on its
+        worker for parties on workers); the results in party order.
+
+        Parameters
+        ----------
+        fn : callable
+            A module-level function (it is sent to the workers by reference), called as
+            ``fn(party, state, *args)``, or ``fn(party, state, each[j], *args)`` for party j
+            when ``each`` is given. ``party`` is the :class:`Party`; ``state`` is a dict kept
+            for that party between calls (a protocol's per-party objects: a noise stream, an
+            owner's personalised block), the same dict in every call on that party.
+        *args
+            The same arguments for every party (sent to each).
+        each : sequence, optional
+            One more argument per party (``len(each) == m``).
+        gather : bool, default True
+            False: the results stay where they were computed (on the parties' workers), to be
+            passed to :meth:`reduce` only; nobody else sees them.
+
+        Returns
+        -------
+        list
+            The m results (``gather=True``), or handles to them for :meth:`reduce`.
+        """
+        if each is not None and len(each) != self.m:
+            raise ValueError(f"each must have one item per party ({self.m}), got {len(each)}")
+        states = self._states()
+        return [fn(party, state, *(() if each is None else (each[j],)), *args)
+                for j, (party, state) in enumerate(zip(self.parties, states))]
+
+    def call(self, j, fn, *args):
+        """``fn(party_j, state_j, *args)`` on party j alone, where it computes (as :meth:`map`).
+        Arguments travel to the party and the result back; an object that ``fn`` changes in
+        place (a noise stream) is changed on the party's side only, so a protocol step returns
+        what the caller needs back."""
+        return fn(self.parties[j], self._states()[j], *args)
+
+    def reduce(self, fn, results, *args):
+        """``fn(list_of_results, *args)`` where secure aggregation runs (here; on the
+        aggregator's worker for parties on workers), ``results`` from :meth:`map` (with
+        ``gather=False``): only ``fn``'s result comes back. ``fn`` must be module-level."""
+        return fn(list(results), *args)
 
     def __len__(self):
         return self.m
@@ -300,3 +347,106 @@ class Parties:
 
     def __repr__(self):
         return f"Parties(m={self.m}, sizes={self.sizes}, problem={self.problem!r})"
+
+
+class RemoteParties(Parties):
+    """A :class:`Parties` whose parties run on Dask workers (``Parties.on(client)``).
+
+    Same problem, partition and public attributes as the in-process parties it was made from;
+    ``parties[j]`` is still party j's in-process description (its rows stay on the driver too:
+    the data were there to be partitioned), but :meth:`map` and :meth:`call` run on party j's
+    worker (through its Dask actor, which keeps the party's state dict), ``map(...,
+    gather=False)`` as tasks on the party's rows, and :meth:`reduce` on the aggregator's worker.
+    The worker side is :mod:`dpsolve._remote_parties`.
+
+    Parameters
+    ----------
+    parties : Parties
+        The in-process parties to send (not already on workers: TypeError).
+    client : distributed.Client
+        The cluster's client.
+    workers : sequence of str, optional
+        Worker addresses; party j goes to ``workers[j % len(workers)]`` (default: the client's
+        workers).
+    aggregator : str, optional
+        The worker standing in for secure aggregation (default: the first of ``workers``).
+
+    Attributes
+    ----------
+    client : distributed.Client
+    workers : tuple of str
+        The worker holding each party.
+    aggregator : str
+        The worker that stands in for secure aggregation (runs :meth:`reduce`).
+    data : tuple of distributed.Future
+        Each party's rows, held on its worker.
+    actors : tuple
+        Each party's Dask actor (:class:`dpsolve._remote_parties.PartyActor`).
+    """
+
+    remote = True
+
+    def __init__(self, parties, client, workers=None, aggregator=None):
+        from ._remote_parties import PartyActor
+        if isinstance(parties, RemoteParties):
+            raise TypeError("these parties are already on workers")
+        available = list(client.scheduler_info(n_workers=-1)["workers"])
+        if workers is None:
+            workers = available
+        workers = list(workers)
+        if not workers:
+            raise ValueError("the client has no workers to hold the parties")
+        unknown = [w for w in workers if w not in available]
+        if unknown:
+            raise ValueError(f"workers {unknown} are not the client's (its workers are "
+                             f"{available})")
+        if aggregator is None:
+            aggregator = workers[0]
+        elif aggregator not in available:
+            raise ValueError(f"aggregator {aggregator!r} is not one of the client's workers "
+                             f"({available})")
+        self.aggregator = aggregator
+        self.problem = parties.problem
+        self.owner = parties.owner
+        self.parties = parties.parties
+        self.client = client
+        self.workers = tuple(workers[j % len(workers)] for j in range(parties.m))
+        # the rows go straight to their worker (scatter), not inside a task's description
+        data = [client.scatter(party, workers=[where], hash=False)
+                for party, where in zip(parties.parties, self.workers)]
+        futures = [client.submit(PartyActor, held, held.key, workers=[where], actor=True,
+                                 pure=False, allow_other_workers=False)
+                   for held, where in zip(data, self.workers)]
+        self.actors = tuple(f.result() for f in futures)
+        self.data = tuple(data)             # each party's rows, held on its worker
+        self._futures = futures             # keep the actors alive
+
+    def map(self, fn, *args, each=None, gather=True):
+        if each is not None and len(each) != self.m:
+            raise ValueError(f"each must have one item per party ({self.m}), got {len(each)}")
+        arguments = [(() if each is None else (each[j],)) + args for j in range(self.m)]
+        if gather:                      # on the actors, at the same time
+            calls = [actor.run(fn, a) for actor, a in zip(self.actors, arguments)]
+            return [call.result() for call in calls]
+        from ._remote_parties import run_on_party
+        return [self.client.submit(run_on_party, held, held.key, fn, a, workers=[where],
+                                   pure=False)
+                for held, a, where in zip(self.data, arguments, self.workers)]
+
+    map.__doc__ = Parties.map.__doc__
+
+    def call(self, j, fn, *args):
+        return self.actors[j].run(fn, args).result()
+
+    call.__doc__ = Parties.call.__doc__
+
+    def reduce(self, fn, results, *args):
+        from ._remote_parties import run_on_aggregator
+        return self.client.submit(run_on_aggregator, fn, args, *results,
+                                  workers=[self.aggregator], pure=False).result()
+
+    reduce.__doc__ = Parties.reduce.__doc__
+
+    def __repr__(self):
+        return (f"RemoteParties(m={self.m}, sizes={self.sizes}, workers={self.workers}, "
+                f"problem={self.problem!r})")

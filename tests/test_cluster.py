@@ -214,6 +214,38 @@ def test_sgd2_on_workers_is_bit_identical_and_records_what_crossed(client, split
     assert here.privacy == there.privacy
 
 
+def test_the_transport_on_workers_gives_what_it_gives_in_process(client, split):
+    """``map``, ``call`` and ``map(gather=False)`` + ``reduce`` on workers return what the
+    in-process parties return, bit for bit, with the per-party state and the travelling noise
+    streams of the protocols' own steps."""
+    import numpy as np
+
+    from dpsolve._multiparty import _sgd1_step
+    from dpsolve.solvers.multiparty_gd import _secure_sum, _sgd2_message, _sgd2_start, _share
+    problem, parties = split
+    remote = parties.on(client)
+    theta = np.linspace(-0.3, 0.3, problem.p)
+    for where in (parties, remote):
+        where.map(_sgd2_start, each=[np.random.default_rng(j) for j in range(3)])
+    for _ in range(2):                      # the streams stay with the parties and advance
+        np.testing.assert_array_equal(np.stack(parties.map(_sgd2_message, theta, 0.5)),
+                                      np.stack(remote.map(_sgd2_message, theta, 0.5)))
+    weights = [0.1, 0.2, 0.3]
+    here, rng_here = parties.reduce(_secure_sum, parties.map(_share, theta, each=weights,
+                                                             gather=False),
+                                    0.5, np.random.default_rng(3))
+    there, rng_there = remote.reduce(_secure_sum, remote.map(_share, theta, each=weights,
+                                                             gather=False),
+                                     0.5, np.random.default_rng(3))
+    np.testing.assert_array_equal(here, there)
+    assert rng_here.bit_generator.state == rng_there.bit_generator.state
+    a, _ = parties.call(2, _sgd1_step, theta, 5, 3000.0, 0.01, 0.0, None)
+    b, _ = remote.call(2, _sgd1_step, theta, 5, 3000.0, 0.01, 0.0, None)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="one item per party"):
+        remote.map(_sgd2_start, each=[None])
+
+
 @pytest.mark.parametrize("record", [True, False])
 # without amplification the coordinator and the parties get more than the outsider's 0.5
 @pytest.mark.filterwarnings("ignore:against (coordinator|parties):dpsolve.privacy.PrivacyWarning")

@@ -74,3 +74,22 @@ def test_bad_sizes():
         Parties.from_sizes(problem, [15.0, 15])
     with pytest.raises(TypeError, match="Problem"):
         Parties(problem.X, [np.arange(15), np.arange(15, 30)])
+
+
+def test_the_transport_runs_each_party_in_order_with_its_own_state():
+    """``map``/``call``/``reduce`` of in-process parties: party order, one argument per party
+    with ``each``, a state dict per party kept between calls, the reduction over the results."""
+    problem = synthetic_problem(n=30, p=3)
+    parties = Parties.from_sizes(problem, [10, 12, 8])
+
+    def count(party, state, extra, scale):
+        state["calls"] = state.get("calls", 0) + 1
+        return (party.index, party.n * scale + extra, state["calls"])
+
+    assert parties.map(count, 2, each=[0, 1, 2]) == [(0, 20, 1), (1, 25, 1), (2, 18, 1)]
+    assert parties.call(1, count, 100, 1) == (1, 112, 2)       # party 1's state, not another's
+    assert [r[2] for r in parties.map(count, 1, each=[0, 0, 0])] == [2, 3, 2]
+    held = parties.map(lambda party, state: party.n, gather=False)
+    assert parties.reduce(lambda results, plus: sum(results) + plus, held, 0.5) == 30.5
+    with pytest.raises(ValueError, match="one item per party"):
+        parties.map(count, 1, each=[0, 1])

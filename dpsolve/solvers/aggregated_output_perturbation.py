@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from .._blas import one_blas_thread
 from .._projection import scale_onto_ball
 from .._validation import Boolean, Options, Passthrough, Real, check_real
 from ..privacy.accounting import pure_event
@@ -149,18 +150,28 @@ def noisy_average(minimizers, noise, scale, rng):
     return average + b.reshape(average.shape)
 
 
+def _local_minimizer(party, state, tolerance, inner, secure):
+    """The party's local minimiser (its step, module-level: sent to Dask workers)."""
+    with one_blas_thread():             # the bits of the fit in one process (_blas.py)
+        return _inner._inner_minimizer(party.local_problem(), tolerance, inner, secure)
+
+
+def _noisy_average(minimizers, noise, scale, rng):
+    """The aggregator's step: :func:`noisy_average` and the advanced ``rng``."""
+    return noisy_average(minimizers, noise, scale, rng), rng
+
+
 def run(problem, parties, plan, rng):
     """Every party's local solve, their average (inside secure aggregation), one noise draw."""
     settings, state = plan.settings, plan.state
-    if getattr(parties, "remote", False):              # solves on the parties' workers
-        theta = parties.secure_noisy_average(settings["tolerance"], state["inner"],
-                                             state["secure"], settings["noise"],
-                                             state["scale"], rng)
-    else:
-        minimizers = [_inner._inner_minimizer(party.local_problem(), settings["tolerance"],
-                                              state["inner"], state["secure"])
-                      for party in parties]           # inside secure aggregation
-        theta = noisy_average(minimizers, settings["noise"], state["scale"], rng)
+    # each party solves where it is (on its worker, for parties on workers); only the noisy
+    # average leaves the aggregator, and ``rng`` is advanced as if it had been drawn here
+    minimizers = parties.map(_local_minimizer, settings["tolerance"], state["inner"],
+                             state["secure"], gather=False)
+    theta, advanced = parties.reduce(_noisy_average, minimizers, settings["noise"],
+                                     state["scale"], rng)
+    if advanced is not rng:
+        rng.bit_generator.state = advanced.bit_generator.state
     if settings["project"] and problem.radius is not None:
         scale_onto_ball(theta, problem.radius)          # post-processing
     # B and the parties see only the released average, as an outsider does

@@ -287,6 +287,22 @@ class JointOwner:
         return (self.x_sum + self.x * (steps - self.last)) / steps
 
 
+def _owner_start(party, state, cols, K):
+    """Owner's side of a run: a fresh :class:`JointOwner` in its state (module-level, as the
+    owners' other steps: sent to Dask workers)."""
+    state["joint_owner"] = JointOwner(party, cols, K)
+
+
+def _owner_step(party, state, t, row, u, sigma, eta, reg, r_x, rng):
+    """Owner's step t: ``(message, advanced noise stream)``."""
+    return state["joint_owner"].step(t, row, u, sigma, eta, reg, r_x, rng), rng
+
+
+def _owner_average(party, state, steps):
+    """Owner's personalised block averaged over the run (which ends its side)."""
+    return state.pop("joint_owner").average(steps)
+
+
 def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg, r_u, r_x, rng):
     """joint_sgd as its protocol, in Python: owner j computes on its own copy of its rows, keeps
     x_j, and sends ``grad_u h + b_t`` (its own noise); everybody applies the same shared step.
@@ -295,25 +311,18 @@ def _joint_protocol(problem, owners, cols, K, owner_seq, local, sigma, eta, reg,
     noise stream travelling with the step. Returns (shared average, personal averages,
     messages)."""
     p, T = problem.p, owner_seq.shape[0]
-    remote = getattr(owners, "remote", False)
-    if remote:
-        owners.joint_start(cols, K)
-    else:
-        sides = [JointOwner(owner, cols, K) for owner in owners]
+    owners.map(_owner_start, cols, K)
     u = np.zeros(p * K)
     u_sum = np.zeros(p * K)
     messages = np.empty((T, p * K))
     for t in range(T):
         j = int(owner_seq[t])
         u_sum += u
-        if remote:
-            message, rng = owners.joint_step(j, t, int(local[t]), u, sigma, eta, reg, r_x, rng)
-        else:
-            message = sides[j].step(t, int(local[t]), u, sigma, eta, reg, r_x, rng)
+        message, rng = owners.call(j, _owner_step, t, int(local[t]), u, sigma, eta, reg, r_x,
+                                   rng)
         messages[t] = message
         u = _protocol_shared_step(u, message, eta, reg, r_u)
-    personal = (owners.joint_averages(T) if remote
-                else np.stack([side.average(T) for side in sides]))
+    personal = np.stack(owners.map(_owner_average, T))
     return u_sum / T, personal, messages
 
 

@@ -440,6 +440,8 @@ def run(problem, parties, plan, rng):
         theta = _coordinator_step(theta, received, step_sizes[t], reg_scale, radius)
         if weights[t] != 0.0:
             released += weights[t] * theta
+    if settings["noise"] == "per_party":
+        parties.map(_sgd2_end)      # no party keeps a noise stream once the run is over
     transcript = None
     if log is not None:
         transcript = GradientTranscript(noise=settings["noise"], theta0=theta0, messages=log,
@@ -464,29 +466,52 @@ def _initial_point(initial, p, radius, rng):
 
 def _receiver(problem, parties, plan, streams):
     """What B receives at an iteration, given the broadcast theta: every party's noisy message
-    (shape (m, p)), or the secure aggregate (shape (p,))."""
+    (shape (m, p)), or the secure aggregate (shape (p,)). Each party computes where it is
+    (``parties.map``: here, or on its worker for parties on workers)."""
     sigma = plan.sigma
     if plan.settings["noise"] == "per_party":
-        if getattr(parties, "remote", False):       # on workers: the streams travel once
-            parties.start(streams[:parties.m])
-            return lambda theta: parties.sgd2_messages(theta, sigma)
-        return lambda theta: np.stack([party.sgd2_message(theta, sigma, streams[j])
-                                       for j, party in enumerate(parties)])
+        parties.map(_sgd2_start, each=streams[:parties.m])      # the streams travel once
+        return lambda theta: np.stack(parties.map(_sgd2_message, theta, sigma))
     party_weighted = plan.settings["weighting"] == "party"
     share_weights = [1.0 / (parties.m * party.n) if party_weighted else 1.0 / problem.n
                      for party in parties]
-    if getattr(parties, "remote", False):
-        # shares computed on the parties' workers and summed on the aggregator's; the
-        # aggregator's noise stream travels with each round
-        stream = [streams[parties.m]]
+    # the shares stay with the parties until the aggregator sums them (on its worker, for
+    # parties on workers); the aggregator's noise stream travels with each round
+    stream = [streams[parties.m]]
 
-        def receive(theta):
-            total, stream[0] = parties.secure_sum(theta, share_weights, sigma, stream[0])
-            return total
-        return receive
-    aggregator = SecureAggregator(sigma, streams[parties.m])
-    return lambda theta: aggregator.aggregate([party.aggregation_share(theta, w)
-                                               for party, w in zip(parties, share_weights)])
+    def receive(theta):
+        shares = parties.map(_share, theta, each=share_weights, gather=False)
+        total, stream[0] = parties.reduce(_secure_sum, shares, sigma, stream[0])
+        return total
+    return receive
+
+
+# -- the parties' and the aggregator's steps (module-level: sent to Dask workers) ---------------
+def _sgd2_start(party, state, stream):
+    """Party's side of an SGD2 run: its own noise stream, kept for the run."""
+    state["sgd2_stream"] = stream
+
+
+def _sgd2_end(party, state):
+    """The end of an SGD2 run: the party's noise stream is dropped (nothing left from which
+    the noise could be drawn again)."""
+    state.pop("sgd2_stream", None)
+
+
+def _sgd2_message(party, state, theta, sigma):
+    """The party's SGD2 message at the broadcast ``theta`` (:meth:`Party.sgd2_message`)."""
+    return party.sgd2_message(theta, sigma, state["sgd2_stream"])
+
+
+def _share(party, state, weight, theta):
+    """The party's secure-aggregation share at ``theta`` (:meth:`Party.aggregation_share`)."""
+    return party.aggregation_share(theta, weight)
+
+
+def _secure_sum(shares, sigma, rng):
+    """The aggregator's step: the noisy sum of the shares (:class:`SecureAggregator`) and the
+    advanced noise stream."""
+    return SecureAggregator(sigma, rng).aggregate(shares), rng
 
 
 # -- bound -----------------------------------------------------------------------------------------
