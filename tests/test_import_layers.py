@@ -1,4 +1,5 @@
-"""dpsolve's internal import graph, read statically with ``ast`` (issue 31, section 1).
+"""dpsolve's internal import graph, read statically with ``ast``: no import circles
+(docs/changelog.md, "Architecture: no import circles").
 
 The graph has one node per module of the ``dpsolve`` package (``pkg/__init__.py`` is the node
 ``pkg``) and an edge ``a -> b`` whenever ``a`` imports ``b``:
@@ -231,7 +232,7 @@ def test_no_import_cycle_grows():
 
 
 def test_no_import_cycle_at_all():
-    """The target of issue 31, section 1: no import circle, lazy imports included."""
+    """No import circle at all, lazy imports included."""
     cycles = import_cycles(GRAPH)
     assert not cycles, describe(cycles, GRAPH)
 
