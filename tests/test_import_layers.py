@@ -241,3 +241,71 @@ def test_the_worker_side_of_the_transport_imports_nothing_from_dpsolve():
     """``_remote_parties`` runs whatever step it is sent: it knows no protocol, no solver."""
     assert f"{PACKAGE}._remote_parties" in _modules()
     assert not GRAPH.get(f"{PACKAGE}._remote_parties")
+
+
+# -- the floors ---------------------------------------------------------------------------------
+#: dpsolve's layers, lowest first: a module may import its own layer and those below, never one
+#: above. A module belongs to the layer of its longest matching prefix (a prefix names a module
+#: or a package and everything in it); the package root, which re-exports the public API, is
+#: on top.
+LAYERS = (
+    ("kernels and validation", ("dpsolve._kernels", "dpsolve._validation", "dpsolve._version",
+                                "dpsolve._capabilities", "dpsolve._blas", "dpsolve._row_ops",
+                                "dpsolve._projection", "dpsolve._secure")),
+    ("losses and privacy", ("dpsolve.losses", "dpsolve.privacy")),
+    ("problem and fit", ("dpsolve.problem", "dpsolve.fit", "dpsolve._fixed_iteration")),
+    ("parties, reference and joint", ("dpsolve.parties", "dpsolve._remote_parties",
+                                      "dpsolve._multiparty", "dpsolve.reference",
+                                      "dpsolve.joint")),
+    ("bounds", ("dpsolve.bounds",)),
+    ("solvers", ("dpsolve.solvers",)),
+    ("estimators, selection, audit and experiments", ("dpsolve.estimators", "dpsolve.tuning",
+                                                      "dpsolve.private_selection",
+                                                      "dpsolve.audit", "dpsolve.experiments",
+                                                      "dpsolve.datasets")),
+    ("cli and demo", ("dpsolve.cli", "dpsolve.demo", "dpsolve")),
+)
+
+
+def layer_of(module):
+    """The index in :data:`LAYERS` of ``module``'s layer (its longest matching prefix), or None."""
+    best, length = None, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > length:
+                best, length = index, len(prefix)
+    return best
+
+
+def test_every_module_has_a_layer():
+    # the root's prefix covers everything, so this checks that the table and the package agree
+    # on what is left on top: only the modules named there
+    top = len(LAYERS) - 1
+    stray = sorted(m for m in GRAPH if layer_of(m) == top and m not in LAYERS[top][1])
+    assert not stray, f"modules with no layer of their own (add them to LAYERS): {stray}"
+
+
+def test_the_layer_rule_is_checked():
+    assert layer_of("dpsolve.solvers.noisy_sgd") == 5
+    assert layer_of("dpsolve.privacy.budget") == 1
+    assert layer_of("dpsolve") == len(LAYERS) - 1
+    assert layer_of("dpsolve._kernels.gd") == 0
+
+
+def upward_imports(graph):
+    """Every import of a module from a higher layer, described."""
+    return sorted(f"{a} ({LAYERS[layer_of(a)][0]}) imports {b} ({LAYERS[layer_of(b)][0]})"
+                  for a, targets in graph.items() for b in targets
+                  if layer_of(b) > layer_of(a))
+
+
+def test_an_upward_import_is_found():
+    planted = {name: set(targets) for name, targets in GRAPH.items()}
+    planted["dpsolve.problem"].add("dpsolve.solvers._registry")
+    assert upward_imports(planted) == [
+        "dpsolve.problem (problem and fit) imports dpsolve.solvers._registry (solvers)"]
+
+
+def test_no_module_imports_one_above_it():
+    upward = upward_imports(GRAPH)
+    assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
