@@ -393,7 +393,7 @@ class _DPLinearModel(BaseEstimator):
         offset = 0.0
         if prior_event is not None:
             prior_rng, rng = _split_rng(rng, self.secure)
-            problem, options, offset = self._apply_prior(X, y, problem, options,
+            problem, options, offset = self._apply_prior(y, problem, options,
                                                          prior_event.epsilon, prior_rng)
         fit = spec.function(problem, epsilon, rng=rng, secure=self.secure,
                             accountant=None if prior_event is not None else self.accountant,
@@ -409,7 +409,7 @@ class _DPLinearModel(BaseEstimator):
         """Solver options the prior fixes from public constants before any noise (none)."""
         return {}
 
-    def _apply_prior(self, X, y, problem, options, epsilon, rng):
+    def _apply_prior(self, y, problem, options, epsilon, rng):
         """Release the private statistic the prior needs at ``epsilon`` and apply it: the
         classifiers centre the intercept on the private base rate (returning its margin), the
         regressor shifts the labels by their private mean (returning it)."""
@@ -512,7 +512,7 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
                              "classes=(negative, positive)")
         return classes
 
-    def _apply_prior(self, X, y, problem, options, epsilon, rng):
+    def _apply_prior(self, y, problem, options, epsilon, rng):
         shares = private_class_shares(y.astype(np.intp), 2, epsilon, rng)
         base_margin = problem.loss_function.base_margin(shares.shares[1])
         centre = np.zeros(problem.theta_shape)
@@ -909,22 +909,20 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         """The labels' private mean can be the offset of any fit with an intercept."""
         return self.fit_intercept
 
-    def _apply_prior(self, X, y, problem, options, epsilon, rng):
+    def _apply_prior(self, y, problem, options, epsilon, rng):
         """The labels minus their private mean, ``m = clip((sum y + Z) / n, -B_y, B_y)`` with
         ``Z`` Laplace for the sum's L1 sensitivity ``2 B_y`` under replace-one (the labels are
         clipped to ``[-B_y, B_y]``), clipped again to ``[-B_y, B_y]``: the bound, and with it
         every noise scale, stays a public constant (labels in ``[0, B_y]`` and ``m >= 0``, or
-        the symmetric case, lose nothing to this clipping). The fit's problem is rebuilt on
-        them."""
+        the symmetric case, lose nothing to this clipping). The fit's problem keeps its rows
+        and takes these labels."""
         bound = problem.label_bound
         noisy = float(np.sum(y)) + float(laplace_noise(2.0 * bound / epsilon, 1, rng=rng)[0])
         mean = min(max(noisy / len(y), -bound), bound)
         if self.secure:
             mean = float(_to_grid(mean))
-        shifted = Problem(X, np.clip(y - mean, -bound, bound), problem.loss,
-                          radius=problem.radius, reg=problem.reg,
-                          row_norm=problem.feature_row_norm, fit_intercept=self.fit_intercept,
-                          intercept_scale=self.intercept_scale, label_bound=bound)
+        # same rows, same public bounds: only the labels change (no second copy or check of X)
+        shifted = problem._with_data(problem.X, np.clip(problem.y - mean, -bound, bound))
         return shifted, options, mean
 
     def _derived_bounds(self):
