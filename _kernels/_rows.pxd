@@ -17,7 +17,7 @@ cdef struct Rows:
 
 cdef inline Rows make_rows(object X) except *:
     """Rows of a C-contiguous float64 array, or of the tuple ``(indptr, indices, data, n, p)``
-    that ``dpsolve._rows.kernel_rows`` makes of a CSR matrix (indptr and indices intp). The
+    that ``dpsolve._row_ops.kernel_rows`` makes of a CSR matrix (indptr and indices intp). The
     pointers borrow X's buffers: X must outlive the Rows."""
     cdef Rows R
     cdef const double[:, ::1] dense

@@ -53,7 +53,7 @@ def clipped_gradient_sum(
 ):
     """out = sum_i CLIP_clip(loss'(<theta, x_i>, y_i) x_i); returns the number of clipped rows.
 
-    ``X`` is a C-contiguous (n, p) float64 array or ``dpsolve._rows.kernel_rows`` of a CSR
+    ``X`` is a C-contiguous (n, p) float64 array or ``dpsolve._row_ops.kernel_rows`` of a CSR
     matrix (then a row costs its stored entries, not p). ``scratch`` is a (64, p) work array.
     ``clip = inf`` means no clipping. ``h`` is the huber_hinge width (ignored by the other
     losses).

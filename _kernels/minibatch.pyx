@@ -38,7 +38,7 @@ def minibatch_sgd_pass(
     density proportional to exp(-||z|| / scale) (no draw when scale == 0), then
     ``theta <- Proj_radius(theta - eta(t) * (reg * theta + g / m))``.
     ``h`` is the huber_hinge width (ignored by the other losses). ``X`` is a C-contiguous (n, p)
-    float64 array or ``dpsolve._rows.kernel_rows`` of a CSR matrix (a batch then costs its
+    float64 array or ``dpsolve._row_ops.kernel_rows`` of a CSR matrix (a batch then costs its
     stored entries plus O(p) for the noise and the step). Returns False if theta became
     non-finite.
     """

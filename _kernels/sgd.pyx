@@ -159,7 +159,7 @@ def noisy_sgd_steps(
 
     If ``counts`` (length n) is given, ``counts[i]`` is incremented each time row i is drawn
     (the draws are random, not data-dependent; multi-party accounting uses them).
-    ``X`` is a C-contiguous (n, p) float64 array or ``dpsolve._rows.kernel_rows`` of a CSR
+    ``X`` is a C-contiguous (n, p) float64 array or ``dpsolve._row_ops.kernel_rows`` of a CSR
     matrix. Returns False if theta became non-finite (checked once, after the last step).
     """
     cdef Rows rows = make_rows(X)

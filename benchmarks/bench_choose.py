@@ -16,16 +16,16 @@ import warnings
 import numpy as np
 
 import dpsolve
-from dpsolve import bounds
+from dpsolve import approximate_minima
 from dpsolve.privacy import accounting, calibration
 
 from .common import best_time
 
 #: dpsolve's caches of calibrations and settings searches, cleared by ``time_choose_cold``.
-CACHES = ((calibration, "poisson_pld_sigma"), (calibration, "_objective_s"),
-          (calibration, "_tail_crossing"), (calibration, "_delta_constants"),
+CACHES = ((calibration, "poisson_pld_sigma"), (approximate_minima, "_objective_s"),
+          (approximate_minima, "_tail_crossing"), (approximate_minima, "_delta_constants"),
           (accounting, "_calibrate"),
-          (bounds, "_objective_perturbation_search"))
+          (approximate_minima, "_objective_perturbation_search"))
 
 
 def clear_caches():

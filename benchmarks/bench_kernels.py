@@ -39,7 +39,7 @@ class NoisySGDStep:
 
     def _kernel(self):
         P, g = self.problem, np.random.default_rng(0)
-        sgd.noisy_sgd_steps(P.X, P.y, P.loss_function.kernel_id, P.loss_function.kernel_param, np.zeros(P.p), 1, self.steps + 1, 100.0,
+        sgd.noisy_sgd_steps(P.X, P.y, P.loss_object.kernel_id, P.loss_object.kernel_param, np.zeros(P.p), 1, self.steps + 1, 100.0,
                             0, 0.01, 0.0, 1.0, Stream.from_generator(g), Stream.from_generator(g))
 
     def _numpy_noise(self):
@@ -89,7 +89,7 @@ class ClippedGradient:
 
     def _kernel(self):
         P = self.problem
-        gd.clipped_gradient_sum(P.X, P.y, P.loss_function.kernel_id, P.loss_function.kernel_param, self.theta, self.norms, 0.5, self.out,
+        gd.clipped_gradient_sum(P.X, P.y, P.loss_object.kernel_id, P.loss_object.kernel_param, self.theta, self.norms, 0.5, self.out,
                                 self.scratch)
 
     def _two_passes(self):

@@ -64,7 +64,7 @@ class SparseClippedGradient:
         self.v = np.random.default_rng(2).standard_normal(N)
         self.out = np.empty(P)
         self.scratch = np.empty((64, P))
-        self.kind = self.problem.loss_function.kernel_id
+        self.kind = self.problem.loss_object.kernel_id
 
     def _kernel(self):
         gd.clipped_gradient_sum(self.rows, self.problem.y, self.kind, 0.0, self.theta,

@@ -1,12 +1,13 @@
 """dpsolve: Cython-accelerated solvers for differentially private empirical risk minimisation.
 
 Main entry points: :class:`Problem` (data, loss, constraint); the solvers :func:`noisy_sgd`
-(Algorithm SGD1 of the multi-party SGD notes, after Bassily-Smith-Thakurta 2014),
+(Bassily-Smith-Thakurta 2014),
 :func:`clipped_gd` (DP-GD with per-sample clipping, from the DP-GD lecture notes),
 :func:`minibatch_sgd` (Song-Chaudhuri-Sarwate 2013), :func:`output_perturbation`
-(Chaudhuri-Monteleoni-Sarwate 2011) and :func:`objective_perturbation` (AMP); the
-multi-party solvers over :class:`Parties`, :func:`multiparty_gd` (SGD2 of the multi-party SGD
-notes, and Jayaraman et al. 2018's gradient perturbation) and
+(Chaudhuri-Monteleoni-Sarwate 2011) and :func:`objective_perturbation` (Iyengar et al. 2019's
+approximate minima perturbation); the multi-party solvers over :class:`Parties`,
+:func:`multiparty_gd` (the multi-party SGD notes' gradient descent, and Jayaraman et al. 2018's
+gradient perturbation) and
 :func:`aggregated_output_perturbation` (Jayaraman et al. 2018's model aggregation);
 :func:`joint_sgd` (Huang et al. 2023, joint DP across data owners; more in
 :mod:`dpsolve.joint`); :func:`reference_minimizer` and :func:`excess_risk` (certified exact

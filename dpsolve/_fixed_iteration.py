@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._blas import row_blocks
+from ._ordered_linalg import row_blocks
 
 __all__ = ["Plan", "output_plan", "objective_plan", "minimize", "start_gradient_bound",
            "float_floor", "check_tolerance", "refuse_nonsmooth"]
@@ -132,15 +132,15 @@ def start_gradient_bound(problem):
     ``B min(1, (1 + h)/(2h))``. squared ``loss'(0) = -y``: ``B B_y``. multinomial
     ``softmax(0) - e_y`` has norm ``sqrt((K - 1)/K)``. Always at most L.
     """
-    if not problem.loss_function.smooth:
+    if not problem.loss_object.smooth:
         raise ValueError(f"loss={problem.loss!r} has no smoothness constant")
-    return problem.row_norm * problem.loss_function.derivative_at_zero()
+    return problem.row_norm * problem.loss_object.derivative_at_zero()
 
 
 def _record_gradient_bound(problem, Y):
     """Bound on a per-record loss gradient over ``||theta|| <= Y``: L for the losses with
     bounded ``loss'``; ``B (B Y + B_y)`` for squared."""
-    return problem.loss_function.lipschitz(problem.row_norm, Y)
+    return problem.loss_object.lipschitz(problem.row_norm, Y)
 
 
 def float_floor(problem, smoothness, mu, center, steps, n=None):
@@ -189,14 +189,14 @@ def float_floor(problem, smoothness, mu, center, steps, n=None):
     (infinite if ``48 K c >= mu``). ``n`` defaults to ``problem.n``.
     """
     n = problem.n if n is None else n
-    classes = problem.loss_function.n_outputs if problem.loss_function.kernel_id is None else 0
+    classes = problem.loss_object.n_outputs if problem.loss_object.kernel_id is None else 0
     kappa = smoothness / mu
     sums, margins = _gamma(n + 2 * classes + 16), _gamma(problem.p + 16)
     rounding = 8.0 * _EPS * smoothness
     e_inf = (sums * _record_gradient_bound(problem, center)
              + (margins * problem.smoothness + rounding) * center)
     c = margins * problem.smoothness + rounding
-    if not math.isfinite(problem.loss_function.derivative_bound):
+    if not math.isfinite(problem.loss_object.derivative_bound):
         c += sums * problem.row_norm ** 2           # G_Y grows with Y: B^2 per unit of Y
     shrink = 1.0 - 48.0 * steps * c / mu
     if shrink <= 0.0:

@@ -1,8 +1,9 @@
-"""Algorithm SGD1 of the multi-party SGD notes (after Bassily-Smith-Thakurta 2014) run as its
+"""Noisy SGD (Bassily-Smith-Thakurta 2014; SGD1 of the multi-party SGD notes) run as its
 multi-party protocol, message by message, and what each observer learns (docs/multiparty.md,
 "Privacy against each observer")."""
 import dataclasses
 import math
+import warnings
 
 import numpy as np
 
@@ -11,8 +12,8 @@ from .privacy.accounting import UniformSampling, epsilon_of, gaussian_event
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class SGD1Transcript:
-    """Everything the coordinator B saw in a multi-party SGD1 run.
+class NoisySGDTranscript:
+    """Everything the coordinator B saw in a multi-party noisy SGD run.
 
     Attributes
     ----------
@@ -76,7 +77,7 @@ def sgd1_protocol(problem, parties, steps, sigma, step_sizes, radius, indices, n
             noise.state[:] = advanced.state
         messages[t] = message
         theta = project_l2_ball(theta - step_sizes[t] * message, radius)
-    transcript = SGD1Transcript(index=index, sender=owner[index].copy(), messages=messages,
+    transcript = NoisySGDTranscript(index=index, sender=owner[index].copy(), messages=messages,
                                 step_sizes=np.array(step_sizes, dtype=float), radius=radius)
     return theta, transcript
 
@@ -105,3 +106,12 @@ def sgd1_observer_epsilons(parties, counts, sigma, sensitivity, delta):
         event = gaussian_event(sigma, sensitivity, steps=steps_j, sampling=sampling)
         worst = max(worst, epsilon_of(event, delta, "rdp" if sampling else "pld"))
     return {"coordinator": coordinator, "parties": worst}
+
+
+def __getattr__(name):
+    # the class's name in a release that cited the notes' algorithm number
+    if name == "SGD1Transcript":
+        warnings.warn("dpsolve._multiparty.SGD1Transcript is deprecated; use "
+                      "NoisySGDTranscript, the same class", DeprecationWarning, stacklevel=2)
+        return NoisySGDTranscript
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

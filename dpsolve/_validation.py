@@ -74,12 +74,26 @@ def check_rng(rng):
 
 
 # -- declarative parameter constraints (after scikit-learn's _parameter_constraints) ----------
+class InvalidParameterError(ValueError, TypeError):
+    """A value that none of a parameter's accepted alternatives takes (a ValueError and a
+    TypeError both, as scikit-learn's: the value may be of a wrong type or out of range)."""
+
+
 class Constraint:
-    """A check of one keyword argument; ``None`` passes when ``optional``."""
+    """A check of one keyword argument; ``None`` passes when ``optional``.
+
+    A parameter may also be declared by a list of alternatives (a union, as scikit-learn's
+    ``_parameter_constraints``): ``[None, Options({"auto"}), Real(0, 1e-2, high_inclusive=True)]``
+    accepts None, ``"auto"`` or a number in (0, 0.01] (:func:`as_constraint`).
+    """
 
     optional = False
 
     def check(self, value, name):
+        raise NotImplementedError
+
+    def describe(self):
+        """What the constraint accepts, in words (for the union's message)."""
         raise NotImplementedError
 
     def __call__(self, value, name):
@@ -100,6 +114,15 @@ class Real(Constraint):
     def check(self, value, name):
         return check_real(value, name, **self.bounds)
 
+    def describe(self):
+        b = self.bounds
+        if b["low"] is None and b["high"] is None:
+            return "a finite real number"
+        left = "(-inf" if b["low"] is None else ("[" if b["low_inclusive"] else "(") + f"{b['low']:g}"
+        right = "inf)" if b["high"] is None else f"{b['high']:g}" + ("]" if b["high_inclusive"]
+                                                                       else ")")
+        return f"a number in {left}, {right}"
+
 
 class Integer(Constraint):
     """An integer (not a bool) ``>= low``."""
@@ -109,6 +132,9 @@ class Integer(Constraint):
 
     def check(self, value, name):
         return check_int(value, name, low=self.low)
+
+    def describe(self):
+        return "an integer" + ("" if self.low is None else f" >= {self.low}")
 
 
 class Options(Constraint):
@@ -120,6 +146,11 @@ class Options(Constraint):
     def check(self, value, name):
         return check_choice(value, name, self.choices)
 
+    def describe(self):
+        if len(self.choices) == 1:
+            return repr(self.choices[0])
+        return f"one of {sorted(self.choices)}"
+
 
 class Boolean(Constraint):
     """A bool (numpy's included)."""
@@ -129,20 +160,118 @@ class Boolean(Constraint):
             raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
         return bool(value)
 
+    def describe(self):
+        return "a bool"
+
+
+class RealArray(Constraint):
+    """An array of finite real numbers (any shape: a shape that depends on the Problem is
+    checked by the solver's plan). The value is returned as given, never converted here."""
+
+    def check(self, value, name):
+        if isinstance(value, (str, bytes)):
+            raise TypeError(f"{name} must be {self.describe()}, got {type(value).__name__}")
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name} must be {self.describe()}, got "
+                            f"{type(value).__name__}") from None
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{name} must be {self.describe()}")
+        return value
+
+    def describe(self):
+        return "an array of finite real numbers"
+
+
+class IndexArray(Constraint):
+    """A 1-D sequence of integers (indices; their range against the Problem is the plan's).
+    The value is returned as given."""
+
+    def check(self, value, name):
+        array = None if isinstance(value, (str, bytes)) else np.asarray(value)
+        if array is None or array.ndim != 1 or not (
+                array.size == 0 or np.issubdtype(array.dtype, np.integer)):
+            raise TypeError(f"{name} must be {self.describe()}, got {value!r}")
+        return value
+
+    def describe(self):
+        return "a 1-D array of integers"
+
+
+class InstanceOf(Constraint):
+    """An instance of a class."""
+
+    def __init__(self, kind, label=None):
+        self.kind, self.label = kind, label or kind.__name__
+
+    def check(self, value, name):
+        if not isinstance(value, self.kind):
+            raise TypeError(f"{name} must be {self.describe()}, got {type(value).__name__}")
+        return value
+
+    def describe(self):
+        return f"a {self.label}"
+
 
 class Passthrough(Constraint):
-    """Checked by the solver itself (its range depends on other arguments)."""
+    """Checked by the solver itself: only for a check that spans several arguments."""
 
     def check(self, value, name):
         return value
 
+    def describe(self):
+        return "checked with the other arguments"
+
+
+class AnyOf(Constraint):
+    """A union: the value is checked against each alternative in turn and the first that
+    accepts it gives the checked value; ``None`` among the alternatives accepts None.
+
+    With a single alternative besides None that alternative's own error is raised (its
+    wording); otherwise an :class:`InvalidParameterError` names the parameter and every
+    accepted alternative.
+    """
+
+    def __init__(self, alternatives):
+        alternatives = list(alternatives)
+        self.optional = any(a is None for a in alternatives)
+        self.alternatives = tuple(as_constraint(a) for a in alternatives if a is not None)
+        if not self.alternatives:
+            raise ValueError("a union needs an alternative besides None")
+
+    def check(self, value, name):
+        if len(self.alternatives) == 1:
+            return self.alternatives[0](value, name)
+        for alternative in self.alternatives:
+            try:
+                return alternative(value, name)
+            except (TypeError, ValueError):
+                continue
+        raise InvalidParameterError(f"{name} must be {self.describe()}, got {value!r}")
+
+    def describe(self):
+        words = [a.describe() for a in self.alternatives] + (["None"] if self.optional else [])
+        return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def as_constraint(declaration):
+    """A :class:`Constraint` from a parameter's declaration: a Constraint, or a list of
+    alternatives (a union, :class:`AnyOf`)."""
+    if isinstance(declaration, Constraint):
+        return declaration
+    if isinstance(declaration, (list, tuple)):
+        return AnyOf(declaration)
+    raise TypeError(f"a parameter is declared by a Constraint or a list of alternatives, got "
+                    f"{type(declaration).__name__}")
+
 
 def check_parameters(constraints, values):
     """``values`` (a dict of keyword arguments) checked against ``constraints`` (a dict of
-    :class:`Constraint`), in the order the constraints are declared; returns the checked
-    values."""
+    :class:`Constraint` or lists of alternatives), in the order the constraints are declared;
+    returns the checked values."""
     unknown = set(values) - set(constraints)
     if unknown:
         raise TypeError(f"unexpected keyword arguments: {', '.join(sorted(unknown))}")
-    return {name: constraint(values[name], name) for name, constraint in constraints.items()
-            if name in values}
+    return {name: as_constraint(constraint)(values[name], name)
+            for name, constraint in constraints.items() if name in values}

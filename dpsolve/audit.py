@@ -472,7 +472,7 @@ def canary_neighbours(problem, *, neighbour="flip"):
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    if problem.loss not in ("logistic", "hinge", "huber_hinge"):
+    if not problem.loss_object.binary:
         raise ValueError(f"canary_neighbours needs a binary classification loss (logistic, hinge "
                          f"or huber_hinge), got {problem.loss!r}")
     check_choice(neighbour, "neighbour", ("flip", "zero"))

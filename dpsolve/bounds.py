@@ -15,22 +15,21 @@ Frobenius norms): the theorems hold in any Euclidean space of that dimension. Bo
 that do not take the multinomial loss raise ValueError for it.
 
 The bound of joint-DP noisy SGD (Huang et al. 2023, Theorem 3.1) depends on the joint model's
-gradient bound and is with that model: :func:`dpsolve.joint.joint_sgd_bound`.
+gradient bound and is with that model: :func:`dpsolve.joint.joint_sgd_bound`. The settings
+that minimise objective perturbation's bound, and the privacy constants it rests on, are with
+the method: :mod:`dpsolve.approximate_minima`.
 """
-import collections
-import functools
 import math
+import warnings
 
 import numpy as np
 
+from . import approximate_minima
 from ._capabilities import multinomial_solvers
+from ._deprecation import deprecated_alias
 from ._validation import check_choice, check_int, check_real
-from .privacy.calibration import (OUTPUT_NOISES, check_noise_scale, cms_objective_constants,
-                                  dpgd_noise, gaussian_objective_constants,
-                                  gaussian_objective_sigma,
-                                  objective_jacobian_term, objective_perturbation_constants,
-                                  output_noise_scale, resolve_objective_noise,
-                                  resolve_output_noise)
+from .approximate_minima import noise_moments
+from .privacy.calibration import dpgd_noise, output_noise_scale, resolve_output_noise
 from .problem import Problem, reject_multinomial
 
 FORMS = ("mean", "sum")
@@ -51,10 +50,16 @@ def _check(problem, epsilon, delta=None, form="mean"):
 
 
 def _in_form(sum_value, problem, form):
+    """A sum-form value in ``form`` (divided by n for ``"mean"``)."""
     return sum_value if form == "sum" else sum_value / problem.n
 
 
-def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
+def _from_mean(mean_value, problem, form):
+    """A mean-form value in ``form`` (times n for ``"sum"``)."""
+    return mean_value if form == "mean" else mean_value * problem.n
+
+
+def noisy_sgd_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
     r"""Theorem 2, case 1 (eq. 9), of the multi-party SGD notes (after Bassily-Smith-Thakurta
     2014): SGD1 with step sizes (4) on an L-Lipschitz loss.
 
@@ -81,7 +86,7 @@ def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
         The bound (constant 1), ``inf`` without a constraint.
     """
     _check(problem, epsilon, delta, form)
-    reject_multinomial(problem, "sgd1_lipschitz_bound (noisy_sgd's Theorem 2)",
+    reject_multinomial(problem, "noisy_sgd_lipschitz_bound (Bassily-Smith-Thakurta 2014)",
                        multinomial_solvers())
     n = problem.n
     value = (problem.gradient_bound * problem.diameter * math.log(1.25 * n * n / delta) ** 2
@@ -89,7 +94,7 @@ def sgd1_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
     return _in_form(value, problem, form)
 
 
-def sgd1_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
+def noisy_sgd_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
     r"""Theorem 2, case 2 (eq. 10), of the multi-party SGD notes: SGD1 with
     ``eta(t) = 1/(Delta n t)`` on an L-Lipschitz, Delta-strongly convex loss
     (Delta = ``problem.reg``).
@@ -118,7 +123,7 @@ def sgd1_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
         The bound (constant 1).
     """
     _check(problem, epsilon, delta, form)
-    reject_multinomial(problem, "sgd1_strongly_convex_bound (noisy_sgd's Theorem 2)",
+    reject_multinomial(problem, "noisy_sgd_strongly_convex_bound (Bassily-Smith-Thakurta 2014)",
                        multinomial_solvers())
     if problem.reg <= 0.0:
         raise ValueError("the strongly convex bound needs problem.reg > 0")
@@ -156,7 +161,7 @@ def lower_bound_lipschitz(problem, epsilon, *, form="mean"):
     _check(problem, epsilon, None, form)
     value = problem.gradient_bound * problem.diameter * min(
         1.0, math.sqrt(_dimension(problem)) / (epsilon * problem.n))
-    return value if form == "mean" else value * problem.n
+    return _from_mean(value, problem, form)
 
 
 def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
@@ -190,7 +195,7 @@ def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
     G, n = problem.gradient_bound, problem.n
     value = min(G * problem.diameter,
                 G * G * _dimension(problem) / (problem.reg * epsilon ** 2 * n * n))
-    return value if form == "mean" else value * n
+    return _from_mean(value, problem, form)
 
 
 # -- DP-GD with clipping (the DP-GD lecture notes) ----------------------------------------------
@@ -221,7 +226,7 @@ def minimizer_norm_bound(problem):
 
 def _max_loss_at_zero(problem):
     """``max_y loss(0; y)`` (the loss object's ``max_value_at_zero``)."""
-    return problem.loss_function.max_value_at_zero()
+    return problem.loss_object.max_value_at_zero()
 
 
 def dpgd_last_iterate_applies(problem):
@@ -363,7 +368,7 @@ def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibrat
                          f"{problem.lipschitz:g}; clipping below it biases the gradient")
     noise = dpgd_noise(problem.n, clip, steps, epsilon, delta, calibration)
     value = float(dpgd_optimisation_error(problem, clip, steps, noise, output))
-    return value if form == "mean" else value * problem.n
+    return _from_mean(value, problem, form)
 
 
 # -- mini-batch SGD with gamma-norm noise (Song-Chaudhuri-Sarwate 2013) -------------------------
@@ -420,20 +425,10 @@ def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
     s = 2.0 * L / epsilon
     M2 = (L + lam * r) ** 2 + p * (p + 1) * s * s / smallest ** 2
     value = 2.0 * beta * M2 / (lam * lam * math.ceil(n / b))
-    return value if form == "mean" else value * n
+    return _from_mean(value, problem, form)
 
 
 # -- output and objective perturbation ----------------------------------------------------------
-def _noise_moments(noise, scale, p):
-    """(E||b||, E||b||^2) for gamma-norm noise of scale s (||b|| ~ Gamma(p, s)) or Gaussian
-    noise of standard deviation s (E||b|| <= s sqrt(p) by Jensen)."""
-    if noise == "gamma_norm":
-        return p * scale, p * (p + 1) * scale * scale
-    return scale * math.sqrt(p), p * scale * scale
-
-
-
-
 def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
                               calibration="pld", form="mean"):
     r"""Excess-risk bound of :func:`dpsolve.output_perturbation` at its noise, explicit constants:
@@ -483,379 +478,38 @@ def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, toler
     n, p, lam, L = problem.n, _dimension(problem), problem.reg, problem.lipschitz
     sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
     scale = output_noise_scale(noise, epsilon, delta, sensitivity, calibration)
-    m1, m2 = _noise_moments(noise, scale, p)
+    m1, m2 = noise_moments(noise, scale, p)
     if problem.radius is not None:
         value = tolerance + (L + lam * problem.radius) * m1
     elif math.isfinite(problem.smoothness):
         value = tolerance + 0.5 * (problem.smoothness + lam) * m2
     else:
         value = tolerance + L * m1 + 0.5 * lam * m2
-    return value if form == "mean" else value * n
+    return _from_mean(value, problem, form)
 
 
-#: Output-noise shares the objective-perturbation search tries first (geometric, 1e-4 .. 0.5),
-#: before refining around the best.
-_FRACTIONS = tuple(float(f) for f in np.geomspace(1e-4, 0.5, 25))
+def objective_perturbation_settings(problem, epsilon, delta=None, **options):
+    """Deprecated alias of
+    :func:`dpsolve.approximate_minima.objective_perturbation_settings`, which computes the same.
 
-#: What the objective-perturbation bound needs of a Problem: public constants only.
-_OPConstants = collections.namedtuple("_OPConstants", "n p lam B c l0 beta")
-
-
-def _op_constants(problem):
-    return _OPConstants(problem.n, problem.p, problem.reg, problem.row_norm,
-                        problem.loss_function.curvature, _max_loss_at_zero(problem),
-                        problem.smoothness)
-
-
-def _objective_moments(k, objective, eps_obj, mu):
-    """``(E||v||, E||v||^2, noise parameter)`` of the objective noise ``v = b/n`` at the budget
-    ``eps_obj`` and ``mu = lambda + Delta``, or None where the Jacobian term spends it all.
-    ``objective``: ``("gamma_norm", 0)`` (the parameter returned is epsilon'), ``("cms", 0)``
-    (CMS 2011's constants, with mu from their rule) or ``("gaussian", delta_obj)`` (sigma)."""
-    kind, delta_obj = objective
-    cB2 = k.c * k.B * k.B
-    if kind == "gaussian":
-        sigma = gaussian_objective_sigma(cB2, k.B, k.n, mu, eps_obj, delta_obj)
-        if not math.isfinite(sigma):
-            return None
-        return (*_noise_moments("gaussian", sigma / k.n, k.p), sigma)
-    if kind == "cms":
-        eps_prime = cms_objective_constants(cB2, k.n, k.lam, eps_obj)[0]
-    else:
-        eps_prime = eps_obj - objective_jacobian_term(cB2, k.n, mu)
-    if not eps_prime > 0.0:
-        return None
-    return (*_noise_moments("gamma_norm", 2.0 * k.B / eps_prime / k.n, k.p), eps_prime)
-
-
-def _perturbed_minimiser_bound(k, v1, v2, mu, tolerance):
-    r"""Bound on ``F(theta_tilde) - F*`` for the inner solution ``theta_tilde`` of objective
-    perturbation (before the output noise), the smaller of two analyses (both hold, so their
-    minimum does), with ``v = b/n`` (``v1 = E||v||``, ``v2 = E||v||^2``), ``Delta = mu -
-    lambda``, ``r = sqrt(2g/mu)``:
-
-    * through lambda-strong convexity of F: ``||grad F(theta_tilde)|| <= gamma + ||v|| +
-      Delta ||theta_tilde||`` with ``gamma = sqrt(2 mu g)`` and ``||theta_tilde|| <=
-      (2||v|| + sqrt(2 mu l_0))/mu + r``, so ``F - F* <= (A + C||v||)^2 / (2 lambda)`` with
-      ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``, ``C = 1 + 2 Delta/mu``;
-    * through mu-strong convexity of ``G = F + (Delta/2)||.||^2``: its minimiser moves by at
-      most ``||v||/mu`` under the linear term, so ``G(theta_tilde) - G* <= ||v|| (||v||/mu + r)
-      + g``, and ``F(theta_tilde) - F* <= G(theta_tilde) - G* + (G* - F*)``. The bias of
-      Delta: with ``a = F(0) - F*``, ``b = F* >= (lambda/2)||theta*||^2`` (losses >= 0, so
-      ``a + b <= l_0``) and t = Delta/lambda, convexity along ``s theta*`` gives
-      ``G* - F* <= (1 - s) a + s^2 t b <= l_0 max(1 - s, s^2 t)`` for every s in [0, 1]; at
-      ``s = 2 / (1 + sqrt(1 + 4t))`` that is ``l_0 (1 - s)``: about ``Delta l_0 / lambda``
-      for a small Delta, never above ``l_0``. The noise is divided by mu, not lambda."""
-    extra = mu - k.lam
-    r = math.sqrt(2.0 * tolerance / mu)
-    A = math.sqrt(2.0 * mu * tolerance) + extra * (math.sqrt(2.0 * mu * k.l0) / mu + r)
-    C = 1.0 + 2.0 * extra / mu
-    through_lambda = (A * A + 2.0 * A * C * v1 + C * C * v2) / (2.0 * k.lam)
-    t = extra / k.lam
-    bias = k.l0 * (1.0 - 2.0 / (1.0 + math.sqrt(1.0 + 4.0 * t)))
-    through_mu = v2 / mu + v1 * r + tolerance + bias
-    return min(through_lambda, through_mu)
-
-
-def _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise, tolerance,
-                                  objective):
-    """The bound of :func:`objective_perturbation_bound` (mean form) for the constants ``k`` at
-    the split ``fraction`` and the total regularisation ``mu = lambda + Delta``, with the output
-    noise's scale per unit of sensitivity ``unit``; inf where the objective has no budget."""
-    moments = _objective_moments(k, objective, (1.0 - fraction) * epsilon, mu)
-    if moments is None or not math.isfinite(unit):
-        return math.inf
-    r = math.sqrt(2.0 * tolerance / mu)
-    _, m2 = _noise_moments(noise, unit * 2.0 * r, k.p)
-    return (_perturbed_minimiser_bound(k, moments[0], moments[1], mu, tolerance)
-            + 0.5 * (k.beta + k.lam) * m2)
-
-
-def _unit_output_scale(noise, epsilon, delta, calibration):
-    """Output-noise scale per unit of L2 sensitivity at this epsilon: exact (Balle–Wang) for
-    Gaussian noise under an accountant, which a single Gaussian release's accountants agree
-    with; inf where the classic mechanism is not defined (epsilon >= 1)."""
-    from .privacy.mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
-    if noise == "gamma_norm":
-        return 1.0 / epsilon
-    if calibration == "paper":
-        return gaussian_sigma_classic(1.0, epsilon, delta) if epsilon < 1.0 else math.inf
-    return gaussian_sigma_analytic(1.0, epsilon, delta)
-
-
-def _sign_or_one(x):
-    """``np.sign(x) + (x == 0)`` for a float: -1.0 or 1.0 (nan for nan)."""
-    if x > 0.0:
-        return 1.0
-    if x < 0.0:
-        return -1.0
-    return x if x != x else 1.0
-
-
-def _bounded_minimum(func, x1, x2, xatol, maxfun=500):
-    """The ``x`` of ``scipy.optimize.minimize_scalar(func, bounds=(x1, x2), method="bounded",
-    options={"xatol": xatol})``: Brent's bounded minimisation, transcribed step for step from
-    SciPy's ``_minimize_scalar_bounded`` (1.17) with Python floats instead of NumPy scalars
-    (the same IEEE operations in the same order, so the same points and the same result; the
-    settings search runs it some 300 times, where NumPy's scalar overhead was a third of
-    the time)."""
-    sqrt_eps = math.sqrt(2.2e-16)
-    golden_mean = 0.5 * (3.0 - math.sqrt(5.0))
-    a, b = x1, x2
-    fulc = a + golden_mean * (b - a)
-    nfc, xf = fulc, fulc
-    rat = e = 0.0
-    x = xf
-    fx = func(x)
-    num = 1
-    ffulc = fnfc = fx
-    xm = 0.5 * (a + b)
-    tol1 = sqrt_eps * abs(xf) + xatol / 3.0
-    tol2 = 2.0 * tol1
-    while abs(xf - xm) > (tol2 - 0.5 * (b - a)):
-        golden = True
-        if abs(e) > tol1:               # try a parabolic fit
-            golden = False
-            r = (xf - nfc) * (fx - ffulc)
-            q = (xf - fulc) * (fx - fnfc)
-            p = (xf - fulc) * q - (xf - nfc) * r
-            q = 2.0 * (q - r)
-            if q > 0.0:
-                p = -p
-            q = abs(q)
-            r = e
-            e = rat
-            if abs(p) < abs(0.5 * q * r) and p > q * (a - xf) and p < q * (b - xf):
-                rat = (p + 0.0) / q
-                x = xf + rat
-                if (x - a) < tol2 or (b - x) < tol2:
-                    rat = tol1 * _sign_or_one(xm - xf)
-            else:
-                golden = True
-        if golden:                      # a golden-section step
-            e = a - xf if xf >= xm else b - xf
-            rat = golden_mean * e
-        step = abs(rat)
-        if not step >= tol1:            # np.maximum(|rat|, tol1), nan propagated
-            step = step if step != step else tol1
-        x = xf + _sign_or_one(rat) * step
-        fu = func(x)
-        num += 1
-        if fu <= fx:
-            if x >= xf:
-                a = xf
-            else:
-                b = xf
-            fulc, ffulc = nfc, fnfc
-            nfc, fnfc = xf, fx
-            xf, fx = x, fu
-        else:
-            if x < xf:
-                a = x
-            else:
-                b = x
-            if fu <= fnfc or nfc == xf:
-                fulc, ffulc = nfc, fnfc
-                nfc, fnfc = x, fu
-            elif fu <= ffulc or fulc == xf or fulc == nfc:
-                fulc, ffulc = x, fu
-        xm = 0.5 * (a + b)
-        tol1 = sqrt_eps * abs(xf) + xatol / 3.0
-        tol2 = 2.0 * tol1
-        if num >= maxfun:
-            break
-    return xf
-
-
-def _best_mu(k, epsilon, fraction, unit, noise, tolerance, objective):
-    """The total regularisation ``mu >= lambda`` that minimises the bound at this split: a
-    bounded search in log mu above the smallest mu whose Jacobian term leaves some of the
-    objective's budget, and ``Delta = 0`` itself when lambda alone leaves some."""
-    eps_obj = (1.0 - fraction) * epsilon
-    floor = k.c * k.B * k.B / (k.n * math.expm1(eps_obj)) if eps_obj < 700.0 else 0.0
-    low = max(k.lam, floor * (1.0 + 1e-9))
-
-    def value(t):
-        return _objective_perturbation_value(k, epsilon, fraction, math.exp(t), unit, noise,
-                                             tolerance, objective)
-
-    t = _bounded_minimum(value, math.log(low), math.log(low) + 30.0, 1e-6)
-    at_low = value(math.log(low))
-    at_t = value(t)
-    if at_low <= at_t:
-        return low, at_low                      # exactly lambda (Delta = 0) when low is lambda
-    return max(low, math.exp(t)), at_t
-
-
-@functools.lru_cache(maxsize=256)
-def _objective_perturbation_search(k, epsilon, delta, output_fraction, extra_reg, noise,
-                                   tolerance, calibration, objective):
-    """The search of :func:`objective_perturbation_settings` (arguments checked, ``delta`` the
-    output noise's; a pure function of public constants, cached)."""
-    done = {}
-
-    def at(fraction):
-        # a pure function of the split: the refinement's last point is asked for again
-        if fraction not in done:
-            done[fraction] = _at(fraction)
-        return done[fraction]
-
-    def _at(fraction):
-        unit = _unit_output_scale(noise, fraction * epsilon, delta, calibration)
-        if extra_reg == "auto":
-            return _best_mu(k, epsilon, fraction, unit, noise, tolerance, objective)
-        eps_obj = (1.0 - fraction) * epsilon
-        if extra_reg == "cms":
-            mu = k.lam + cms_objective_constants(k.c * k.B ** 2, k.n, k.lam, eps_obj)[1]
-        else:
-            mu = k.lam + extra_reg
-        return mu, _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise,
-                                                 tolerance, objective)
-
-    if output_fraction == "auto":
-        results = [at(f) for f in _FRACTIONS]
-        best = min(range(len(results)), key=lambda i: results[i][1])
-        lo = _FRACTIONS[max(best - 1, 0)]
-        hi = _FRACTIONS[min(best + 1, len(_FRACTIONS) - 1)]
-        fraction = math.exp(_bounded_minimum(lambda t: at(math.exp(t))[1], math.log(lo),
-                                             math.log(hi), 1e-3))
-        mu, value = at(fraction)
-        if results[best][1] <= value:
-            fraction, (mu, value) = _FRACTIONS[best], results[best]
-    else:
-        fraction = output_fraction
-        mu, value = at(fraction)
-    extra = extra_reg if extra_reg not in ("auto", "cms") else mu - k.lam
-    return fraction, extra, value
-
-
-def _one_objective_noise(problem, epsilon, delta, objective_noise, output_fraction, extra_reg,
-                         noise, tolerance, calibration):
-    """objective_perturbation_settings for one kind of objective noise (arguments checked)."""
-    noise, delta_obj, delta_out = resolve_objective_noise(objective_noise, noise, delta)
-    if objective_noise == "gaussian" and extra_reg == "cms":
-        raise ValueError('extra_reg="cms" is CMS 2011\'s rule for their (gamma-norm) objective '
-                         'noise; with objective_noise="gaussian" use "auto" or a number')
-    share = 0.5 if output_fraction == "auto" else output_fraction
-    noise, epsilon, delta_out, calibration = resolve_output_noise(
-        noise, epsilon, delta_out, calibration, problem.n, share)
-    kind = "cms" if extra_reg == "cms" else objective_noise
-    objective = (kind, delta_obj)
-    k = _op_constants(problem)
-    fraction, extra, value = _objective_perturbation_search(
-        k, epsilon, delta_out, output_fraction, extra_reg, noise, tolerance, calibration,
-        objective)
-    eps_obj = (1.0 - fraction) * epsilon
-    # these check a fixed extra_reg (ValueError naming the smallest usable one)
-    if objective_noise == "gaussian":
-        sigma, extra = gaussian_objective_constants(problem, eps_obj, delta_obj, extra)
-        parameter = {"objective_sigma": sigma}
-    else:
-        eps_prime, extra = objective_perturbation_constants(
-            problem, eps_obj, None if extra_reg == "cms" else extra)
-        parameter = {"epsilon_prime": eps_prime}
-    if not math.isfinite(value):
-        raise ValueError(f"objective perturbation has no usable settings at epsilon={epsilon:g} "
-                         f"(noise={noise!r}, calibration={calibration!r}, output_fraction="
-                         f"{fraction:g}): the classic Gaussian mechanism needs the output "
-                         "share of epsilon below 1")
-    return {"objective_noise": objective_noise, "output_fraction": fraction,
-            "extra_reg": extra, **parameter, "noise": noise, "delta_objective": delta_obj,
-            "delta_output": delta_out, "bound": value}
-
-
-def objective_perturbation_settings(problem, epsilon, delta=None, *, objective_noise="auto",
-                                    output_fraction="auto", extra_reg="auto", noise=None,
-                                    tolerance=1e-12, calibration="pld"):
-    r"""The objective noise, the split and the extra regularisation of
-    :func:`dpsolve.objective_perturbation`, chosen from public constants only: the ones that
-    minimise :func:`objective_perturbation_bound`.
-
-    Objective perturbation may add any ``Delta >= 0`` to the regulariser, fixed before seeing
-    the data, as long as the Jacobian term ``ln(1 + cB^2/(n (lambda + Delta)))`` leaves some of
-    the objective's budget (:func:`dpsolve.privacy.calibration.objective_jacobian_term`). CMS
-    2011's rule takes ``Delta = 0`` whenever that is positive, which can leave almost nothing:
-    at n = 1000, lambda = 1e-3, epsilon_obj = 0.45 (logistic, B = 1) their constants leave
-    ``epsilon' = 0.004`` and a noise scale of 500. Here ``mu = lambda + Delta`` minimises the
-    bound for each split (a 1-D search in log mu), and the split f (``output_fraction``) is
-    searched over a geometric grid from 1e-4 to 0.5, then refined around the best. With
-    ``delta`` given and ``objective_noise="auto"``, both objective noises are searched and the
-    smaller bound wins (gamma-norm noise has ``E||b||^2 = p(p+1) s^2``, Gaussian ``p sigma^2``:
-    Gaussian wins in high dimension). Only n, p, lambda, B, the loss's constants, epsilon,
-    delta, the noises and the tolerance enter: the choice is public. For Gaussian output noise
-    the search uses the exact Gaussian calibration (Balle–Wang) that a single release's
-    accountants agree with; the fit then calibrates with ``calibration``.
+    The settings search lives with the method now; calling this emits a DeprecationWarning
+    naming the new function (see docs/changelog.md, "Unreleased").
 
     Parameters
     ----------
-    problem : Problem
-        With ``reg > 0`` and ``radius=None``.
-    epsilon : float
-        Target epsilon, ``> 0``.
-    delta : float, optional
-        Target delta, in (0, 1), or None for epsilon-DP.
-    objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
-        The noise b in the objective; ``"gaussian"`` needs delta; ``"auto"``: gamma-norm
-        without delta, else the one with the smaller bound.
-    output_fraction : "auto" or float, default "auto"
-        The split f in (0, 1), or ``"auto"`` to search it.
-    extra_reg : "auto", "cms" or float, default "auto"
-        Delta ``>= 0``; ``"cms"`` for CMS 2011's rule (gamma-norm objective noise only);
-        ``"auto"`` to search it.
-    noise : {"gamma_norm", "gaussian"}, optional
-        The output noise; default Gaussian when gamma-norm objective noise is given delta,
-        else gamma-norm. Delta is split evenly when both noises are Gaussian.
-    tolerance : float, default 1e-12
-        The inner solver's gap g, in (0, 1e-2].
-    calibration : str, default "pld"
-        For Gaussian output noise: ``"paper"`` (classic mechanism, which needs
-        ``f epsilon < 1``) or an accountant.
+    problem, epsilon, delta, **options
+        As in :func:`dpsolve.approximate_minima.objective_perturbation_settings`.
 
     Returns
     -------
     dict
-        ``objective_noise``, ``output_fraction``, ``extra_reg`` (Delta), ``epsilon_prime``
-        (gamma-norm objective noise) or ``objective_sigma`` (Gaussian, sum form), ``noise``
-        (the output noise), ``delta_objective``, ``delta_output`` and ``bound`` (the
-        mean-form bound at those settings, with the search's calibration).
-
-    Raises
-    ------
-    ValueError
-        For an invalid argument, or a fixed ``extra_reg`` that leaves the objective no budget.
-    TypeError
-        For ``objective_noise="gaussian"`` or ``noise="gaussian"`` without delta.
+        As :func:`dpsolve.approximate_minima.objective_perturbation_settings` returns it.
     """
-    _check(problem, epsilon, None, "mean")
-    reject_multinomial(problem, "objective_perturbation_settings", multinomial_solvers())
-    if problem.reg <= 0.0 or problem.radius is not None:
-        raise ValueError("objective perturbation needs reg > 0 and radius=None")
-    # either objective noise has a scale of at least B / epsilon (sum form, epsilon' <= epsilon):
-    # an epsilon that puts it beyond float64's range is refused before the search
-    check_noise_scale("objective_perturbation", problem.row_norm / epsilon, epsilon,
-                      "objective noise scale")
-    check_choice(objective_noise, "objective_noise", ("auto",) + OUTPUT_NOISES)
-    if output_fraction != "auto":
-        output_fraction = check_real(output_fraction, "output_fraction", low=0.0, high=1.0)
-    if isinstance(extra_reg, str):
-        check_choice(extra_reg, "extra_reg", ("auto", "cms"))
-    else:
-        extra_reg = check_real(extra_reg, "extra_reg", low=0.0, low_inclusive=True)
-    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
-    args = (output_fraction, extra_reg, noise, tolerance, calibration)
-    if objective_noise != "auto":
-        return _one_objective_noise(problem, epsilon, delta, objective_noise, *args)
-    if delta is None or delta == 0 or extra_reg == "cms":
-        return _one_objective_noise(problem, epsilon, delta, "gamma_norm", *args)
-    found, errors = [], []
-    for kind in OUTPUT_NOISES:
-        try:
-            found.append(_one_objective_noise(problem, epsilon, delta, kind, *args))
-        except ValueError as error:     # this kind cannot take these options; the other may
-            errors.append(error)
-    if not found:
-        raise errors[0]
-    return min(found, key=lambda settings: settings["bound"])
+    warnings.warn("dpsolve.bounds.objective_perturbation_settings is deprecated: use "
+                  "dpsolve.approximate_minima.objective_perturbation_settings",
+                  DeprecationWarning, stacklevel=2)
+    return approximate_minima.objective_perturbation_settings(problem, epsilon, delta,
+                                                              **options)
 
 
 def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_noise="auto",
@@ -888,15 +542,18 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_nois
     delta : float, optional
         None (or 0) for epsilon-DP; in (0, 1) for (epsilon, delta).
     objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
-        As in :func:`objective_perturbation_settings`.
+        As in :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
     output_fraction : "auto" or float, default "auto"
         In (0, 1): the share of epsilon spent on the output noise ``b_2``; the rest goes to the
-        objective noise b. ``"auto"``: the share :func:`objective_perturbation_settings`
-        chooses, as the solver does by default.
+        objective noise b. ``"auto"``: the share
+        :func:`~dpsolve.approximate_minima.objective_perturbation_settings` chooses, as the
+        solver does by default.
     extra_reg : "auto", "cms" or float, default "auto"
-        Delta, as in :func:`objective_perturbation_settings`.
+        Delta, as in
+        :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
     noise : {"gamma_norm", "gaussian"}, optional
-        The output noise ``b_2``, as in :func:`objective_perturbation_settings`.
+        The output noise ``b_2``, as in
+        :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
     tolerance : float, default 1e-12
         The optimisation tolerance g of the inner solver, in (0, 1e-2].
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
@@ -913,7 +570,7 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_nois
     """
     _check(problem, epsilon, None, form)
     reject_multinomial(problem, "objective_perturbation_bound", multinomial_solvers())
-    settings = objective_perturbation_settings(
+    settings = approximate_minima.objective_perturbation_settings(
         problem, epsilon, delta, objective_noise=objective_noise,
         output_fraction=output_fraction, extra_reg=extra_reg, noise=noise, tolerance=tolerance,
         calibration=calibration)
@@ -922,16 +579,14 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_nois
     p, lam = problem.p, problem.reg
     mu = lam + extra
     r = math.sqrt(2.0 * tolerance / mu)
-    k = _op_constants(problem)
-    kind = "cms" if extra_reg == "cms" else settings["objective_noise"]
-    moments = _objective_moments(k, (kind, settings["delta_objective"]),
-                                 (1.0 - fraction) * epsilon, mu)
-    inner = _perturbed_minimiser_bound(k, moments[0], moments[1], mu, tolerance)
+    inner = approximate_minima.perturbed_minimiser_bound(
+        problem, "cms" if extra_reg == "cms" else settings["objective_noise"],
+        settings["delta_objective"], (1.0 - fraction) * epsilon, mu, tolerance)
     scale = output_noise_scale(noise, fraction * epsilon, settings["delta_output"], 2.0 * r,
                                calibration)
-    _, m2 = _noise_moments(noise, scale, p)
+    _, m2 = noise_moments(noise, scale, p)
     value = inner + 0.5 * (problem.smoothness + lam) * m2
-    return value if form == "mean" else value * problem.n
+    return _from_mean(value, problem, form)
 
 
 # -- multi-party gradient descent (SGD2; Jayaraman et al. 2018's gradient perturbation) ---------
@@ -939,7 +594,7 @@ def _projection_radius(problem):
     return problem.radius if problem.radius is not None else minimizer_norm_bound(problem)
 
 
-def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
+def multiparty_gd_bound(problem, parties, sigma, steps, *, form="mean"):
     r"""Theorem 4 (eq. 11) of the multi-party SGD notes, SGD2 on a Delta-strongly convex
     objective, explicit constants:
 
@@ -977,16 +632,18 @@ def sgd2_bound(problem, parties, sigma, steps, *, form="mean"):
         The bound (explicit constants), broadcast over ``sigma`` and ``steps``.
     """
     _check(problem, 1.0, None, form)
-    reject_multinomial(problem, "sgd2_bound (multiparty_gd's Theorem 4)", multinomial_solvers())
+    reject_multinomial(problem, "multiparty_gd_bound (the multi-party SGD notes' Theorem 4)",
+                       multinomial_solvers())
     if problem.reg <= 0.0:
-        raise ValueError("Theorem 4 needs a strongly convex objective: problem.reg > 0")
+        raise ValueError("multiparty_gd_bound (the multi-party SGD notes' Theorem 4) needs a strongly "
+                         "convex objective: problem.reg > 0")
     m = parties.m if hasattr(parties, "m") else check_int(parties, "parties", low=1)
     n, p, lam = problem.n, problem.p, problem.reg
     G = problem.lipschitz + lam * _projection_radius(problem)
     sigma = np.asarray(sigma, dtype=float)
     steps = np.asarray(steps, dtype=float)
     value = 8.0 * m * p * (sigma ** 2 + (n * G) ** 2) / (n * lam * steps)
-    value = value if form == "sum" else value / n
+    value = _in_form(value, problem, form)
     return float(value) if np.ndim(value) == 0 else value
 
 
@@ -1035,3 +692,11 @@ def gradient_perturbation_bound(problem, steps, sigma):
     value = (0.5 * beta * (1.0 - q) ** (2.0 * steps) * R * R
              + problem.p * sigma ** 2 / (2.0 * lam * (2.0 - q)))
     return float(value) if np.ndim(value) == 0 else value
+
+
+# the names of a release that cited the notes' algorithm numbers
+sgd1_lipschitz_bound = deprecated_alias(__name__, "sgd1_lipschitz_bound",
+                                        noisy_sgd_lipschitz_bound)
+sgd1_strongly_convex_bound = deprecated_alias(__name__, "sgd1_strongly_convex_bound",
+                                              noisy_sgd_strongly_convex_bound)
+sgd2_bound = deprecated_alias(__name__, "sgd2_bound", multiparty_gd_bound)

@@ -64,13 +64,63 @@ def _unwritable(path):
 
 
 def main(argv=None):
+    """Run the ``dpsolve`` command given by ``argv`` (default: the command line's
+    arguments); returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(_attach_values(sys.argv[1:] if argv is None else argv))
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command == "run":
+        return _run(parser, args)
+    if args.command == "report":
+        return _report(parser, args)
+    if args.command == "solve":
+        return _solve(parser, args)
+    if args.command == "demo":
+        return _demo(parser, args)
+    return 0
+
+
+def _demo(parser, args):
+    """``dpsolve demo``: its options checked (and the figure's path), then the built-in
+    sweep."""
+    if args.seeds < 2:
+        parser.error("--seeds must be at least 2 (the table reports a confidence interval)")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    # the outputs before the sweep: a figure is written last
+    if args.out and (why := _unwritable(args.out)):
+        parser.error(f"--out {args.out}: {why}")
+    from .demo import run_demo
+    from .experiments import StoreError
+
+    try:
+        run_demo(seeds=args.seeds, seed=args.seed, out=args.out, db=args.db, jobs=args.jobs,
+                 progress=not args.quiet)
+    except StoreError as exc:
+        return _fail(f"--db: {exc}")
+    return 0
+
+
+def _parser():
+    """The command line's parser: the commands demo, run, report and solve."""
     parser = argparse.ArgumentParser(
         prog="dpsolve",
         description="Differentially private ERM solvers, measured against exact minimisers.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_demo(commands)
+    _add_run(commands)
+    _add_report(commands)
+    _add_solve(commands)
+    return parser
+
+
+def _add_demo(commands):
+    """The ``demo`` command and its options."""
     demo = commands.add_parser(
-        "demo", help="run private SGD on built-in data and compare with Theorem 2",
-        description="A small built-in sweep: noisy_sgd (SGD1, after Bassily-Smith-Thakurta "
+        "demo", help="run private SGD on built-in data and compare with its excess-risk bound",
+        description="A small built-in sweep: noisy_sgd (Bassily-Smith-Thakurta "
                     "2014) on a synthetic problem and, if scikit-learn is installed, the "
                     "breast-cancer data; prints excess risk against the theorem's bound and "
                     "writes a figure.")
@@ -82,6 +132,10 @@ def main(argv=None):
     demo.add_argument("--db", default=None,
                       help="keep the results database here (default: a temporary one)")
     _add_pool_options(demo)
+
+
+def _add_run(commands):
+    """The ``run`` command and its options."""
     run = commands.add_parser(
         "run", help="run a sweep (TOML) into a results database; resumable",
         description="Run every run of a sweep file that the results database does not hold "
@@ -94,6 +148,10 @@ def main(argv=None):
                           "local:N for a LocalCluster of N worker processes (needs "
                           "'dpsolve[dask]'; docs/cluster.md)")
     _add_pool_options(run)
+
+
+def _add_report(commands):
+    """The ``report`` command and its options."""
     report = commands.add_parser(
         "report", help="summarise a results database",
         description="Print, per grid cell, the mean excess risk with its 95%% confidence "
@@ -104,6 +162,10 @@ def main(argv=None):
     report.add_argument("--plots", default=None, metavar="DIR",
                         help="also write figures (PNG and SVG) of excess risk against n, p, "
                              "epsilon and the number of steps into DIR")
+
+
+def _add_solve(commands):
+    """The ``solve`` command and its options."""
     solve = commands.add_parser(
         "solve", help="fit one private model on a CSV/NPY/NPZ file and write it as JSON",
         description="Fit one solver on a data file (.csv with the label in the last column, "
@@ -148,33 +210,6 @@ def main(argv=None):
                        help="noise from the operating system's entropy (no --seed), theta "
                             "rounded to a 2**-32 grid: for releasing a model (docs/secure_noise.md)")
     solve.add_argument("--out", default="-", help="where to write the JSON (default stdout)")
-    args = parser.parse_args(_attach_values(sys.argv[1:] if argv is None else argv))
-    if args.command is None:
-        parser.print_help()
-        return 2
-    if args.command == "run":
-        return _run(parser, args)
-    if args.command == "report":
-        return _report(parser, args)
-    if args.command == "solve":
-        return _solve(parser, args)
-    if args.command == "demo":
-        if args.seeds < 2:
-            parser.error("--seeds must be at least 2 (the table reports a confidence interval)")
-        if args.jobs is not None and args.jobs < 1:
-            parser.error("--jobs must be at least 1")
-        # the outputs before the sweep: a figure is written last
-        if args.out and (why := _unwritable(args.out)):
-            parser.error(f"--out {args.out}: {why}")
-        from .demo import run_demo
-        from .experiments import StoreError
-
-        try:
-            run_demo(seeds=args.seeds, seed=args.seed, out=args.out, db=args.db, jobs=args.jobs,
-                     progress=not args.quiet)
-        except StoreError as exc:
-            return _fail(f"--db: {exc}")
-    return 0
 
 
 def _add_pool_options(command):
@@ -262,22 +297,54 @@ def _report(parser, args):
 
 
 def _solve(parser, args):
+    """``dpsolve solve``: the options checked, the data read, one solver fitted, and its
+    released parameters and privacy report written as JSON; returns the exit status."""
     import json
-    import math
     import warnings
 
     from .experiments.runs import check_class_memory, load_file
-    from .experiments.sweep import MAX_CLASSES
-    from .problem import Problem, public_classes
     from .solvers import registry
 
     solvers = {spec.name: spec.function for spec in registry() if spec.partition is None}
+    loss, radius, intercept = _solve_options(parser, args, solvers)
+    classes, label_set = _solve_classes(parser, args, loss)
+    try:
+        X, y = load_file(args.data, args.labels, names=("--data", "--labels"))
+        if loss.is_multinomial:
+            check_class_memory(X.shape[0], X.shape[1] + bool(args.fit_intercept),
+                               len(label_set),
+                               "--n-classes" if args.n_classes is not None else "--classes")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            problem, fit, choice = _fit(args, solvers, X, y, radius, classes, intercept)
+    except (OSError, ValueError, TypeError) as exc:
+        return _fail(str(exc))
+    except (ArithmeticError, MemoryError) as exc:      # not the input's fault: status 1
+        print(f"dpsolve: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    for w in caught:            # shown to the data holder, never written to the output
+        print(f"warning: {w.message}", file=sys.stderr)
+
+    text = json.dumps(_solve_report(problem, fit, choice), indent=2, default=_plain)
+    return _write_output(args, text)
+
+
+def _solve_options(parser, args, solvers):
+    """``solve``'s options checked before any work, but for the label set: the noise's
+    source, ``--solver`` (one of ``solvers`` or auto), ``--loss``, ``--radius``, the
+    intercept and ``--out``. Returns the loss, the radius (None for 'none') and the
+    Problem's intercept options."""
+    from .losses import LOSSES
+
     if args.secure and args.seed is not None:
         parser.error("--seed cannot be combined with --secure: secure noise comes from the "
                      "operating system's entropy, never from a seed")
     if args.solver not in solvers and args.solver != "auto":
         parser.error(f"--solver must be 'auto' or one of {sorted(solvers)}, got "
                      f"{args.solver!r}")
+    if args.loss not in LOSSES:
+        parser.error(f"--loss must be one of {', '.join(LOSSES)}, got {args.loss!r}")
+    loss = LOSSES[args.loss]
     try:
         radius = None if args.radius.lower() == "none" else float(args.radius)
     except ValueError:
@@ -289,6 +356,17 @@ def _solve(parser, args):
         intercept["intercept_scale"] = args.intercept_scale
     if args.out != "-" and (why := _unwritable(args.out)):
         parser.error(f"--out {args.out}: {why}")          # before any work: no fit is lost
+    return loss, radius, intercept
+
+
+def _solve_classes(parser, args, loss):
+    """``--classes`` and ``--n-classes`` checked against ``loss`` before the data are read.
+
+    Returns ``(classes, label_set)``: the labels given with ``--classes`` (None without
+    it) and the loss's public label set.
+    """
+    from .experiments.sweep import MAX_CLASSES
+
     classes = None if args.classes is None else _labels(args.classes)
     # the public label set itself must fit: a K far beyond any dataset is refused before it is
     # built (MAX_CLASSES), the rest against the memory once n and p are known
@@ -299,43 +377,64 @@ def _solve(parser, args):
         parser.error(f"--classes: at most {MAX_CLASSES} labels, got {len(classes)}")
     try:
         # the label set is checked before the data are read
-        label_set = public_classes(args.loss, classes, args.n_classes)
+        label_set = loss.public_classes(classes, args.n_classes)
     except (ValueError, TypeError) as exc:
         parser.error(f"--classes / --n-classes: {exc}")
-    try:
-        X, y = load_file(args.data, args.labels, names=("--data", "--labels"))
-        if args.loss == "multinomial":
-            check_class_memory(X.shape[0], X.shape[1] + bool(args.fit_intercept),
-                               len(label_set),
-                               "--n-classes" if args.n_classes is not None else "--classes")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
-                              row_norm=args.row_norm, classes=classes,
-                              n_classes=args.n_classes, **intercept)
-            options = {} if args.delta is None else {"delta": args.delta}
-            if args.secure:
-                options["secure"] = True
-            choice = None
-            if args.solver == "auto":       # from public constants only (choose_solver)
-                from .solvers.choose import choose_solver
-                choice = choose_solver(problem, args.epsilon, args.delta)
-                fit = choice.fit(problem, rng=args.seed, secure=args.secure)
-            else:
-                fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
-    except (OSError, ValueError, TypeError) as exc:
-        return _fail(str(exc))
-    except (ArithmeticError, MemoryError) as exc:      # not the input's fault: status 1
-        print(f"dpsolve: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    for w in caught:            # shown to the data holder, never written to the output
-        print(f"warning: {w.message}", file=sys.stderr)
+    return classes, label_set
 
-    def plain(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return repr(v)
-        return v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
 
+def _fit(args, solvers, X, y, radius, classes, intercept):
+    """The Problem on ``(X, y)`` and the chosen solver's fit on it.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``solve``'s options.
+    solvers : dict
+        The single-machine solvers by name.
+    X, y :
+        The records read from ``--data`` (and ``--labels``).
+    radius, classes, intercept :
+        As :func:`_solve_options` and :func:`_solve_classes` return them.
+
+    Returns
+    -------
+    tuple
+        ``(problem, fit, choice)``; ``choice`` is the rule's choice with ``--solver auto``
+        (made from public constants only, :func:`dpsolve.choose_solver`), else None.
+    """
+    from .problem import Problem
+
+    problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
+                      row_norm=args.row_norm, classes=classes,
+                      n_classes=args.n_classes, **intercept)
+    options = {} if args.delta is None else {"delta": args.delta}
+    if args.secure:
+        options["secure"] = True
+    choice = None
+    if args.solver == "auto":       # from public constants only (choose_solver)
+        from .solvers.choose import choose_solver
+        choice = choose_solver(problem, args.epsilon, args.delta)
+        fit = choice.fit(problem, rng=args.seed, secure=args.secure)
+    else:
+        fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
+    return problem, fit, choice
+
+
+def _plain(v):
+    """``v`` as the JSON report holds it: a non-finite float as its repr (JSON has no inf
+    or nan), a value that is not a str, number, bool or None as its str."""
+    import math
+
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    return v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
+
+
+def _solve_report(problem, fit, choice):
+    """The JSON report of a ``solve``: the released parameters, their privacy, the noise,
+    the settings, the rule that chose the solver (if ``choice``) and the problem's public
+    description."""
     report = {
         "solver": fit.solver, "source": fit.source, "loss": problem.loss,
         "classes": None if problem.classes is None else list(problem.classes),    # public
@@ -346,13 +445,17 @@ def _solve(parser, args):
                     "certified_epsilon": fit.privacy.certified_epsilon,
                     "certified_by": fit.privacy.certified_by, "dp_event": str(fit.dp_event)},
         "noise": dict(fit.noise), "steps": fit.steps,
-        "settings": {k: plain(v) for k, v in fit.settings.items()},
+        "settings": {k: _plain(v) for k, v in fit.settings.items()},
         **({} if choice is None else {"chosen_by": {
             "rule": "smallest bound from public constants (dpsolve.choose_solver)",
             "bound": choice.bound, "bound_name": choice.bound_name}}),
-        "problem": {k: plain(v) for k, v in problem.describe().items()},
+        "problem": {k: _plain(v) for k, v in problem.describe().items()},
     }
-    text = json.dumps(report, indent=2, default=plain)
+    return report
+
+
+def _write_output(args, text):
+    """Write ``text`` to ``--out`` (stdout for ``-``); returns the exit status."""
     if args.out == "-":
         print(text)
     else:

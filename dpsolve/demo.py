@@ -1,5 +1,5 @@
-"""``dpsolve demo``: a small built-in sweep of private SGD (Algorithm SGD1 of the multi-party SGD
-notes, after Bassily-Smith-Thakurta 2014) against exact minimisers and the notes' Theorem 2.
+"""``dpsolve demo``: a small built-in sweep of the noisy SGD of Bassily-Smith-Thakurta 2014
+against exact minimisers, its excess-risk bound and the matching lower bound.
 
 Synthetic data (n = 1000, p = 10) and, when scikit-learn is installed, its breast-cancer data;
 logistic, hinge and squared loss on the unit ball; ``noisy_sgd`` at epsilon 0.1, 0.3 and 0.9 with
@@ -29,7 +29,7 @@ def demo_sweep(replicates=5, seed=0):
         data.append({"source": "breast_cancer"})
     return load_sweep({
         "name": "demo", "seed": seed, "replicates": replicates,
-        "title": "dpsolve demo: SGD1 (Bassily-Smith-Thakurta 2014) against Theorem 2",
+        "title": "dpsolve demo: Bassily-Smith-Thakurta 2014 noisy SGD against its bound",
         "data": data,
         "problem": {"loss": ["logistic", "hinge", "squared"], "radius": 1.0},
         "solver": [{"name": "noisy_sgd", "epsilon": EPSILONS, "delta": DELTA,
@@ -73,15 +73,16 @@ def run_demo(*, seeds=5, seed=0, out="dpsolve-demo.png", db=None, jobs=None, pro
         run_sweep(sweep, path, jobs=jobs, progress=progress)
         cells = summarize(path)
         text = report_text(path, cells, columns=COLUMNS)
-    print(f"noisy_sgd (SGD1, T = n^2 steps) on the mean-form objective over the unit "
-          f"ball, delta = {DELTA:g}; excess risk F(theta) - F(theta*), mean over {seeds} runs "
+    print("noisy_sgd (Bassily-Smith-Thakurta 2014, T = n^2 steps) on the mean-form objective "
+          f"over the unit ball, delta = {DELTA:g}; excess risk F(theta) - F(theta*), mean over {seeds} runs "
           "with its 95% interval (ci_half_width)\n", file=stream)
     print(text, file=stream)
-    print("\ncalibration: paper = noise (3) of the multi-party SGD notes (after "
-          "Bassily-Smith-Thakurta 2014); rdp = the least noise the RDP "
+    print("\ncalibration: paper = the noise of Bassily-Smith-Thakurta 2014 as the multi-party "
+          "SGD notes state it; rdp = the least noise the RDP "
           "accountant certifies for the same (epsilon, delta). certified_epsilon: what the RDP "
-          "accountant certifies for the noise used. bound: Theorem 2 (case 1, mean form, "
-          "O-constant 1); lower_bound: BST14 (constant 1). Both are rates, not exact values. "
+          "accountant certifies for the noise used. bound: Bassily-Smith-Thakurta 2014's upper "
+          "bound for Lipschitz losses (mean form, O-constant 1); "
+          "lower_bound: Bassily-Smith-Thakurta 2014's lower bound (constant 1). Both are rates, not exact values. "
           f"theta* certified to within {max(c['reference_gap'] for c in cells):.1e}. "
           f"Total time {time.perf_counter() - start:.1f} s.", file=stream)
     if db:

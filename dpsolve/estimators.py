@@ -54,7 +54,8 @@ from . import solvers as _solvers
 from ._row_ops import row_norms
 from ._secure import generator as _secure_generator
 from ._secure import to_grid as _to_grid
-from ._validation import check_parameters
+from .losses import LOSSES
+from .solvers import plan_fit
 from .privacy.accounting import PrivacyWarning, certify, pure_event
 from .privacy.budget import BudgetAccountant, ParallelGroup, spend_once
 from .privacy.counts import MIN_EPSILON, private_class_shares
@@ -263,30 +264,32 @@ class _DPLinearModel(BaseEstimator):
 
     def _prior_usable(self, loss, solver):
         """Whether the private base rate can centre this fit's intercept: a binary problem
-        with an intercept, and a solver that centres its regulariser."""
-        return (self.fit_intercept and loss in ("logistic", "huber_hinge", "hinge")
-                and solver in _centred_solvers(loss))
+        (``loss``, a :class:`~dpsolve.losses.Loss`) with an intercept, and a solver that
+        centres its regulariser."""
+        return (self.fit_intercept and loss.binary
+                and solver in _centred_solvers(loss.name))
 
     def _prior_share(self, loss, solver):
         """The share of epsilon spent on the private class counts (0: none), from public
         settings only: ``prior_share``, or with "auto" 0.1 when a binary fit with an intercept
-        runs a solver that takes a centre."""
+        runs a solver that takes a centre (``loss``: the Problem's loss object)."""
         share = getattr(self, "prior_share", 0.0)
         usable = self._prior_usable(loss, solver)
         if isinstance(share, str):
             share = AUTO_PRIOR_SHARE if usable else 0.0
         elif share > 0.0 and not usable:
             why = ("fit_intercept=False" if not self.fit_intercept else
-                   "the problem is not binary" if loss == "multinomial" else
+                   "the problem is not binary" if loss.is_multinomial else
                    f"solver {solver!r} does not centre its regulariser")
             raise ValueError(f"prior_share={share!r}: the private base rate centres the "
                              f"intercept, which needs fit_intercept=True, a binary problem and "
-                             f"one of the solvers {_centred_solvers(loss)}; here {why}. Use "
+                             f"one of the solvers {_centred_solvers(loss.name)}; here {why}. Use "
                              "prior_share=0 (or 'auto')")
         if isinstance(getattr(self, "class_weight", None), str) and share == 0.0:
             raise ValueError("class_weight='balanced' moves the threshold to the private base "
                              "rate, which needs the class counts: a binary problem with "
-                             f"fit_intercept=True, one of the solvers {_centred_solvers(loss)} "
+                             f"fit_intercept=True, one of the solvers "
+                             f"{_centred_solvers(loss.name)} "
                              "and prior_share > 0 (or 'auto')")
         if share > 0.0 and share * self.epsilon < MIN_EPSILON:
             raise ValueError(f"prior_share * epsilon = {share * self.epsilon:g} is below "
@@ -327,7 +330,7 @@ class _DPLinearModel(BaseEstimator):
             if reserved in options:
                 raise ValueError(f"solver_options must not set {reserved!r}: the estimator centres "
                                  "the intercept on the private base rate itself (prior_share)")
-        share = self._prior_share(loss, name)
+        share = self._prior_share(problem.loss_object, name)
         if share:
             options.update(self._prior_options(problem))
         epsilon = self.epsilon * (1.0 - share)
@@ -342,15 +345,15 @@ class _DPLinearModel(BaseEstimator):
         return problem, spec, options, share
 
     def _solver_event(self, problem, spec, options, epsilon):
-        """The event the solver's plan would release (public constants only)."""
+        """The event the solver's plan would release (public constants only): its plan by
+        :func:`dpsolve.solvers.plan_fit`, the one the fit itself goes through."""
         options = dict(options)
         delta = options.pop("delta", None)
-        options = check_parameters(spec.parameters, options)
         with warnings.catch_warnings():
             # the fit itself reports its certification; the plan is only read here
             warnings.simplefilter("ignore", PrivacyWarning)
-            return spec.plan(problem, None, epsilon, delta, secure=bool(self.secure),
-                             rng=None, **options).event
+            return plan_fit(spec, problem, None, epsilon, delta, secure=bool(self.secure),
+                            certify_plan=False, **options).event
 
     def _planned_event(self, X, y):
         """The DpEvent a fit on ``(X, y)`` would release, from the solver's plan (public
@@ -514,7 +517,7 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
 
     def _apply_prior(self, y, problem, options, epsilon, rng):
         shares = private_class_shares(y.astype(np.intp), 2, epsilon, rng)
-        base_margin = problem.loss_function.base_margin(shares.shares[1])
+        base_margin = problem.loss_object.base_margin(shares.shares[1])
         centre = np.zeros(problem.theta_shape)
         centre[-1] = base_margin / self.intercept_scale
         return problem, {**options, "centre": centre}, base_margin
@@ -524,7 +527,7 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
         the centre, ``|base_margin| / s``, from n alone (rounded up by a relative 1e-9, for
         the rounding of the logit), so that the plan, its event and the fit's settings never
         depend on the private base rate."""
-        bound = problem.loss_function.base_margin_bound(problem.n) / self.intercept_scale
+        bound = problem.loss_object.base_margin_bound(problem.n) / self.intercept_scale
         return {"centre_bound": bound * (1.0 + 1e-9)}
 
     def _prior_correction(self, classes):
@@ -617,7 +620,7 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
         if correction is not None:
             intercept = intercept + (-base_margin if isinstance(correction, str) else correction)
         self.classes_ = classes
-        if loss == "multinomial":
+        if LOSSES[loss].is_multinomial:
             self.coef_ = np.ascontiguousarray(coef.T)
             self.intercept_ = np.asarray(intercept, dtype=np.float64).reshape(-1)
         else:

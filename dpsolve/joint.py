@@ -216,7 +216,7 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
     margin = B * (r_u + r_x) if cols.size else B * r_u
     # the largest loss derivative over logits of norm <= margin, times B: the loss's Lipschitz
     # constant for rows of norm B and a "radius" margin / B (squared: B (margin + B_y))
-    loss = problem.loss_function
+    loss = problem.loss_object
     shared = (B * (margin + problem.label_bound) if not math.isfinite(loss.derivative_bound)
               else loss.derivative_bound * B)
     if not (margin < FINITE_LIMIT and shared < FINITE_LIMIT):
@@ -273,7 +273,8 @@ def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
     r_u = problem.radius if shared_radius is None else shared_radius
     r_x = problem.radius if personal_radius is None else personal_radius
     if r_u is None or r_x is None:
-        raise ValueError("Theorem 3.1 needs bounded domains: pass the radii")
+        raise ValueError("Huang et al. 2023's Theorem 3.1 needs bounded domains: pass "
+                         "shared_radius and personal_radius, or a Problem with a radius")
     L = joint_gradient_bound(problem, personal_columns, shared_radius=r_u,
                              personal_radius=r_x).shared
     R = math.sqrt(m_owners * (2.0 * r_x) ** 2 + (2.0 * r_u) ** 2)
@@ -312,7 +313,7 @@ def joint_shapes(problem, k, N):
     personal : tuple of int
         Shape of the stacked ``x_j``: ``(N, k)``, or ``(N, k, K)`` for K classes.
     """
-    K = problem.n_classes if problem.loss == "multinomial" else 1
+    K = problem.loss_object.n_outputs
     shared = problem.theta_shape
     personal = (N, k, K) if K > 1 else (N, k)
     return K, shared, personal
@@ -351,7 +352,7 @@ def loss_at_logits(problem, z, y, derivative=False):
     Parameters
     ----------
     problem : Problem
-        Its ``loss_function`` is evaluated.
+        Its ``loss_object`` is evaluated.
     z : array_like, shape (n,) or (n, K)
         Logits (K columns for the multinomial loss).
     y : array_like, shape (n,)
@@ -364,14 +365,14 @@ def loss_at_logits(problem, z, y, derivative=False):
     ndarray, shape (n,), or (n, K) for the multinomial derivative
         Per-record losses, or their derivatives in the logits.
     """
-    if problem.loss == "multinomial":
+    if problem.loss_object.is_multinomial:
         labels = np.ascontiguousarray(y, dtype=np.intp)
         z = np.ascontiguousarray(z, dtype=float)
         return (_losses.multinomial_derivatives(z, labels) if derivative
                 else _losses.multinomial_values(z, labels))
     f = _losses.loss_derivatives if derivative else _losses.loss_values
-    return f(problem.loss_function.kernel_id, np.ascontiguousarray(z, dtype=float),
-             np.ascontiguousarray(y, dtype=float), problem.loss_function.kernel_param)
+    return f(problem.loss_object.kernel_id, np.ascontiguousarray(z, dtype=float),
+             np.ascontiguousarray(y, dtype=float), problem.loss_object.kernel_param)
 
 
 def _mean_loss(problem, z, y):

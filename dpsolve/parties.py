@@ -77,7 +77,7 @@ class Party:
         self.rows = rows
         self.X = problem.X[rows]
         self.y = problem.y[rows]
-        self._kind, self._h = problem.loss_function.kernel_id, problem.loss_function.kernel_param
+        self._kind, self._h = problem.loss_object.kernel_id, problem.loss_object.kernel_param
         # the whole problem's settings on this party's rows only: no reference to other rows
         self._local = problem._with_data(self.X, self.y)
         # work arrays for the gradient-sum kernel (public shapes only)

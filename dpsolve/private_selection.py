@@ -31,7 +31,7 @@ not observed, as for any side channel of research mode (docs/secure_noise.md).
 import dataclasses
 import math
 import numbers
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import dp_accounting
 import numpy as np
@@ -1092,124 +1092,34 @@ class PrivateGridSearch:
 
         Every check of the arguments, and the budget's charge, come before any fit.
         """
-        from sklearn.base import clone
-        from sklearn.model_selection import ParameterGrid
-        from sklearn.utils import _safe_indexing
-
-        budget = check_accountant(self.accountant)
-        own = getattr(_final(self.estimator), "accountant", None)
-        if own is not None and budget is not None and own is not budget:
-            raise ValueError("the estimator's accountant and the search's are different "
-                             "budgets: the search charges one budget, once, for the whole "
-                             "selection")
-        budget = budget if budget is not None else own
+        budget, own = self._budget()
         final = _check_estimator(self.estimator)
-        fraction = check_real(self.validation_fraction, "validation_fraction", low=0.0,
-                              high=1.0)
-        score_epsilon = check_real(self.score_epsilon, "score_epsilon", low=0.0)
-        if not isinstance(self.refit, (bool, np.bool_)):
-            raise TypeError(f"refit must be True or False, got {type(self.refit).__name__}")
-        refit = bool(self.refit)
-        if self.random_state is not None and (isinstance(self.random_state, (bool, np.bool_))
-                                              or not isinstance(self.random_state,
-                                                                numbers.Integral)):
-            raise TypeError(f"random_state must be None or an int, got "
-                            f"{type(self.random_state).__name__}")
+        fraction, score_epsilon, refit = self._check_options()
         scorer = self._scorer(score_epsilon, final)
-        grid = list(ParameterGrid(self.param_grid))
-        if not grid:
-            raise ValueError("param_grid is empty")
-        # the runs are charged together, as the selection: not each fit on its own
-        accountant = _parameter(self.estimator, "accountant")
-        models = [clone(self.estimator).set_params(**{**params, accountant: None})
-                  for params in grid]
-        for model in models:
-            _check_estimator(model)
-            scorer.check(model)
+        grid, models = self._candidates(scorer)
         estimates = _unique(e for model in models for e in _final(model)._estimates())
         y = _labels(y)
         _check_rows(X, y)
-        classes = getattr(final, "classes", None)
-        if _kind(final) == "classifier" and classes is not None and not np.all(
-                np.isin(y, np.asarray(classes))):
-            # a message to the data holder, before the budget is charged (a fit or a score
-            # would refuse it mid-selection)
-            raise ValueError(f"y holds labels outside classes={np.asarray(classes).tolist()}")
+        _check_classes(final, y)
         seeds = np.random.SeedSequence(self.random_state).spawn(3)
         split_rng, run_rng, refit_rng = (np.random.default_rng(s) for s in seeds)
-        n = len(y)
-        n_val = int(round(fraction * n))
-        if not 1 <= n_val < n:
-            raise ValueError(f"validation_fraction={fraction:g} leaves no records to train or "
-                             f"to score on with n={n}")
-        order = split_rng.permutation(n)
-        val, train = order[:n_val], order[n_val:]
-        X_train, y_train = _safe_indexing(X, train), y[train]
-        X_val, y_val = _safe_indexing(X, val), y[val]
-        # every setting's fit event, from its plan (public constants of the training part)
-        planned = [self._planned_event(m, X_train, y_train) for m in models]
-        run_event = dp_accounting.ComposedDpEvent([_dominating_event(planned),
-                                                   scorer.dp_event])
-        # the whole search's event, checked (finite at delta) before anything is charged
-        delta = check_real(self.delta, "delta", low=0.0, high=1.0, low_inclusive=True)
-        selection_event = repetition_event(run_event, self.method,
-                                           float(len(grid)) if self.mean is None
-                                           else self.mean, self.shape)
-        _accounted(selection_event, delta)
-        if refit:
-            # the refit of whichever setting wins, on all n records: an event for every one
-            planned_all = [self._planned_event(m, X, y) for m in models]
-            refit_event = _dominating_event(planned_all)
-            search_event = dp_accounting.ComposedDpEvent([selection_event, refit_event])
-            search_name, search_epsilon = _accounted(search_event, delta, "search")
-        if budget is not None:
-            # the estimates are released already: charge each once, whether or not this runs
-            for estimate in estimates:
-                spend_once(budget, estimate.dp_event, "private bound estimate")
-            if refit:
-                budget.spend(search_event, label="private selection and refit")
-
-        def run(k, rng):
-            model = clone(models[k])
-            # the run's noise is passed to fit, never stored in the model
-            noise = {} if _secure(model) else {_parameter(model, "rng"): rng.spawn(1)[0]}
-            model.fit(X_train, y_train, **noise)
-            final = _final(model)
-            if final.dp_event_ != final._model_event(planned[k]):
-                # the accounting is of the plans: a fit that released something else is a bug
-                raise RuntimeError(f"the fit released {final.dp_event_!r}, not its planned "
-                                   f"{planned[k]!r}")
-            model.set_params(**{accountant: own})       # the parameters as the user set them
-            return scorer.score(model, X_val, y_val, rng=rng), model
-
-        selection = select(run, range(len(grid)), run_event, method=self.method,
-                           mean=self.mean, shape=self.shape, delta=delta, rng=run_rng,
-                           accountant=None if refit else budget)
-        if refit:
-            event, epsilon, name = search_event, search_epsilon, search_name
-        else:
-            event, epsilon, name = selection.dp_event, selection.epsilon, selection.accountant
-        if estimates:
-            event = dp_accounting.ComposedDpEvent([event] + [e.dp_event for e in estimates])
-            epsilon += sum(e.epsilon for e in estimates)
+        train, val = _hold_out(X, y, fraction, split_rng)
+        planned, run_event, delta, selection_event = self._plan(models, scorer, *train)
+        # the refit of whichever setting wins, on all n records: an event for every one
+        plan_all = self._plan_refit(models, X, y, selection_event, delta) if refit else None
+        _charge(budget, estimates, plan_all)
+        selection = select(_runner(models, planned, scorer, train, val, own), range(len(grid)),
+                           run_event, method=self.method, mean=self.mean, shape=self.shape,
+                           delta=delta, rng=run_rng, accountant=None if refit else budget)
+        event, epsilon, certified_by = _search_privacy(selection, plan_all, estimates)
         best = selection.output
         if refit:
-            best = None
-            if selection.index is not None:
-                k = selection.candidate
-                best = clone(models[k])
-                noise = {} if _secure(best) else {_parameter(best, "rng"): refit_rng}
-                best.fit(X, y, **noise)
-                if _final(best).dp_event_ != _final(best)._model_event(planned_all[k]):
-                    raise RuntimeError(f"the refit released {_final(best).dp_event_!r}, not "
-                                       f"its planned {planned_all[k]!r}")
-                best.set_params(**{accountant: own})
+            best = _refit_winner(models, selection, plan_all.planned, X, y, refit_rng, own)
             selection = dataclasses.replace(selection, output=None)
         if best is not None:
             how = (f"private selection ({selection.method})"
                    + (" and refit" if refit else ""))
-            _release_as(_final(best), event, epsilon, delta, how,
-                        name if not estimates else f"{name} and basic composition")
+            _release_as(_final(best), event, epsilon, delta, how, certified_by)
         self.scorer_ = scorer
         self.selection_ = selection
         self.best_estimator_ = best
@@ -1219,6 +1129,242 @@ class PrivateGridSearch:
         self.delta_ = selection.delta
         self.dp_event_ = event
         return self
+
+    def _budget(self):
+        """The budget to charge and the estimator's own accountant.
+
+        The budget is the search's ``accountant``, else the estimator's own (None if neither
+        has one); two different ones are refused: the search charges one budget, once.
+        """
+        budget = check_accountant(self.accountant)
+        own = getattr(_final(self.estimator), "accountant", None)
+        if own is not None and budget is not None and own is not budget:
+            raise ValueError("the estimator's accountant and the search's are different "
+                             "budgets: the search charges one budget, once, for the whole "
+                             "selection")
+        return (budget if budget is not None else own), own
+
+    def _check_options(self):
+        """``validation_fraction``, ``score_epsilon`` and ``refit`` checked (and the type of
+        ``random_state``); returns the first three."""
+        fraction = check_real(self.validation_fraction, "validation_fraction", low=0.0,
+                              high=1.0)
+        score_epsilon = check_real(self.score_epsilon, "score_epsilon", low=0.0)
+        if not isinstance(self.refit, (bool, np.bool_)):
+            raise TypeError(f"refit must be True or False, got {type(self.refit).__name__}")
+        if self.random_state is not None and (isinstance(self.random_state, (bool, np.bool_))
+                                              or not isinstance(self.random_state,
+                                                                numbers.Integral)):
+            raise TypeError(f"random_state must be None or an int, got "
+                            f"{type(self.random_state).__name__}")
+        return fraction, score_epsilon, bool(self.refit)
+
+    def _candidates(self, scorer):
+        """The grid's settings and, for each, an unfitted copy of the estimator set to it,
+        checked (as the search's estimator, and against ``scorer``).
+
+        The copies charge no budget of their own: the runs are charged together, as the
+        selection, not each fit on its own.
+        """
+        from sklearn.base import clone
+        from sklearn.model_selection import ParameterGrid
+
+        grid = list(ParameterGrid(self.param_grid))
+        if not grid:
+            raise ValueError("param_grid is empty")
+        accountant = _parameter(self.estimator, "accountant")
+        models = [clone(self.estimator).set_params(**{**params, accountant: None})
+                  for params in grid]
+        for model in models:
+            _check_estimator(model)
+            scorer.check(model)
+        return grid, models
+
+    def _plan(self, models, scorer, X_train, y_train):
+        """The selection's events, from the fits' plans, checked before anything is charged.
+
+        Parameters
+        ----------
+        models : list of estimators
+            The candidates (:meth:`_candidates`), unfitted.
+        scorer : PrivateScorer
+        X_train, y_train :
+            The training part (its public constants: n, the bounds).
+
+        Returns
+        -------
+        planned : list of dp_accounting.DpEvent
+            Each setting's fit event.
+        run_event : dp_accounting.DpEvent
+            One run's: the fit that dominates every setting's, then the score.
+        delta : float
+            ``delta``, checked.
+        selection_event : dp_accounting.DpEvent
+            The whole selection's, checked to be finite at ``delta``.
+        """
+        planned = [self._planned_event(m, X_train, y_train) for m in models]
+        run_event = dp_accounting.ComposedDpEvent([_dominating_event(planned),
+                                                   scorer.dp_event])
+        # the whole search's event, checked (finite at delta) before anything is charged
+        delta = check_real(self.delta, "delta", low=0.0, high=1.0, low_inclusive=True)
+        selection_event = repetition_event(run_event, self.method,
+                                           float(len(models)) if self.mean is None
+                                           else self.mean, self.shape)
+        _accounted(selection_event, delta)
+        return planned, run_event, delta, selection_event
+
+    def _plan_refit(self, models, X, y, selection_event, delta):
+        """The refit's plan for every setting, on all the records ``(X, y)``, composed with
+        the selection's event and checked to be finite at ``delta``: a :class:`_RefitPlan`."""
+        planned = [self._planned_event(m, X, y) for m in models]
+        event = dp_accounting.ComposedDpEvent([selection_event, _dominating_event(planned)])
+        accountant, epsilon = _accounted(event, delta, "search")
+        return _RefitPlan(planned, event, accountant, epsilon)
+
+
+class _RefitPlan(NamedTuple):
+    """A search with ``refit=True``, planned before any fit.
+
+    Attributes
+    ----------
+    planned : list of dp_accounting.DpEvent
+        Each setting's refit event (all the records).
+    event : dp_accounting.DpEvent
+        The selection composed with the refit of whichever setting wins.
+    accountant : str
+        The accountant that certified ``epsilon``.
+    epsilon : float
+        ``event``'s epsilon at the search's delta.
+    """
+
+    planned: list
+    event: Any
+    accountant: str
+    epsilon: float
+
+
+def _check_classes(final, y):
+    """Refuse labels outside a classifier's public ``classes``.
+
+    A message to the data holder, before the budget is charged (a fit or a score would refuse
+    them mid-selection).
+    """
+    classes = getattr(final, "classes", None)
+    if _kind(final) == "classifier" and classes is not None and not np.all(
+            np.isin(y, np.asarray(classes))):
+        raise ValueError(f"y holds labels outside classes={np.asarray(classes).tolist()}")
+
+
+def _hold_out(X, y, fraction, rng):
+    """Split the records into a training part and a held-out part for scoring.
+
+    Parameters
+    ----------
+    X, y :
+        The records (``y`` an array).
+    fraction : float
+        The share of the records held out, in (0, 1); both parts must be non-empty.
+    rng : numpy.random.Generator
+        Draws the split (one permutation of the n records).
+
+    Returns
+    -------
+    tuple
+        ``((X_train, y_train), (X_val, y_val))``.
+    """
+    from sklearn.utils import _safe_indexing
+
+    n = len(y)
+    n_val = int(round(fraction * n))
+    if not 1 <= n_val < n:
+        raise ValueError(f"validation_fraction={fraction:g} leaves no records to train or "
+                         f"to score on with n={n}")
+    order = rng.permutation(n)
+    val, train = order[:n_val], order[n_val:]
+    return (_safe_indexing(X, train), y[train]), (_safe_indexing(X, val), y[val])
+
+
+def _charge(budget, estimates, plan_all):
+    """Charge ``budget`` (if any) before any fit: each private estimate once, and with a refit
+    (``plan_all`` not None) the whole search; without one :func:`select` charges the
+    selection."""
+    if budget is None:
+        return
+    # the estimates are released already: charge each once, whether or not this runs
+    for estimate in estimates:
+        spend_once(budget, estimate.dp_event, "private bound estimate")
+    if plan_all is not None:
+        budget.spend(plan_all.event, label="private selection and refit")
+
+
+def _check_released(model, planned, what):
+    """Refuse a fitted ``model`` whose release is not its ``planned`` event: the accounting is
+    of the plans, so a fit that released something else is a bug (RuntimeError)."""
+    final = _final(model)
+    if final.dp_event_ != final._model_event(planned):
+        raise RuntimeError(f"the {what} released {final.dp_event_!r}, not its planned "
+                           f"{planned!r}")
+
+
+def _runner(models, planned, scorer, train, val, own):
+    """The selection's run, ``run(k, rng) -> (score, model)``.
+
+    Parameters
+    ----------
+    models, planned : list
+        The candidates (unfitted) and their planned fit events.
+    scorer : PrivateScorer
+    train, val : tuple
+        ``(X, y)`` of the training part (fitted on) and of the held-out part (scored on).
+    own : BudgetAccountant or None
+        The estimator's accountant as the user set it, put back on the fitted model.
+    """
+    from sklearn.base import clone
+
+    def run(k, rng):
+        model = clone(models[k])
+        # the run's noise is passed to fit, never stored in the model
+        noise = {} if _secure(model) else {_parameter(model, "rng"): rng.spawn(1)[0]}
+        model.fit(*train, **noise)
+        _check_released(model, planned[k], "fit")
+        model.set_params(**{_parameter(model, "accountant"): own})   # as the user set it
+        return scorer.score(model, *val, rng=rng), model
+
+    return run
+
+
+def _search_privacy(selection, plan_all, estimates):
+    """The search's event, epsilon and what certified it.
+
+    The selection's (with a refit, ``plan_all``'s: the selection and the refit), composed
+    with the private estimates by basic composition. Returns ``(event, epsilon,
+    certified_by)``.
+    """
+    if plan_all is not None:
+        event, epsilon, name = plan_all.event, plan_all.epsilon, plan_all.accountant
+    else:
+        event, epsilon, name = selection.dp_event, selection.epsilon, selection.accountant
+    if estimates:
+        event = dp_accounting.ComposedDpEvent([event] + [e.dp_event for e in estimates])
+        epsilon += sum(e.epsilon for e in estimates)
+        name = f"{name} and basic composition"
+    return event, epsilon, name
+
+
+def _refit_winner(models, selection, planned, X, y, rng, own):
+    """The selected setting fitted again on all the records ``(X, y)`` with noise from
+    ``rng``, checked against its ``planned`` event; None if no run took place."""
+    from sklearn.base import clone
+
+    if selection.index is None:
+        return None
+    k = selection.candidate
+    best = clone(models[k])
+    noise = {} if _secure(best) else {_parameter(best, "rng"): rng}
+    best.fit(X, y, **noise)
+    _check_released(best, planned[k], "refit")
+    best.set_params(**{_parameter(best, "accountant"): own})
+    return best
 
 
 def _check_estimator(estimator):

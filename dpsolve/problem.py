@@ -16,20 +16,21 @@ gains a last entry (a last row for multinomial) and ``row_norm`` becomes ``sqrt(
 feature.
 """
 import math
-import numbers
 import warnings
 
 import numpy as np
 from scipy import sparse
 
-from . import _blas
+from . import _ordered_linalg
 from ._row_ops import row_norms, scale_rows, scale_rows_onto
-from ._validation import check_choice, check_int, check_real
+from ._validation import check_choice, check_real
+from .losses import DEFAULT_BINARY_CODINGS  # noqa: F401 (a public name of this module)
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
 LOSSES = tuple(_LOSS_CLASSES)
+#: The binary classification losses (labels coded -1/+1).
 CLASSIFICATION_LOSSES = tuple(name for name, cls in _LOSS_CLASSES.items()
-                              if cls.classification and name != "multinomial")
+                              if cls.classification and not cls.is_multinomial)
 def reject_multinomial(problem, what, takers):
     """Raise a ValueError naming ``what`` (a solver or bound) if ``problem`` is multinomial.
 
@@ -48,9 +49,9 @@ def reject_multinomial(problem, what, takers):
     Raises
     ------
     ValueError
-        If ``problem.loss == "multinomial"``; the message lists ``takers``.
+        If the problem's loss is multinomial; the message lists ``takers``.
     """
-    if problem.loss == "multinomial":
+    if problem.loss_object.is_multinomial:
         raise ValueError(
             f"{what} does not support loss='multinomial' (a (p, K) parameter); the solvers "
             f"that do are {', '.join(takers)}"
@@ -78,28 +79,13 @@ def _safely(constant):
         return math.inf
 
 
-#: The binary losses' label sets accepted without ``classes``: labels already coded as -1/+1,
-#: or as 0/1 with 0 the negative class.
-DEFAULT_BINARY_CODINGS = ((-1, 1), (0, 1))
-
-
-def _label_value(value, name):
-    """One public label as a plain hashable scalar (numbers, strings, bools)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if not isinstance(value, (numbers.Number, str)) or isinstance(value, complex):
-        raise TypeError(f"{name} must hold real numbers or strings, got {type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{name} must hold finite values, got {value}")
-    return value
-
-
 def public_classes(loss, classes, n_classes):
     """The public label set of ``loss`` from the ``classes`` / ``n_classes`` arguments, checked
     before any data is read: a tuple, or None for the squared loss.
 
     Binary losses: ``classes`` (two values) or the default ``(-1, 1)``. Multinomial:
-    ``classes`` (K >= 2 values) or ``n_classes`` (``0 .. K-1``), one of them required.
+    ``classes`` (K >= 2 values) or ``n_classes`` (``0 .. K-1``), one of them required. The
+    rules are the loss's (:meth:`dpsolve.losses.Loss.public_classes`).
 
     Parameters
     ----------
@@ -122,77 +108,7 @@ def public_classes(loss, classes, n_classes):
     TypeError, ValueError
         For a label set that does not fit the loss (see above).
     """
-    if loss not in CLASSIFICATION_LOSSES and loss != "multinomial":
-        if classes is not None or n_classes is not None:
-            raise ValueError(f"classes and n_classes are for the classification losses, not "
-                             f"loss={loss!r}")
-        return None
-    if n_classes is not None:
-        if loss != "multinomial":
-            raise ValueError(f"n_classes is for loss='multinomial'; for loss={loss!r} pass "
-                             "classes=(negative, positive) if the labels are not -1/+1 or 0/1")
-        if classes is not None:
-            raise ValueError("pass classes or n_classes, not both")
-        return tuple(range(check_int(n_classes, "n_classes", low=2)))
-    if classes is None:
-        if loss == "multinomial":
-            raise ValueError(
-                "loss='multinomial' needs the public label set: pass classes=(c_0, ..., c_K-1) "
-                "or n_classes=K for labels 0..K-1 (it must not be read off the data: a record "
-                "of a new class would change theta's shape)")
-        return (-1, 1)
-    if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
-        raise TypeError(f"classes must be a sequence of labels, got {type(classes).__name__}")
-    values = tuple(_label_value(c, "classes") for c in classes)
-    if loss == "multinomial":
-        if len(values) < 2:
-            raise ValueError(f"classes must hold K >= 2 labels for loss='multinomial', got "
-                             f"{len(values)}")
-    elif len(values) != 2:
-        raise ValueError(f"classes must hold exactly two labels (negative, positive) for "
-                         f"loss={loss!r}, got {len(values)}")
-    if len(set(values)) != len(values):
-        raise ValueError(f"classes must hold distinct labels, got {values}")
-    return values
-
-
-def _map_labels(y, loss, classes, default_coding=False):
-    """Labels coded by their index in the public ``classes``: -1/+1 (float64) for the binary
-    losses, 0 .. K-1 (intp) for multinomial. Refuses labels outside the set; with
-    ``default_coding`` (a binary loss without ``classes=``) the labels may be -1/+1 or 0/1,
-    but not a mix of the two."""
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinite values")
-    if y.dtype.kind not in "biufUSO":
-        raise TypeError(f"y must hold numbers or strings, got dtype {y.dtype}")
-    try:
-        present, inverse = np.unique(y, return_inverse=True)
-    except TypeError as exc:           # an object array of values that cannot be ordered
-        raise TypeError(f"y holds labels that cannot be compared: {exc}") from None
-    present = [v.item() if isinstance(v, np.generic) else v for v in present]
-    codings = DEFAULT_BINARY_CODINGS if default_coding else (classes,)
-    for coding in codings:
-        index = {c: k for k, c in enumerate(coding)}
-        try:
-            codes = [index.get(v) for v in present]
-        except TypeError:           # unhashable labels
-            codes = [None]
-        if None not in codes:
-            break
-    else:
-        if not default_coding:
-            outside = [v for v, c in zip(present, codes) if c is None]
-            raise ValueError(f"y holds labels outside classes={classes}: "
-                             f"{outside[:5]}{' ...' if len(outside) > 5 else ''}")
-        raise ValueError(
-            f"loss={loss!r} without classes= needs labels in {{-1, +1}} or in {{0, 1}}, got "
-            f"{present[:5]}{' ...' if len(present) > 5 else ''}: pass "
-            "classes=(negative, positive), the public label set (it must not be read off the "
-            "data: see Problem's Notes)")
-    codes = np.asarray(codes, dtype=np.intp)[inverse.reshape(-1)]
-    if loss == "multinomial":
-        return np.ascontiguousarray(codes, dtype=np.intp)
-    return np.where(codes == 1, 1.0, -1.0)
+    return _LOSS_CLASSES[check_choice(loss, "loss", LOSSES)].public_classes(classes, n_classes)
 
 
 def _canonical_csr(X):
@@ -392,9 +308,10 @@ class Problem:
         user's features plus one with ``fit_intercept``.
     n_features : int
         The number of the user's features (``p - 1`` with ``fit_intercept``, else ``p``).
-    loss_function : dpsolve.losses.Loss
-        The loss as an object: its constants (Lipschitz, smoothness, curvature, loss at zero)
-        and its kernel id.
+    loss_object : dpsolve.losses.Loss
+        The loss as an object: its constants (Lipschitz, smoothness, curvature, loss at zero),
+        its label coding, conjugate and kernel id (:attr:`loss` is its name, a string).
+        ``loss_function`` is a deprecated alias.
     n_classes : int or None
         K for multinomial, 2 for the binary classification losses, None for squared (public:
         ``len(classes)``).
@@ -430,20 +347,19 @@ class Problem:
         # public constants only: the augmented rows' bound never depends on the data
         self.row_norm = (_intercept_row_norm(self.feature_row_norm, self.intercept_scale)
                          if self.fit_intercept else self.feature_row_norm)
-        self.classes = public_classes(self.loss, classes, n_classes)
+        self.classes = _LOSS_CLASSES[self.loss].public_classes(classes, n_classes)
         if isinstance(loss_object, Multinomial) and len(self.classes) != loss_object.n_classes:
             raise ValueError(f"loss=Multinomial({loss_object.n_classes}) does not match the "
                              f"{len(self.classes)} classes given")
         #: The loss as an object carrying its constants and kernel id (dpsolve.losses).
-        self.loss_function = make_loss(self.loss, huber_width=self.huber_width,
+        self.loss_object = make_loss(self.loss, huber_width=self.huber_width,
                                        label_bound=self.label_bound, n_classes=self.n_classes)
         self._check_numerical_range()
         self.X = self._validate_X(X, bool(clip_rows))
         if self.fit_intercept:
             self.X = _append_intercept_column(self.X, self.intercept_scale)
             _fit_rows_within(self.X, self.row_norm)
-        self.y = self._validate_y(y, self.X.shape[0], default_coding=(
-            classes is None and self.loss in CLASSIFICATION_LOSSES))
+        self.y = self._validate_y(y, self.X.shape[0], default_coding=classes is None)
         _read_only(self.X)
         self.y.flags.writeable = False
 
@@ -456,11 +372,9 @@ class Problem:
         span = (f"[{low:g}, {high:g}], the range of a Problem's constants (their squares and "
                 "products must stay finite and nonzero in float64; docs/bad_input.md, "
                 "\"Numerical range\")")
+        loss = self.loss_object
         given = {"reg": self.reg, "radius": self.radius, "row_norm": self.feature_row_norm}
-        if self.loss == "squared":
-            given["label_bound"] = self.label_bound
-        if self.loss == "huber_hinge":
-            given["huber_width"] = self.huber_width
+        given.update(loss.scale_parameters())           # label_bound, huber_width
         if self.fit_intercept:
             given["intercept_scale"] = self.intercept_scale
         for name, value in given.items():
@@ -472,10 +386,8 @@ class Problem:
         # Each derived constant is a product of two or three parameters, so computing it cannot
         # raise; an inf here is structural (no smoothness for hinge, no L for squared without a
         # radius, no G without a radius) and is skipped.
-        loss = self.loss_function
         rows = ["row_norm"] + (["intercept_scale"] if self.fit_intercept else [])
-        shape = {"squared": ["label_bound"], "huber_hinge": ["huber_width"]}.get(self.loss, [])
-        lipschitz_of = rows + (["radius"] + shape if self.loss == "squared" else [])
+        lipschitz_of = rows + list(loss.lipschitz_depends_on)
         derived = []
         if self.fit_intercept:
             derived.append(("the row bound sqrt(row_norm^2 + intercept_scale^2)",
@@ -487,11 +399,12 @@ class Problem:
                                 lipschitz_of + ["reg", "radius"]))
         if loss.smooth:
             derived.append(("the smoothness beta", _safely(lambda: self.smoothness),
-                            rows + (["huber_width"] if self.loss == "huber_hinge" else [])))
+                            rows + list(loss.smoothness_depends_on)))
         if self.radius is None:
             derived.append(("the bound sqrt(2 loss(0) / reg) on the minimiser's norm",
                             _safely(lambda: math.sqrt(2.0 * loss.max_value_at_zero()
-                                                      / self.reg)), ["reg"] + shape))
+                                                      / self.reg)),
+                            ["reg"] + list(loss.scale_parameters())))
         for what, value, names in derived:
             if not _in_range(value):
                 values = ", ".join(f"{name}={given[name]:g}" for name in dict.fromkeys(names))
@@ -569,21 +482,17 @@ class Problem:
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n:
             raise ValueError(f"y must have shape ({n},) to match X, got {y.shape}")
-        if self.loss in CLASSIFICATION_LOSSES or self.loss == "multinomial":
-            return _map_labels(y, self.loss, self.classes, default_coding)
-        if not (np.issubdtype(y.dtype, np.floating) or np.issubdtype(y.dtype, np.integer)):
-            raise TypeError(f"y must hold real numbers for the squared loss, got dtype {y.dtype}")
-        y = np.array(y, dtype=np.float64, copy=True)
-        if not np.all(np.isfinite(y)):
-            raise ValueError("y contains NaN or infinite values")
-        if np.any(np.abs(y) > self.label_bound):
-            raise ValueError(
-                f"squared loss needs |y_i| <= label_bound={self.label_bound:g}; "
-                "rescale y or choose a larger public bound"
-            )
-        return y
+        return self.loss_object.code_labels(y, self.classes, default_coding)
 
     # -- shape and constants ---------------------------------------------------------------
+    @property
+    def loss_function(self):
+        """Deprecated alias of :attr:`loss_object`, whose name no longer reads like
+        :attr:`loss` (the loss's name)."""
+        warnings.warn("Problem.loss_function is deprecated and will be removed in the next "
+                      "release; use Problem.loss_object", DeprecationWarning, stacklevel=2)
+        return self.loss_object
+
     @property
     def n(self):
         return self.X.shape[0]
@@ -612,7 +521,7 @@ class Problem:
     @property
     def theta_shape(self):
         """Shape of the parameter: ``(p,)``, or ``(p, K)`` for multinomial."""
-        return (self.p, self.n_classes) if self.loss == "multinomial" else (self.p,)
+        return self.loss_object.parameter_shape(self.p)
 
     @property
     def lipschitz(self):
@@ -624,7 +533,7 @@ class Problem:
         ``||s - e_y||^2 <= 2 (1 - s_y)^2``). Sensitivities use L: the regulariser cancels between
         neighbours.
         """
-        return self.loss_function.lipschitz(self.row_norm, self.radius)
+        return self.loss_object.lipschitz(self.row_norm, self.radius)
 
     @property
     def gradient_bound(self):
@@ -642,7 +551,7 @@ class Problem:
         is the variance of v's entries under the softmax s, at most
         ``(max_k v_k - min_k v_k)^2 / 4 <= 1/2`` (Popoviciu), and a direction V of theta moves
         the logits by ``V^T x``, of norm at most ``B ||V||_F``."""
-        return self.loss_function.smoothness(self.row_norm)
+        return self.loss_object.smoothness(self.row_norm)
 
     @property
     def strong_convexity(self):
@@ -669,14 +578,14 @@ class Problem:
 
     def margins(self, theta):
         """``X @ theta``: shape (n,), or the (n, K) logits for multinomial (by blocks of rows
-        on dpsolve's threads: :func:`dpsolve._blas.matvec`)."""
-        return _blas.matvec(self.X, self._theta(theta))
+        on dpsolve's threads: :func:`dpsolve._ordered_linalg.matvec`)."""
+        return _ordered_linalg.matvec(self.X, self._theta(theta))
 
     def _loss_values(self, z):
-        return self.loss_function.values(z, self.y)
+        return self.loss_object.values(z, self.y)
 
     def _loss_derivatives(self, z):
-        return self.loss_function.derivatives(z, self.y)
+        return self.loss_object.derivatives(z, self.y)
 
     def objective(self, theta):
         """Mean-form objective ``F(theta) = (1/n) sum_i loss + (reg/2) ||theta||^2``.
@@ -684,7 +593,7 @@ class Problem:
         Evaluated anywhere in R^p (or R^{p x K}; the constraint is not checked here).
         """
         theta = self._theta(theta)
-        values = self._loss_values(_blas.matvec(self.X, theta))
+        values = self._loss_values(_ordered_linalg.matvec(self.X, theta))
         flat = theta.reshape(-1)
         return float(np.mean(values) + 0.5 * self.reg * np.dot(flat, flat))
 
@@ -693,8 +602,8 @@ class Problem:
         ``loss'(z) = -y 1[yz < 1]``; for multinomial ``(1/n) X^T (S - Y) + reg theta``, S the
         softmax rows and Y the one-hot labels)."""
         theta = self._theta(theta)
-        d = self._loss_derivatives(_blas.matvec(self.X, theta))
-        return _blas.rmatvec(self.X, d) / self.n + self.reg * theta
+        d = self._loss_derivatives(_ordered_linalg.matvec(self.X, theta))
+        return _ordered_linalg.rmatvec(self.X, d) / self.n + self.reg * theta
 
     def loss_derivatives(self, theta):
         """``loss'(<theta, x_i>; y_i)`` for every record (used by certificates and solvers);
@@ -705,7 +614,7 @@ class Problem:
         """``loss''(<theta, x_i>; y_i)`` for every record (0 for hinge; for huber_hinge
         ``1/(2h)`` on the quadratic piece, including its end points, and 0 elsewhere).
         Not defined for multinomial, whose second derivative is a K x K matrix per record."""
-        return self.loss_function.second_derivatives(self.margins(theta), self.y)
+        return self.loss_object.second_derivatives(self.margins(theta), self.y)
 
     def split_theta(self, theta):
         """Split a parameter into the coefficients of the user's features and the intercept.
@@ -735,7 +644,7 @@ class Problem:
             If theta does not have shape ``theta_shape`` or holds non-finite values.
         """
         theta = self._theta(theta)
-        multinomial = self.loss == "multinomial"
+        multinomial = self.loss_object.is_multinomial
         if not self.fit_intercept:
             return theta.copy(), (np.zeros(self.n_classes) if multinomial else 0.0)
         coef = theta[:-1].copy()
@@ -773,15 +682,12 @@ class Problem:
         ``fit_intercept``, so the other problems' descriptions (and the reference cache keys
         made from them) are unchanged. ``p`` is the number of columns of ``X``.
         """
+        own = self.loss_object.describe()     # huber_width, label_bound or n_classes
         d = {
             "loss": self.loss, "n": self.n, "p": self.p, "radius": self.radius, "reg": self.reg,
-            "row_norm": self.row_norm,
-            "label_bound": self.label_bound if self.loss == "squared" else None,
+            "row_norm": self.row_norm, "label_bound": own.pop("label_bound", None),
         }
-        if self.loss == "huber_hinge":
-            d["huber_width"] = self.huber_width
-        if self.loss == "multinomial":
-            d["n_classes"] = self.n_classes
+        d.update(own)
         if self.fit_intercept:
             d["fit_intercept"] = True
             d["intercept_scale"] = self.intercept_scale

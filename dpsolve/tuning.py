@@ -2,7 +2,8 @@ r"""Regularisation chosen for prediction: the estimators' ``reg="auto"``.
 
 A private fit at a fixed ridge ``lambda`` answers the wrong question for a user who judges the
 model by AUC or log-loss: its noise is bounded on the *regularised* objective, and a ``lambda``
-that is large for the data (dpsolve 0.2's ``1e-3``, several times scikit-learn's ``1/n``) erases
+that is large for the data (``1e-3`` on a few thousand records, several times scikit-learn's
+``1/n``) erases
 the rare class, while one that is small lets the noise dominate. Here ``lambda`` is the
 minimiser, over a public grid, of a bound on the *unregularised* excess risk of the solver's
 release, from public constants only (n, p, the row bound B, epsilon, delta, the loss):
@@ -18,7 +19,7 @@ rate on the intercept, docs/intercepts.md) and ``E`` the solver's noise term:
   ``F_lambda + <b, theta>/n``, so ``F_lambda(theta_hat) - min F_lambda <= ||b||^2 / (n^2
   lambda)`` and ``E = E||b||^2 / (n^2 lambda)``, with ``E||b||^2 = p (p + 1) (2B/epsilon')^2``
   for gamma-norm noise (``epsilon' = epsilon - ln(1 + c B^2 / (n lambda))``) and ``p sigma^2``
-  for Gaussian noise (:func:`~dpsolve.privacy.calibration.gaussian_objective_sigma`);
+  for Gaussian noise (:func:`~dpsolve.approximate_minima.gaussian_objective_sigma`);
 * output perturbation: ``theta_lambda + u`` with ``||u||`` of scale ``2L / (n lambda epsilon)``
   and a ``beta``-smooth loss, ``E = beta E||u||^2 / 2``;
 * AdaSSP (Wang 2018) adds the ridge its noise needs by itself: ``lambda = 1/n``;
@@ -42,7 +43,7 @@ import math
 
 import numpy as np
 
-from .privacy.calibration import gaussian_objective_sigma, objective_jacobian_term
+from .approximate_minima import gaussian_objective_sigma, objective_jacobian_term
 
 __all__ = ["MARGIN_SCALE", "prediction_reg"]
 
@@ -100,7 +101,7 @@ def prediction_reg(problem, solver, epsilon, delta=None):
 def _objective_noise(problem, lam, epsilon, delta, p):
     """``E||b||^2`` of objective perturbation's noise (sum form) at ridge ``lam``; inf where
     the Jacobian term alone spends epsilon."""
-    cB2 = problem.loss_function.curvature * problem.row_norm ** 2
+    cB2 = problem.loss_object.curvature * problem.row_norm ** 2
     if delta:
         sigma = gaussian_objective_sigma(cB2, problem.row_norm, problem.n, lam, epsilon, delta)
         return p * sigma * sigma

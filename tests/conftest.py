@@ -25,20 +25,54 @@ def _private_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("DPSOLVE_CACHE", str(tmp_path_factory.getbasetemp() / "dpsolve-cache"))
 
 
+# The functions through which every solver reads its data, by module: the compiled kernels
+# that differentiate the loss (Problem.gradient and the fixed-iteration solvers call the
+# loss-derivative kernels; noisy_sgd, clipped_gd, dp_sgd, minibatch_sgd, joint_sgd and the
+# parties call the step and clipped-sum kernels, never a Python gradient), and the sufficient
+# statistics X^T W X of adassp and Newton's method, which compute no gradient. A name missing
+# here fails the fixture loudly rather than leaving a solver unwatched.
+DATA_WORK = {
+    "dpsolve._kernels.losses": ("loss_derivatives", "multinomial_derivatives"),
+    "dpsolve._kernels.gd": ("clipped_gradient_sum", "clipped_gradient_sum_multinomial"),
+    "dpsolve._kernels.sgd": ("noisy_sgd_steps",),
+    "dpsolve._kernels.minibatch": ("minibatch_sgd_pass",),
+    "dpsolve._kernels.joint": ("joint_sgd_steps",),
+    "dpsolve._ordered_linalg": ("weighted_gram",),
+}
+
+
 @pytest.fixture
 def gradient_evaluations(monkeypatch):
-    """The list of row counts of every ``Problem._loss_derivatives`` call made while the test
-    runs: how many gradient evaluations (and on how many rows) a solver made."""
-    import dpsolve
+    """The row counts of every pass a solver makes over its data while the test runs: one
+    entry per call of a :data:`DATA_WORK` function, the number of rows handed to it (for the
+    loss-derivative kernels the rows differentiated, so ``sum`` is the number of record
+    gradients of Problem.gradient and the fixed-iteration solvers). Each function is replaced
+    wherever a dpsolve module holds it, under any name, so a solver that imported it by name is
+    watched too. Empty: the solver did no work on the data."""
+    import importlib
+    import sys
+
+    import dpsolve  # noqa: F401  (every solver module is imported with the package)
 
     calls = []
-    real = dpsolve.Problem._loss_derivatives
 
-    def counting(self, z):
-        calls.append(z.shape[0])
-        return real(self, z)
+    def counting(real):
+        def wrapper(*args, **kwargs):
+            calls.append(next(a.shape[0] for a in args if hasattr(a, "shape")))
+            return real(*args, **kwargs)
+        return wrapper
 
-    monkeypatch.setattr(dpsolve.Problem, "_loss_derivatives", counting)
+    watched = {}
+    for module, names in DATA_WORK.items():
+        for name in names:
+            real = getattr(importlib.import_module(module), name)
+            watched[id(real)] = counting(real)
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] != "dpsolve" or module is None:
+            continue
+        for attribute, value in list(vars(module).items()):
+            if id(value) in watched:
+                monkeypatch.setattr(module, attribute, watched[id(value)])
     return calls
 
 

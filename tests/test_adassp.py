@@ -41,6 +41,12 @@ def fit_quietly(problem, *args, **kwargs):
         return dpsolve.adassp(problem, *args, **kwargs)
 
 
+def quiet_plan(spec, problem, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        return dpsolve.solvers.plan_fit(spec, problem, None, *args, **kwargs)
+
+
 # -- sensitivities: numerical maximisation over neighbouring records --------------------------
 def _in_ball(z, B):
     norm = np.linalg.norm(z)
@@ -60,7 +66,9 @@ def _maximise(f, dim, starts, seed):
     return best
 
 
-@pytest.mark.parametrize("p", [1, 2, 3, 5])
+# p in {1, 2}: the L1 bound attained; p = 3: not attained (the 5% branch); p = 5, the same
+# branches at a larger dimension, a second of maximisation each, in the slow tier
+@pytest.mark.parametrize("p", [1, 2, 3, pytest.param(5, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("B, By", [(1.0, 1.0), (2.5, 0.3)])
 def test_statistic_sensitivities_against_a_numerical_maximisation(p, B, By):
     """The replace-one differences of the released vectors (through the code's own
@@ -214,7 +222,11 @@ def test_sparse_x_gives_the_dense_result():
     assert (a.noise, a.settings) == (b.noise, b.settings)
 
 
+@pytest.mark.slow
 def test_same_bits_for_a_seed_on_any_thread_count(tmp_path):
+    """OMP_NUM_THREADS 1, 2 and 3 at start-up, in three fresh interpreters (as the kernels'
+    own check in test_kernels.py, also slow); the default tier changes the count in process
+    (the next test)."""
     from test_kernels import assert_same_output_on_1_2_3_threads
     code = (
         "import numpy as np, dpsolve\n"
@@ -334,10 +346,10 @@ def test_the_bound_holds_on_average(delta):
     for seed in range(30):
         fit = fit_quietly(P, 1.0, delta, rng=seed)
         risks.append(P.objective(fit.theta) - P.objective(theta_star))
-    found = spec.bound(P, None, fit, {"epsilon": 1.0})
+    found = spec.bound(P, None, quiet_plan(spec, P, 1.0, delta))
     assert found is not None and np.mean(risks) <= found.value
     ball = Problem(X, y, "squared", radius=1.0, reg=0.5)
-    assert spec.bound(ball, None, fit_quietly(ball, 1.0, delta, rng=0), {}) is None
+    assert spec.bound(ball, None, quiet_plan(spec, ball, 1.0, delta)) is None
 
 
 # -- accuracy -----------------------------------------------------------------------------------

@@ -482,7 +482,8 @@ def test_minibatch_sgd_audit_catches_missing_noise_only():
 def test_objective_perturbation_audit_with_the_chosen_extra_reg():
     """Objective perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Kifer et al. 2012; as
     AMP, Iyengar et al. 2019) at its default settings, which add an extra regulariser Delta > 0
-    chosen from the utility bound (dpsolve.bounds.objective_perturbation_settings): pure
+    chosen from the utility bound
+    (dpsolve.approximate_minima.objective_perturbation_settings): pure
     epsilon = 1 holds on the canary pair, and the audit catches the noise switched off while
     the claim stays epsilon = 1."""
     import dpsolve.solvers.objective_perturbation as module
@@ -509,7 +510,7 @@ def test_objective_perturbation_audit_with_the_chosen_extra_reg():
 @pytest.mark.slow
 def test_gaussian_objective_perturbation_audit():
     """Objective perturbation with Gaussian objective noise (Kifer et al. 2012's variant with
-    dpsolve's constants, ``dpsolve.privacy.calibration.gaussian_objective_sigma``) at
+    dpsolve's constants, ``dpsolve.approximate_minima.gaussian_objective_sigma``) at
     ``(1, DELTA)``: the claim holds on the canary pair, and the audit catches the objective
     noise at a tenth of its sigma while the claim stays the same."""
     import dpsolve.solvers.objective_perturbation as module

@@ -886,42 +886,52 @@ def _cli_report_foreign():
         _cli("report", str(Path(d, "foreign.db")))
 
 
+def _toml(**fields):
+    """A TOML table's lines, ``key = value`` (each value TOML text)."""
+    return "".join(f"{key} = {value}\n" for key, value in fields.items())
+
+
+def _cli_run_synthetic(**fields):
+    """``dpsolve run`` on synthetic data of n = 40, p = 3 with ``fields`` (TOML values) replaced
+    or added."""
+    return lambda: _cli_run(data=_toml(source='"synthetic"', **{"n": "40", "p": "3", **fields}))
+
+
 CATALOGUE += [
     # dpsolve run: every setting of every run, before any run and before the database exists
-    case("cli-run-n-negative", lambda: _cli_run(data='source = "synthetic"\nn = -5\np = 3\n'),
+    case("cli-run-n-negative", _cli_run_synthetic(n="-5"),
          ValueError, r"data\.n = -5: n must be an integer >= 1"),
-    case("cli-run-n-0", lambda: _cli_run(data='source = "synthetic"\nn = 0\np = 3\n'),
-         ValueError, r"data\.n = 0: .*>= 1"),
-    case("cli-run-n-string", lambda: _cli_run(data='source = "synthetic"\nn = "many"\np = 3\n'),
+    case("cli-run-n-0", _cli_run_synthetic(n="0"), ValueError, r"data\.n = 0: .*>= 1"),
+    case("cli-run-n-string", _cli_run_synthetic(n='"many"'),
          ValueError, r"data\.n = \"many\": .*accepted: an integer >= 1"),
-    case("cli-run-n-bool", lambda: _cli_run(data='source = "synthetic"\nn = true\np = 3\n'),
+    case("cli-run-n-bool", _cli_run_synthetic(n="true"),
          ValueError, r"data\.n = true: n must be an integer, got bool"),
-    case("cli-run-n-float", lambda: _cli_run(data='source = "synthetic"\nn = 30.5\np = 3\n'),
+    case("cli-run-n-float", _cli_run_synthetic(n="30.5"),
          ValueError, r"data\.n = 30\.5: n must be an integer, got float"),
-    case("cli-run-p-negative", lambda: _cli_run(data='source = "synthetic"\nn = 40\np = -1\n'),
-         ValueError, r"data\.p = -1"),
-    case("cli-run-noise-negative",
-         lambda: _cli_run(data='source = "synthetic"\nn = 40\np = 3\nnoise = -1.0\n'),
+    case("cli-run-p-negative", _cli_run_synthetic(p="-1"), ValueError, r"data\.p = -1"),
+    case("cli-run-noise-negative", _cli_run_synthetic(noise="-1.0"),
          ValueError, r"data\.noise = -1\.0: noise must lie in \[0, inf\)"),
-    case("cli-run-file-without-path", lambda: _cli_run(data='source = "file"\n'), ValueError,
+    case("cli-run-file-without-path", lambda: _cli_run(data=_toml(source='"file"')), ValueError,
          r"data\.path: source 'file' needs path"),
-    case("cli-run-file-missing", lambda: _cli_run(data='source = "file"\npath = "nope.csv"\n'),
+    case("cli-run-file-missing", lambda: _cli_run(data=_toml(source='"file"', path='"nope.csv"')),
          ValueError, r"data\.path nope\.csv: no such file"),
     case("cli-run-file-empty",
-         lambda: _cli_run(data='source = "file"\npath = "{d}/e.csv"\n', files={"e.csv": ""}),
+         lambda: _cli_run(data=_toml(source='"file"', path='"{d}/e.csv"'), files={"e.csv": ""}),
          ValueError, r"data\.path .*e\.csv: the file holds no rows"),
-    case("cli-run-loss-unknown", lambda: _cli_run(problem='loss = "bogus"\n'), ValueError,
+    case("cli-run-loss-unknown", lambda: _cli_run(problem=_toml(loss='"bogus"')), ValueError,
          r"problem\.loss = \"bogus\": loss must be one of"),
-    case("cli-run-radius-string", lambda: _cli_run(problem='loss = "logistic"\nradius = "big"\n'),
+    case("cli-run-radius-string",
+         lambda: _cli_run(problem=_toml(loss='"logistic"', radius='"big"')),
          ValueError, r"problem\.radius = \"big\": radius must be a number > 0, or \"none\""),
     case("cli-run-label_bound-negative",
-         lambda: _cli_run(problem='loss = "squared"\nlabel_bound = -1\n'), ValueError,
+         lambda: _cli_run(problem=_toml(loss='"squared"', label_bound="-1")), ValueError,
          r"problem\.label_bound = -1: label_bound must lie in \(0, inf\)"),
     case("cli-run-n_classes-huge",
-         lambda: _cli_run(problem='loss = "multinomial"\nn_classes = 1000000000\n'), ValueError,
+         lambda: _cli_run(problem=_toml(loss='"multinomial"', n_classes="1000000000")),
+         ValueError,
          r"problem\.n_classes = 1000000000: n_classes must be an integer in \[2, 65536\]"),
     case("cli-run-labels-outside-classes",
-         lambda: _cli_run(problem='loss = "logistic"\nclasses = [5, 7]\n'), ValueError,
+         lambda: _cli_run(problem=_toml(loss='"logistic"', classes="[5, 7]")), ValueError,
          r"problem: y holds labels outside classes"),
     case("cli-run-steps-0",
          lambda: _cli_run(solver='name = "clipped_gd"\nepsilon = 1.0\ndelta = 1e-6\nsteps = 0\n'),

@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+import dpsolve
 from dpsolve import Problem, bounds
 
 
@@ -17,15 +18,15 @@ def P():
 def test_theorem_2_lipschitz(P):
     G, D = 1.5 + 0.5 * 2.0, 4.0
     expected_sum = G * D * math.log(1.25 * 100 ** 2 / 1e-7) ** 2 * 3.0 / 0.5
-    assert bounds.sgd1_lipschitz_bound(P, 0.5, 1e-7, form="sum") == pytest.approx(expected_sum)
-    assert bounds.sgd1_lipschitz_bound(P, 0.5, 1e-7) == pytest.approx(expected_sum / 100)
+    assert bounds.noisy_sgd_lipschitz_bound(P, 0.5, 1e-7, form="sum") == pytest.approx(expected_sum)
+    assert bounds.noisy_sgd_lipschitz_bound(P, 0.5, 1e-7) == pytest.approx(expected_sum / 100)
 
 
 def test_theorem_2_strongly_convex(P):
     G = 2.5
     expected_sum = G ** 2 * math.log(1.25e4 / 1e-7) ** 3 * 9 / (100 * 0.5 * 0.25)
-    assert bounds.sgd1_strongly_convex_bound(P, 0.5, 1e-7, form="sum") == pytest.approx(expected_sum)
-    assert bounds.sgd1_strongly_convex_bound(P, 0.5, 1e-7, form="mean") == pytest.approx(expected_sum / 100)
+    assert bounds.noisy_sgd_strongly_convex_bound(P, 0.5, 1e-7, form="sum") == pytest.approx(expected_sum)
+    assert bounds.noisy_sgd_strongly_convex_bound(P, 0.5, 1e-7, form="mean") == pytest.approx(expected_sum / 100)
 
 
 def test_lower_bounds(P):
@@ -44,29 +45,29 @@ def test_huber_hinge_bounds_use_lipschitz_B(P):
         H = Problem(P.X, P.y, "huber_hinge", radius=2.0, reg=0.5, row_norm=1.5, huber_width=width)
         assert H.gradient_bound == P.gradient_bound == 2.5
         assert H.smoothness == 1.5 ** 2 / (2 * width)
-        for f in (bounds.sgd1_lipschitz_bound, bounds.sgd1_strongly_convex_bound):
+        for f in (bounds.noisy_sgd_lipschitz_bound, bounds.noisy_sgd_strongly_convex_bound):
             assert f(H, 0.5, 1e-7) == f(P, 0.5, 1e-7)
         for f in (bounds.lower_bound_lipschitz, bounds.lower_bound_strongly_convex):
             assert f(H, 0.5, form="sum") == f(P, 0.5, form="sum")
 
 
 def test_bounds_shrink_as_epsilon_grows(P):
-    for f in (bounds.sgd1_lipschitz_bound, bounds.sgd1_strongly_convex_bound):
+    for f in (bounds.noisy_sgd_lipschitz_bound, bounds.noisy_sgd_strongly_convex_bound):
         assert f(P, 0.9, 1e-7) < f(P, 0.1, 1e-7)
 
 
 def test_errors(P):
     Q = Problem(P.X, P.y, "logistic", radius=1.0, row_norm=1.5)
     with pytest.raises(ValueError, match="needs problem.reg > 0"):
-        bounds.sgd1_strongly_convex_bound(Q, 0.5, 1e-7)
+        bounds.noisy_sgd_strongly_convex_bound(Q, 0.5, 1e-7)
     with pytest.raises(ValueError, match="needs problem.reg > 0"):
         bounds.lower_bound_strongly_convex(Q, 0.5)
     with pytest.raises(ValueError, match="form must be one of"):
-        bounds.sgd1_lipschitz_bound(P, 0.5, 1e-7, form="total")
+        bounds.noisy_sgd_lipschitz_bound(P, 0.5, 1e-7, form="total")
     with pytest.raises(ValueError, match="epsilon must lie in"):
-        bounds.sgd1_lipschitz_bound(P, 0.0, 1e-7)
+        bounds.noisy_sgd_lipschitz_bound(P, 0.0, 1e-7)
     with pytest.raises(ValueError, match="delta must lie in"):
-        bounds.sgd1_lipschitz_bound(P, 0.5, 1.5)
+        bounds.noisy_sgd_lipschitz_bound(P, 0.5, 1.5)
     with pytest.raises(TypeError, match="dpsolve.Problem"):
         bounds.lower_bound_lipschitz("P", 0.5)
 
@@ -98,11 +99,11 @@ def test_solver_bounds_validate_their_assumptions():
 
 
 def test_the_bounded_minimiser_takes_scipys_steps():
-    # dpsolve.bounds._bounded_minimum transcribes scipy's bounded Brent minimiser with Python
-    # floats (for speed): it must return exactly scipy's point on smooth, flat, multi-modal and
-    # infinite-valued functions
+    # dpsolve.approximate_minima._bounded_minimum transcribes scipy's bounded Brent minimiser
+    # with Python floats (for speed): it must return exactly scipy's point on smooth, flat,
+    # multi-modal and infinite-valued functions
     import scipy.optimize
-    from dpsolve.bounds import _bounded_minimum
+    from dpsolve.approximate_minima import _bounded_minimum
     rng = np.random.default_rng(0)
     functions = [lambda x: 0.0, lambda x: math.inf if x < 0.3 else (x - 0.5) ** 2]
     for _ in range(200):
@@ -114,3 +115,49 @@ def test_the_bounded_minimiser_takes_scipys_steps():
             expected = scipy.optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded",
                                                       options={"xatol": tol}).x
             assert _bounded_minimum(f, lo, hi, tol) == float(expected)
+
+
+def test_objective_perturbation_settings_alias_is_deprecated():
+    from dpsolve import approximate_minima
+    X = np.random.default_rng(0).uniform(-0.5, 0.5, size=(200, 3))
+    problem = Problem(X, np.where(X[:, 0] > 0, 1, -1), "logistic", radius=None, reg=0.01)
+    with pytest.warns(DeprecationWarning, match="approximate_minima"):
+        old = bounds.objective_perturbation_settings(problem, 1.0, 1e-6, tolerance=1e-11)
+    assert old == approximate_minima.objective_perturbation_settings(problem, 1.0, 1e-6,
+                                                                     tolerance=1e-11)
+
+
+def _deprecated_cases():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (200, 3))
+    y = np.where(rng.random(200) < 0.5, -1, 1)
+    lipschitz = dpsolve.Problem(X, y, "logistic", radius=1.0)
+    strong = dpsolve.Problem(X, y, "logistic", radius=1.0, reg=0.1)
+    parties = dpsolve.Parties.from_sizes(strong, [100, 100])
+    return [
+        ("dpsolve.bounds", "sgd1_lipschitz_bound", "noisy_sgd_lipschitz_bound",
+         (lipschitz, 0.5, 1e-6)),
+        ("dpsolve.bounds", "sgd1_strongly_convex_bound", "noisy_sgd_strongly_convex_bound",
+         (strong, 0.5, 1e-6)),
+        ("dpsolve.bounds", "sgd2_bound", "multiparty_gd_bound", (strong, parties, 0.1, 50)),
+        ("dpsolve.privacy.calibration", "sgd1_paper_sigma", "noisy_sgd_paper_sigma",
+         (1000, 1.0, 0.5, 1e-6)),
+        ("dpsolve.privacy.calibration", "sgd2_paper_sigma", "multiparty_gd_paper_sigma",
+         (1.0, 100, 0.5, 1e-6)),
+    ]
+
+
+@pytest.mark.parametrize("module, old, new, args", _deprecated_cases(),
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_names_with_the_notes_numbers_are_deprecated_aliases(module, old, new, args):
+    import importlib
+    mod = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=new):
+        got = getattr(mod, old)(*args)
+    assert got == getattr(mod, new)(*args)
+
+
+def test_the_transcript_class_keeps_its_old_name_as_a_deprecated_alias():
+    from dpsolve import _multiparty
+    with pytest.warns(DeprecationWarning, match="NoisySGDTranscript"):
+        assert _multiparty.SGD1Transcript is _multiparty.NoisySGDTranscript

@@ -60,12 +60,16 @@ def test_gaussian_ledger_is_composed_not_summed():
         dp_accounting.ComposedDpEvent([event] * 10), 1e-6, "rdp"))
 
 
+def _spend_parts(group, **epsilons):
+    """Spend a pure-DP release of each epsilon in ``group``, labelled "part <name>"."""
+    for name, epsilon in epsilons.items():
+        group.spend(PureDpEvent(epsilon), label=f"part {name}")
+
+
 def test_parallel_group_costs_its_worst_part():
     budget = BudgetAccountant(1.0)
     with budget.parallel() as group:
-        group.spend(PureDpEvent(0.5), label="part a")
-        group.spend(PureDpEvent(0.75), label="part b")
-        group.spend(PureDpEvent(0.25), label="part c")
+        _spend_parts(group, a=0.5, b=0.75, c=0.25)
         assert budget.spent()[0] == pytest.approx(0.75)     # counted before the block ends
         assert budget.ledger == ()
     assert budget.spent()[0] == pytest.approx(0.75)
@@ -228,8 +232,8 @@ def test_refused_fit_never_runs(problem, monkeypatch):
 def test_joint_dp_is_not_accepted(problem):
     from dpsolve.solvers import _lifecycle, get
     with pytest.raises(ValueError, match="joint_dp"):
-        _lifecycle.fit(get("joint_sgd"), problem, None, 1.0, 1e-5,
-                       accountant=BudgetAccountant(10.0, 1e-3))
+        _lifecycle.plan_fit(get("joint_sgd"), problem, None, 1.0, 1e-5,
+                            accountant=BudgetAccountant(10.0, 1e-3))
 
 
 def test_accountant_type_checked(problem):

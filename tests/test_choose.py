@@ -9,7 +9,7 @@ import pytest
 
 import dpsolve
 from dpsolve import Problem
-from dpsolve.solvers import get, registry
+from dpsolve.solvers import get, plan_fit, registry
 
 
 def _problem(seed=0, n=1000, p=10, **options):
@@ -69,9 +69,8 @@ def test_the_chosen_bound_is_the_smallest_comparable_one(options, epsilon, delta
     # each comparable bound is the solver's own bound at a real fit with its defaults
     for c in comparable:
         kw = {} if delta is None else {"delta": delta}
-        fit = get(c.name).function(P, epsilon, rng=0, **kw)
         spec = get(c.name)
-        again = spec.bound(P, None, fit, {"epsilon": epsilon, **kw})
+        again = spec.bound(P, None, plan_fit(spec, P, None, epsilon, **kw))
         assert again.value == pytest.approx(c.bound, rel=1e-9)
 
 
@@ -246,6 +245,5 @@ def test_a_solver_that_can_win_is_planned_exactly(pld_calls, loss, options):
     exact, winner = _every_plan(P, 0.1, 1e-6)
     assert winner == "dp_sgd"
     assert choice.candidates == tuple(exact.values())
-    fit = choice.fit(P, rng=0)
-    assert get("dp_sgd").bound(P, None, fit, {"epsilon": 0.1, "delta": 1e-6}).value \
-        == pytest.approx(choice.bound, rel=1e-12)
+    plan = plan_fit(get("dp_sgd"), P, None, 0.1, 1e-6)
+    assert get("dp_sgd").bound(P, None, plan).value == pytest.approx(choice.bound, rel=1e-12)

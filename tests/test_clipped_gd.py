@@ -228,9 +228,8 @@ def test_no_bound_for_a_step_size_or_projection_the_analysis_did_not_use():
     its own or ``project=False`` gets none (it used to get the default's)."""
     spec = dpsolve.solvers.get("clipped_gd")
     problem = _problem()
-    target = {"epsilon": 1.0, "delta": 1e-6}
-    fit = dpsolve.clipped_gd(problem, 1.0, 1e-6, rng=0)
-    assert spec.bound(problem, None, fit, target) is not None
+    plan = dpsolve.solvers.plan_fit(spec, problem, None, 1.0, 1e-6)
+    assert spec.bound(problem, None, plan) is not None
     for options in ({"step_size": 0.5}, {"project": False}):
-        fit = dpsolve.clipped_gd(problem, 1.0, 1e-6, rng=0, **options)
-        assert spec.bound(problem, None, fit, {**target, **options}) is None
+        plan = dpsolve.solvers.plan_fit(spec, problem, None, 1.0, 1e-6, **options)
+        assert spec.bound(problem, None, plan) is None

@@ -425,11 +425,12 @@ def test_gaussian_objective_noise_at_a_fixed_extra_reg_skips_splits_without_room
     term (ln(1 + cB^2/(n mu)) = 0.08 here) leaves no room for the objective's share at the
     larger output shares the search tries; those are skipped (gaussian_objective_sigma is inf
     there; it used to divide by zero) and a smaller share is used."""
-    from dpsolve.privacy import calibration
+    from dpsolve import approximate_minima
     P = _problem(n=60, p=4, reg=0.05, radius=None)
-    jacobian = calibration.objective_jacobian_term(0.25, 60, 0.05)
+    jacobian = approximate_minima.objective_jacobian_term(0.25, 60, 0.05)
     assert 0.05 < jacobian < 0.1
-    assert calibration.gaussian_objective_sigma(0.25, 1.0, 60, 0.05, jacobian, 1e-6) == math.inf
+    assert approximate_minima.gaussian_objective_sigma(0.25, 1.0, 60, 0.05, jacobian,
+                                                       1e-6) == math.inf
     fit = dpsolve.objective_perturbation(P, 0.1, 1e-6, objective_noise="gaussian",
                                          extra_reg=0.0, rng=0)
     assert fit.privacy.holds

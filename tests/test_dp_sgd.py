@@ -72,8 +72,8 @@ def test_sensitivity_of_the_clipped_sum_is_two_clip_norms():
         x /= np.linalg.norm(x)
         y = rng.choice([-1.0, 1.0])
         for other_x, other_y in ((x, -y), (-x, y), (rng.standard_normal(P.p) / 3, y)):
-            g1 = _clip(P.loss_function.derivatives(np.array([x @ theta]), np.array([y]))[0] * x, C)
-            g2 = _clip(P.loss_function.derivatives(np.array([other_x @ theta]),
+            g1 = _clip(P.loss_object.derivatives(np.array([x @ theta]), np.array([y]))[0] * x, C)
+            g2 = _clip(P.loss_object.derivatives(np.array([other_x @ theta]),
                                                    np.array([other_y]))[0] * other_x, C)
             largest = max(largest, np.linalg.norm(g1 - g2))
     assert largest <= 2 * C * (1 + 1e-12)
@@ -89,7 +89,8 @@ def test_mean_excess_risk_is_within_the_bound():
     ref = dpsolve.reference_minimizer(P)
     fits = [dpsolve.dp_sgd(P, 1.0, 1e-6, rng=s) for s in range(6)]
     risks = [dpsolve.excess_risk(P, f.theta, ref) for f in fits]
-    bound = dpsolve.solvers.get("dp_sgd").bound(P, None, fits[0], {})
+    spec = dpsolve.solvers.get("dp_sgd")
+    bound = spec.bound(P, None, dpsolve.solvers.plan_fit(spec, P, None, 1.0, 1e-6))
     assert np.mean(risks) <= bound.value
     assert bound.value == module.dp_sgd_bound(P, clip_norm=1.0,
                                               sampling_rate=fits[0].settings["sampling_rate"],

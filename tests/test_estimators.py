@@ -134,7 +134,8 @@ def test_excess_risk_within_the_solvers_bound():
     est = DPLogisticRegression(row_norm=1.0, classes=[-1, 1], reg=1e-3, random_state=0)
     fit = est.fit(X, y).fit_
     problem = dpsolve.Problem(X, y, radius=None, reg=1e-3, row_norm=1.0, fit_intercept=True)
-    bound = dpsolve.solvers.get(est.solver_).bound(problem, None, fit, {"epsilon": 1.0})
+    spec = dpsolve.solvers.get(est.solver_)
+    bound = spec.bound(problem, None, dpsolve.solvers.plan_fit(spec, problem, None, 1.0))
     risk = dpsolve.excess_risk(problem, fit.theta, dpsolve.reference_minimizer(problem))
     assert risk <= 20 * bound.value
 

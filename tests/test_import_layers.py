@@ -250,14 +250,15 @@ def test_the_worker_side_of_the_transport_imports_nothing_from_dpsolve():
 #: on top.
 LAYERS = (
     ("kernels and validation", ("dpsolve._kernels", "dpsolve._validation", "dpsolve._version",
-                                "dpsolve._capabilities", "dpsolve._blas", "dpsolve._row_ops",
+                                "dpsolve._capabilities", "dpsolve._deprecation",
+                                "dpsolve._ordered_linalg", "dpsolve._row_ops",
                                 "dpsolve._projection", "dpsolve._secure")),
     ("losses and privacy", ("dpsolve.losses", "dpsolve.privacy")),
     ("problem and fit", ("dpsolve.problem", "dpsolve.fit", "dpsolve._fixed_iteration")),
     ("parties, reference and joint", ("dpsolve.parties", "dpsolve._remote_parties",
                                       "dpsolve._multiparty", "dpsolve.reference",
                                       "dpsolve.joint")),
-    ("bounds", ("dpsolve.bounds",)),
+    ("bounds", ("dpsolve.approximate_minima", "dpsolve.bounds")),
     ("solvers", ("dpsolve.solvers",)),
     ("estimators, selection, audit and experiments", ("dpsolve.estimators", "dpsolve.tuning",
                                                       "dpsolve.private_selection",

@@ -82,7 +82,7 @@ def _literal(problem, owners, fit, rng_seed):
                 z[c] += a[cols[q]] * x[j][q * K + c]
         if K == 1:
             d = [float(dpsolve._kernels.losses.loss_derivatives(
-                problem.loss_function.kernel_id, np.array([z[0]]), np.array([label]), problem.loss_function.kernel_param)[0])]
+                problem.loss_object.kernel_id, np.array([z[0]]), np.array([label]), problem.loss_object.kernel_param)[0])]
         else:
             d = _softmax_derivative(z, int(label))
         for q in range(p * K):
@@ -364,7 +364,7 @@ def _derivative(problem, z, label):
     """d = loss'(z; y) as the kernels compute it (z of shape (K,))."""
     if problem.loss == "multinomial":
         return _losses.multinomial_derivatives(z[None, :], np.array([label], dtype=np.intp))[0]
-    return _losses.loss_derivatives(problem.loss_function.kernel_id, z, np.array([float(label)]), problem.loss_function.kernel_param)
+    return _losses.loss_derivatives(problem.loss_object.kernel_id, z, np.array([float(label)]), problem.loss_object.kernel_param)
 
 
 def _gradients(problem, cols, u, x, a, label):

@@ -33,7 +33,7 @@ def _replay(problem, batch_size, scale, schedule, eta0, seed):
             z = 0.0
             for j in range(p):
                 z += X[i, j] * w[j]
-            d = losses.loss_derivatives(problem.loss_function.kernel_id, np.array([z]), y[i:i + 1], problem.loss_function.kernel_param)[0]
+            d = losses.loss_derivatives(problem.loss_object.kernel_id, np.array([z]), y[i:i + 1], problem.loss_object.kernel_param)[0]
             if d != 0.0:
                 g = g + d * X[i]
         if scale > 0:

@@ -490,8 +490,8 @@ def test_bounds_use_p_times_K_and_ln_K():
     assert bounds.output_perturbation_bound(ball, 0.5) == pytest.approx(1e-10 + G * d * s,
                                                                         rel=1e-14)
     assert bounds.clipped_gd_bound(ball, 1.0, 1e-6, steps=20) > 0
-    for f, args in [(bounds.sgd1_lipschitz_bound, (0.5, 1e-6)),
-                    (bounds.sgd1_strongly_convex_bound, (0.5, 1e-6)),
+    for f, args in [(bounds.noisy_sgd_lipschitz_bound, (0.5, 1e-6)),
+                    (bounds.noisy_sgd_strongly_convex_bound, (0.5, 1e-6)),
                     (bounds.objective_perturbation_bound, (0.5,))]:
         with pytest.raises(ValueError, match=SUPPORTED):
             f(ridge, *args)

@@ -9,7 +9,7 @@ from scipy import stats
 
 import dpsolve
 from dpsolve import bounds
-from dpsolve.privacy.calibration import (jayaraman_paper_sigma, sgd2_paper_sigma,
+from dpsolve.privacy.calibration import (jayaraman_paper_sigma, multiparty_gd_paper_sigma,
                                          zcdp_inversion_sigma)
 from dpsolve.privacy import PrivacyWarning, calibrate, epsilon_of
 
@@ -197,7 +197,7 @@ def test_paper_noises_follow_the_sources(setting):
     eps_it = 0.5 / math.sqrt(100 * math.log(1e6))
     assert fit.sigma == pytest.approx(2.0 * math.sqrt(2 * math.log(1.25 * 100 / 1e-6)) / eps_it,
                                       rel=1e-12)
-    assert fit.sigma == sgd2_paper_sigma(1.0, 100, 0.5, 1e-6)
+    assert fit.sigma == multiparty_gd_paper_sigma(1.0, 100, 0.5, 1e-6)
     assert fit.privacy.certified_epsilon < 0.5          # conservative (docs/privacy_audit.md)
 
     secure = dpsolve.multiparty_gd(problem, parties, 0.5, 1e-6, noise="secure_aggregation",
@@ -284,7 +284,7 @@ def test_sgd2_meets_theorem_4():
         risks.append(dpsolve.excess_risk(problem, fit.theta, reference))
     G = 1.0 + lam * bounds.minimizer_norm_bound(problem)
     lsb = 2 * (n * n * G * G + m * p * fit.sigma ** 2) / (n * lam * (steps + 1)) / n
-    seed_bound = bounds.sgd2_bound(problem, parties, fit.sigma, steps)
+    seed_bound = bounds.multiparty_gd_bound(problem, parties, fit.sigma, steps)
     assert lsb / seed_bound <= 0.01
     assert np.mean(risks) <= seed_bound
 

@@ -8,7 +8,7 @@ import pytest
 
 import dpsolve
 from dpsolve import Problem, noisy_sgd, reference_minimizer
-from dpsolve.solvers.noisy_sgd import sgd1_paper_sigma
+from dpsolve.solvers.noisy_sgd import noisy_sgd_paper_sigma
 from dpsolve.privacy import PrivacyWarning, epsilon_of
 
 
@@ -25,10 +25,10 @@ def problem(loss="logistic", n=200, p=5, seed=0, **kw):
 def test_paper_sigma_is_equation_3():
     # sigma^2 = 16 L^2 n^2 ln^2(1.25 n^2 / delta) / eps^2 at n = 100, L = 2, eps = 0.5, delta = 1e-7
     expected = math.sqrt(16 * 4 * 100 ** 2 * math.log(1.25e4 / 1e-7) ** 2 / 0.25)
-    assert sgd1_paper_sigma(100, 2.0, 0.5, 1e-7) == pytest.approx(expected, rel=1e-14)
+    assert noisy_sgd_paper_sigma(100, 2.0, 0.5, 1e-7) == pytest.approx(expected, rel=1e-14)
     P = problem(n=100)
     fit = noisy_sgd(P, 0.5, 1e-7, steps=10, rng=0)
-    assert fit.sigma == sgd1_paper_sigma(100, 1.0, 0.5, 1e-7)
+    assert fit.sigma == noisy_sgd_paper_sigma(100, 1.0, 0.5, 1e-7)
     assert (fit.epsilon, fit.delta, fit.steps, fit.calibration) == (0.5, 1e-7, 10, "paper")
     assert fit.solver == "noisy_sgd" and "Bassily-Smith-Thakurta 2014" in fit.source
     assert fit.wall_time >= 0
@@ -74,7 +74,7 @@ def test_explicit_sigma_reports_certified_epsilon():
 
 def test_warns_when_accountant_certifies_less_than_claimed(monkeypatch):
     import dpsolve.solvers.noisy_sgd as module
-    monkeypatch.setattr(module, "sgd1_paper_sigma", lambda n, L, eps, delta: 1.0)
+    monkeypatch.setattr(module, "noisy_sgd_paper_sigma", lambda n, L, eps, delta: 1.0)
     with pytest.warns(PrivacyWarning, match="certifies epsilon"):
         noisy_sgd(problem(n=50), 0.5, 1e-6, steps=100, rng=0)
 
@@ -132,7 +132,7 @@ def test_huber_hinge_runs_with_its_width(monkeypatch):
     P = problem("huber_hinge", n=100, row_norm=2.0, huber_width=0.25)
     fit = noisy_sgd(P, 0.5, 1e-7, steps=5000, rng=3)
     assert seen == [(dpsolve._kernels.losses.LOSS_KINDS["huber_hinge"], 0.25)]
-    assert fit.sigma == sgd1_paper_sigma(100, 2.0, 0.5, 1e-7)
+    assert fit.sigma == noisy_sgd_paper_sigma(100, 2.0, 0.5, 1e-7)
     assert np.all(np.isfinite(fit.theta)) and np.linalg.norm(fit.theta) <= 1.0 * (1 + 1e-15)
     assert np.any(fit.theta != 0.0)
     assert np.array_equal(noisy_sgd(P, 0.5, 1e-7, steps=5000, rng=3).theta, fit.theta)

@@ -8,8 +8,8 @@ import pytest
 from scipy import optimize
 
 import dpsolve
-from dpsolve import bounds
-from dpsolve.privacy.calibration import objective_perturbation_constants
+from dpsolve import approximate_minima, bounds
+from dpsolve.approximate_minima import objective_perturbation_constants
 from dpsolve.privacy import gamma_norm_noise, gaussian_noise, gaussian_sigma_analytic
 
 
@@ -143,7 +143,7 @@ def test_objective_inner_solution_is_certified(loss):
     g = fit.settings["tolerance"]
     assert fit.settings["output_sensitivity"] == 2 * math.sqrt(2 * g / mu)
     # tolerance="auto": twice the fixed-iteration solver's float64 floor, at most 1e-12
-    from dpsolve.solvers.objective_perturbation import auto_tolerance
+    from dpsolve.approximate_minima import auto_tolerance
     assert g == auto_tolerance(problem, 1.0) and g <= 1e-12
     inner = fixed.objective_plan(problem, g, fit.settings["extra_reg"],
                                  fit.noise["objective_gamma_norm"])
@@ -504,7 +504,7 @@ def test_float_floor_grows_as_documented():
     dpsolve.objective_perturbation(problem, 1.0, tolerance=1e-10, secure=True)
 
 
-# -- the split and Delta from the utility bound (dpsolve.bounds.objective_perturbation_settings) --
+# -- the split and Delta from the utility bound (approximate_minima.objective_perturbation_settings)
 def _logistic(n, p, reg, seed=0):
     X, y = dpsolve.datasets.make_synthetic(n, p, rng=seed)
     return dpsolve.Problem(X, y, "logistic", radius=None, reg=reg)
@@ -514,8 +514,8 @@ def _logistic(n, p, reg, seed=0):
 def test_settings_depend_on_public_constants_only(delta):
     a, b = _logistic(500, 6, 1e-3, seed=0), _logistic(500, 6, 1e-3, seed=1)
     assert not np.array_equal(a.X, b.X)
-    assert (bounds.objective_perturbation_settings(a, 0.5, delta)
-            == bounds.objective_perturbation_settings(b, 0.5, delta))
+    assert (approximate_minima.objective_perturbation_settings(a, 0.5, delta)
+            == approximate_minima.objective_perturbation_settings(b, 0.5, delta))
     fits = [dpsolve.objective_perturbation(P, 0.5, delta, rng=0).settings for P in (a, b)]
     assert fits[0] == fits[1]
 
@@ -525,7 +525,7 @@ def test_settings_minimise_the_bound(epsilon):
     """No split on a grid and no Delta on a grid gives a smaller bound than the chosen pair
     (up to the searches' tolerances, 1e-6 relative)."""
     P = _logistic(1000, 10, 1e-3)
-    chosen = bounds.objective_perturbation_settings(P, epsilon)
+    chosen = approximate_minima.objective_perturbation_settings(P, epsilon)
     assert chosen["bound"] == pytest.approx(
         bounds.objective_perturbation_bound(P, epsilon, output_fraction=chosen["output_fraction"],
                                             extra_reg=chosen["extra_reg"]), rel=1e-12)

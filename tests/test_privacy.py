@@ -210,7 +210,7 @@ def test_composition_rules():
 
 
 
-def test_seed000_lemma1_composition_is_a_deprecated_alias():
+def test_old_name_of_simplified_strong_composition_is_a_deprecated_alias():
     """The old name still works, warns with the new one, and returns the same value."""
     assert "seed000_lemma1_composition" not in privacy.__all__
     expected = privacy.simplified_strong_composition(0.1, 1e-6, 100, 1e-5)

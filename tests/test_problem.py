@@ -369,3 +369,12 @@ def test_constants_at_the_edges_of_the_range_are_accepted():
     Q = Problem(X, np.zeros(50), "squared", radius=1e149, label_bound=1e-150)
     assert Q.lipschitz == 1e149
     assert Problem(X, y, reg=0.0).reg == 0.0                                # 0 is not a scale
+
+
+def test_loss_function_is_a_deprecated_alias_of_loss_object():
+    rng = np.random.default_rng(0)
+    problem = Problem(rng.uniform(-0.5, 0.5, (20, 2)), np.where(rng.random(20) < 0.5, -1, 1),
+                      "logistic", radius=1.0)
+    assert problem.loss == "logistic"
+    with pytest.warns(DeprecationWarning, match="loss_object"):
+        assert problem.loss_function is problem.loss_object

@@ -10,18 +10,27 @@ from dpsolve.privacy.accounting import UniformSampling
 
 
 @pytest.mark.slow
-def test_sgd1_paper_noise_is_private_and_several_fold_too_large():
-    (row,) = source_audit.sgd1_rows(ns=(1000,), epsilons=(0.5,))
+def test_noisy_sgd_paper_noise_is_private_and_several_fold_too_large():
+    (row,) = source_audit.noisy_sgd_rows(ns=(1000,), epsilons=(0.5,))
     assert row.certified_epsilon == pytest.approx(0.088, abs=0.002)    # docs/noisy_sgd.md: ~0.08
     assert row.ratio > 5
     tight = gaussian_event(row.tight_noise, 2000.0, steps=10 ** 6, sampling=UniformSampling(1000))
     assert epsilon_of(tight, row.delta, "rdp") <= row.epsilon
 
 
-def test_sgd2_noise_is_very_conservative():
-    rows = source_audit.sgd2_rows(steps_grid=(100,), epsilons=(1.0,))
+def test_multiparty_gd_paper_noise_is_very_conservative():
+    rows = source_audit.multiparty_gd_rows(steps_grid=(100,), epsilons=(1.0,))
     assert rows[0].certified_epsilon == pytest.approx(0.17, abs=0.01)   # privacy_audit.md: 0.17
     assert rows[0].ratio > 4
+
+
+def test_old_row_names_are_deprecated_aliases():
+    with pytest.warns(DeprecationWarning, match="multiparty_gd_rows"):
+        old = source_audit.sgd2_rows(steps_grid=(100,), epsilons=(1.0,))
+    assert old == source_audit.multiparty_gd_rows(steps_grid=(100,), epsilons=(1.0,))
+    with pytest.warns(DeprecationWarning, match="noisy_sgd_rows"):
+        old = source_audit.sgd1_rows(ns=(10,), epsilons=(0.5,))
+    assert old == source_audit.noisy_sgd_rows(ns=(10,), epsilons=(0.5,))
 
 
 def test_dpgd_basic_composition_overshoots_more_with_more_steps():

@@ -13,8 +13,7 @@ Where the two differ: diffprivlib releases L-BFGS's approximate minimiser of the
 objective (``tol=1e-4``), which the objective-perturbation proof does not cover; dpsolve certifies
 its inner solve and pays for the remaining inexactness with output noise. The share of epsilon
 it spends on that, and the extra regulariser, are chosen from the utility bound
-(``dpsolve.bounds.objective_perturbation_settings``): a share of 0.001-0.01, where dpsolve 0.2
-spent 0.1.
+(``dpsolve.bounds.objective_perturbation_settings``): in these settings, a share of 0.001-0.01.
 
 diffprivlib 0.6.6 needs scikit-learn < 1.8 (the peers extra's cap). Run directly
 (``python -m benchmarks.peers.bench_diffprivlib``) to print the table.

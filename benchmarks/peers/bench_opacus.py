@@ -151,7 +151,7 @@ class OpacusDPSGD:
         pr = self.problem
         g = np.random.default_rng(0)
         if self.batch_size == 1:
-            sgd.noisy_sgd_steps(pr.X, pr.y, pr.loss_function.kernel_id, pr.loss_function.kernel_param, np.zeros(P), 1, self.samples + 1,
+            sgd.noisy_sgd_steps(pr.X, pr.y, pr.loss_object.kernel_id, pr.loss_object.kernel_param, np.zeros(P), 1, self.samples + 1,
                                 1.0, 0, 0.01, 0.0, 1.0, Stream.from_generator(g),
                                 Stream.from_generator(g))
             return
@@ -160,7 +160,7 @@ class OpacusDPSGD:
         theta, total, scratch = np.zeros(P), np.empty(P), np.empty((64, P))
         for start in range(0, self.samples, b):
             rows = slice(start, start + b)
-            gd.clipped_gradient_sum(X[rows], y[rows], pr.loss_function.kernel_id, pr.loss_function.kernel_param, theta, self.norms[rows],
+            gd.clipped_gradient_sum(X[rows], y[rows], pr.loss_object.kernel_id, pr.loss_object.kernel_param, theta, self.norms[rows],
                                     1.0, total, scratch)
             theta -= (0.05 / b) * (total + g.standard_normal(P))
 

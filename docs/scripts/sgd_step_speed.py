@@ -32,7 +32,7 @@ def kernel_step(problem, steps, threads):
     try:
         def run():
             g = np.random.default_rng(0)
-            sgd.noisy_sgd_steps(problem.X, problem.y, problem.loss_function.kernel_id, problem.loss_function.kernel_param,
+            sgd.noisy_sgd_steps(problem.X, problem.y, problem.loss_object.kernel_id, problem.loss_object.kernel_param,
                                 np.zeros(problem.p), 1, steps + 1, 100.0, 0, 0.01, 0.0, 1.0,
                                 Stream.from_generator(g), Stream.from_generator(g))
         return best_time(run, repeat=5, min_time=0.0) / steps

@@ -1,6 +1,6 @@
 """Generate a theorem-comparison page of the docs from a sweep file.
 
-    python docs/scripts/theorem_page.py docs/sweeps/seed000_theorem2_lipschitz.toml [--jobs 2]
+    python docs/scripts/theorem_page.py docs/sweeps/dpsgd_lipschitz_excess_risk.toml [--jobs 2]
     python docs/scripts/theorem_page.py --all
 
 Runs the sweep (resumable: results go to ``docs/_results/<sweep file>.db``), then writes the

@@ -12,7 +12,7 @@ import hashlib
 import os
 
 from ._cores import usable_cores
-from .runs import build_problem, execute
+from .runs import build_problem, execute, shared_reference
 from .sweep import canonical, run_id
 
 
@@ -188,8 +188,8 @@ def run_on_client(client, sweep, pending, store, counts, bar=None):
     share_cores(client)
     references = {}
     for spec in pending:
-        if spec["solver"]["name"] == "joint_sgd":
-            continue                # measured against the joint problem's own minimiser
+        if not shared_reference(spec["solver"]["name"]):
+            continue                # measured by its spec, against its own reference
         cell = canonical({"data": spec["data"], "problem": spec["problem"]})
         if cell not in references:
             references[cell] = client.submit(reference_task, spec, sweep.seed,

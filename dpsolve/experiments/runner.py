@@ -4,7 +4,7 @@ import multiprocessing
 import sys
 
 from ._cores import usable_cores
-from .runs import build_problem, check_runs, execute
+from .runs import build_problem, check_runs, execute, shared_reference
 from .store import ResultStore, StoreError, check_database
 from .sweep import canonical, load_sweep, run_id
 
@@ -14,8 +14,8 @@ def _warm_references(sweep, pending):
     from ..reference import reference_minimizer
     seen = set()
     for spec in pending:
-        if spec["solver"]["name"] == "joint_sgd":
-            continue                    # measured against the joint problem's own minimiser
+        if not shared_reference(spec["solver"]["name"]):
+            continue                    # measured by its spec, against its own reference
         key = canonical({"data": spec["data"], "problem": spec["problem"]})
         if key not in seen:
             seen.add(key)
@@ -100,14 +100,7 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
         counts = {"total": len(specs), "skipped": len(specs) - len(pending), "ran": 0}
         if not pending:
             return counts
-        if client is not None and progress:
-            from .cluster import dashboard_message
-            print(dashboard_message(client), file=sys.stderr)
-        bar = None
-        if progress:
-            from tqdm import tqdm
-            bar = tqdm(total=len(specs), initial=counts["skipped"], unit="run",
-                       desc=sweep.name, file=sys.stderr)
+        bar = _progress_bar(sweep, counts, client) if progress else None
         if client is not None:
             from .cluster import run_on_client
             try:
@@ -118,32 +111,73 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
         _warm_references(sweep, pending)
         own = executor is None
         if own:
-            # not fork: a child forked after the parent ran an OpenMP kernel hangs in libgomp
-            method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
-                      else "spawn")
-            cores = usable_cores()
-            workers = jobs or cores
-            executor = concurrent.futures.ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context(method),
-                initializer=_share_cores,
-                initargs=(max(1, cores // workers),))
+            executor = _process_pool(jobs)
         try:
-            futures = {executor.submit(execute, spec, sweep.seed): spec for spec in pending}
-            for future in concurrent.futures.as_completed(futures):
-                spec = futures[future]
-                try:
-                    result = future.result()
-                except Exception as exc:
-                    raise RuntimeError(f"run {run_id(spec)} failed ({canonical(spec)}): "
-                                       f"{type(exc).__name__}: {exc}; the finished runs are "
-                                       "kept") from exc
-                store.add(spec, result)
-                counts["ran"] += 1
-                if bar is not None:
-                    bar.update(1)
+            _run_pending(executor, sweep, pending, store, counts, bar)
         finally:
             if own:
                 executor.shutdown(wait=True, cancel_futures=True)
             if bar is not None:
                 bar.close()
     return counts
+
+
+def _progress_bar(sweep, counts, client):
+    """A tqdm progress bar with an ETA on stderr, started at the runs already done (with
+    ``client``, the dashboard's address printed first)."""
+    if client is not None:
+        from .cluster import dashboard_message
+        print(dashboard_message(client), file=sys.stderr)
+    from tqdm import tqdm
+    return tqdm(total=counts["total"], initial=counts["skipped"], unit="run",
+                desc=sweep.name, file=sys.stderr)
+
+
+def _process_pool(jobs):
+    """A pool of ``jobs`` worker processes (default: one per usable core), each limiting the
+    OpenMP kernels to its share of the cores."""
+    # not fork: a child forked after the parent ran an OpenMP kernel hangs in libgomp
+    method = ("forkserver" if "forkserver" in multiprocessing.get_all_start_methods()
+              else "spawn")
+    cores = usable_cores()
+    workers = jobs or cores
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context(method),
+        initializer=_share_cores,
+        initargs=(max(1, cores // workers),))
+
+
+def _run_pending(executor, sweep, pending, store, counts, bar):
+    """Run the ``pending`` runs on ``executor``, committing each to ``store`` as it finishes.
+
+    Parameters
+    ----------
+    executor : concurrent.futures.Executor
+    sweep : Sweep
+    pending : list of dict
+        The runs' specs.
+    store : ResultStore
+        Open for writing.
+    counts : dict
+        ``counts["ran"]`` is incremented for each run committed.
+    bar : tqdm or None
+        Advanced for each run committed.
+
+    Raises
+    ------
+    RuntimeError
+        For the first run that fails, with its id (the runs committed before are kept).
+    """
+    futures = {executor.submit(execute, spec, sweep.seed): spec for spec in pending}
+    for future in concurrent.futures.as_completed(futures):
+        spec = futures[future]
+        try:
+            result = future.result()
+        except Exception as exc:
+            raise RuntimeError(f"run {run_id(spec)} failed ({canonical(spec)}): "
+                               f"{type(exc).__name__}: {exc}; the finished runs are "
+                               "kept") from exc
+        store.add(spec, result)
+        counts["ran"] += 1
+        if bar is not None:
+            bar.update(1)

@@ -9,13 +9,13 @@ import warnings
 
 import numpy as np
 
-from .. import bounds, datasets, joint
+from .. import bounds, datasets
 from ..parties import Parties
 from ..privacy import PrivacyWarning
 from ..problem import Problem
 from ..reference import excess_risk, reference_minimizer
 from ..solvers import get as solver_spec
-from ..solvers._lifecycle import plan_fit
+from ..solvers import plan_fit, run_plan
 from ._datafiles import DATA_SUFFIXES, LABEL_SUFFIXES, check_data_file, load_file
 from .sweep import SweepError, _grid, _shown, canonical, data_seed, refuse, run_seed
 
@@ -92,8 +92,8 @@ def build_problem(spec, root, data=None):
 
 
 def _prepare(spec, problem):
-    """What a run's fit is called with: ``(solver spec, parties, options, chosen, layout)``;
-    ``chosen`` is ``auto``'s choice (else None), ``layout`` joint_sgd's blocks (else None)."""
+    """What a run's fit is called with: ``(solver spec, parties, options, chosen)``; ``chosen``
+    is ``auto``'s choice (else None)."""
     options = dict(spec["solver"])
     name = options.pop("name")
     chosen = None
@@ -105,29 +105,30 @@ def _prepare(spec, problem):
     parties = None
     if solver.partition is not None:
         parties = equal_parties(problem, options.pop(solver.partition), solver.partition)
-    layout = None
-    if name == "joint_sgd":
-        layout = _joint_options(options)
-        options.update(layout)
-    return solver, parties, options, chosen, layout
+    if solver.sweep_options is not None:
+        options = dict(solver.sweep_options(options))
+    return solver, parties, options, chosen
 
 
-def _plan(spec, problem, root):
-    """Everything the run's fit checks before it reads the data, then its plan (never its run):
-    the solver function's defaults (its signature), then
-    :func:`dpsolve.solvers._lifecycle.plan_fit`, which the fit runs too."""
-    solver, parties, options, _, _ = _prepare(spec, problem)
-    call = inspect.signature(solver.function).bind(
-        problem, *([parties] if parties is not None else []), rng=run_seed(spec, root),
-        **options)
-    call.apply_defaults()
-    arguments = dict(call.arguments)
+def _plan(solver, problem, parties, options, rng):
+    """The run's plan (never its run), through everything its fit checks before it reads the
+    data: the options against the solver function's signature (a TypeError for one it does
+    not take, as calling it gives), then :func:`dpsolve.solvers.plan_fit`, which the fit runs
+    too."""
+    arguments = dict(inspect.signature(solver.function).bind(
+        problem, *([parties] if parties is not None else []), rng=rng, **options).arguments)
     arguments.pop("problem")
-    partition = arguments.pop(solver.partition) if solver.partition is not None else None
-    epsilon, delta = arguments.pop("epsilon", None), arguments.pop("delta", None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")     # the fit reports its certification; not yet here
-        plan_fit(solver, problem, partition, epsilon, delta, **arguments)
+    if solver.partition is not None:
+        arguments.pop(solver.partition)
+    return plan_fit(solver, problem, parties, **arguments)
+
+
+def shared_reference(name):
+    """Whether the runs of the solver called ``name`` (or ``"auto"``, which chooses among the
+    single-objective solvers) are measured against their problem's reference minimiser,
+    :func:`dpsolve.reference_minimizer`, which a sweep solves once per problem; else the
+    solver's spec measures them (:attr:`~dpsolve.solvers.SolverSpec.measure`)."""
+    return name == "auto" or solver_spec(name).measure is None
 
 
 def _tables(sweep, part):
@@ -154,7 +155,7 @@ def check_runs(sweep, specs=None):
     Each distinct dataset is loaded once (generated, or read from its file) and each distinct
     problem built on it, as the runs do (:func:`build_problem`); then each distinct solver
     setting goes through its solver's checks and its ``plan`` (defaults and noise calibration
-    from public constants), exactly as :func:`dpsolve.solvers._lifecycle.fit` does before it
+    from public constants), exactly as :func:`dpsolve.solvers.run_solver` does before it
     reads the data. Nothing is fitted, no reference minimiser is solved, nothing is stored.
 
     Parameters
@@ -209,7 +210,10 @@ def check_runs(sweep, specs=None):
             context = _context(data, first["problem"])
             for solver_key, spec in solvers.items():
                 try:
-                    _plan(spec, problem, sweep.seed)
+                    solver, parties, options, _ = _prepare(spec, problem)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")     # the run reports its certification
+                        _plan(solver, problem, parties, options, run_seed(spec, sweep.seed))
                 except (TypeError, ValueError, ArithmeticError) as exc:
                     error = refuse(solver_where.get(solver_key, "solver"), spec["solver"], exc)
                     raise SweepError(str(error) + context) from None
@@ -227,25 +231,16 @@ def equal_parties(problem, m, name="parties"):
     return Parties.from_sizes(problem, [base + (j < extra) for j in range(m)])
 
 
-def _joint_options(options):
-    """joint_sgd's block layout from a run's solver options (``personal_columns = "none"``:
-    no personalised block, the full-DP baseline)."""
-    columns = options.get("personal_columns", "all")
-    return {"personal_columns": [] if columns == "none" else columns,
-            "shared_radius": options.get("shared_radius"),
-            "personal_radius": options.get("personal_radius")}
-
-
-def _bounds(problem, solver, options, fit, parties=None):
-    """The theorem's bound for this fit (its solver's ``bound``, mean form) and the minimax lower
-    bound that applies (Bassily-Smith-Thakurta 2014, for DP solvers on a bounded C); None where
-    none applies."""
-    bound = None if solver.bound is None else solver.bound(problem, parties, fit, options)
+def _bounds(problem, solver, plan, parties=None):
+    """The theorem's bound at the run's plan (its solver's ``bound``, mean form: the fit's
+    actual settings and noise) and the minimax lower bound that applies
+    (Bassily-Smith-Thakurta 2014, for DP solvers on a bounded C); None where none applies."""
+    bound = None if solver.bound is None else solver.bound(problem, parties, plan)
     upper, upper_name = (None, None) if bound is None else (bound.value, bound.name)
     lower = None
     # joint DP is weaker than DP: no DP lower bound applies to it
     if solver.guarantee == "dp" and math.isfinite(problem.diameter):
-        epsilon = options["epsilon"]
+        epsilon = plan.target.epsilon
         lower = (bounds.lower_bound_strongly_convex(problem, epsilon) if problem.reg > 0.0
                  else bounds.lower_bound_lipschitz(problem, epsilon))
     return upper, upper_name, lower
@@ -263,7 +258,8 @@ def execute(spec, root, reference=None):
     reference : ReferenceSolution, optional
         theta* of the run's problem, solved elsewhere (a cluster's reference task); default:
         :func:`dpsolve.reference_minimizer` here (from the disk cache when it is there). Not
-        used by ``joint_sgd``, measured against its joint minimiser.
+        used by a solver whose spec measures its fits (``joint_sgd``, against its joint
+        minimiser: :attr:`~dpsolve.solvers.SolverSpec.measure`).
 
     Returns
     -------
@@ -278,32 +274,34 @@ def execute(spec, root, reference=None):
     Notes
     -----
     Multi-party solvers get the rows split into equal consecutive blocks
-    (:func:`equal_parties`); ``joint_sgd``'s excess risk is on the joint objective, against
-    :func:`dpsolve.joint.joint_reference_minimizer`. PrivacyWarnings (a ``"paper"``
-    calibration certifying less than it claims) are silenced: the certified epsilon is stored.
+    (:func:`equal_parties`); a solver whose spec measures its fits
+    (:attr:`~dpsolve.solvers.SolverSpec.measure`) has its own excess risk: ``joint_sgd``'s is
+    on the joint objective, against :func:`dpsolve.joint.joint_reference_minimizer`.
+    PrivacyWarnings (a ``"paper"`` calibration certifying less than it claims) are silenced:
+    the certified epsilon is stored. The bound is evaluated at the run's plan: the fit's own
+    settings and noise.
     """
     problem = build_problem(spec, root)
-    solver, parties, options, chosen, layout = _prepare(spec, problem)
-    name = solver.name
-    if name == "joint_sgd":
-        reference = joint.joint_reference_minimizer(problem, parties, **layout)
-    elif reference is None:
-        reference = reference_minimizer(problem)
+    solver, parties, options, chosen = _prepare(spec, problem)
+    rng = run_seed(spec, root)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        fit = solver.function(problem, *([parties] if parties else []),
-                              rng=run_seed(spec, root), **options)
+        # the plan is kept: the bound is the one at this fit's settings and noise
+        plan = _plan(solver, problem, parties, options, rng)
+        fit = run_plan(solver, problem, parties, plan, rng)
     wall = time.perf_counter() - start
-    if name == "joint_sgd":
-        risk = joint.joint_excess_risk(problem, parties, fit.model, reference)
-        objective = joint.joint_objective(problem, parties, fit.model)
-        released = fit.theta.tobytes() + fit.model.personal.tobytes()
+    if solver.measure is not None:
+        measured = solver.measure(problem, parties, plan, fit)
+        reference, risk, objective = measured.reference, measured.excess_risk, measured.objective
+        released = measured.released
     else:
+        reference = reference_minimizer(problem) if reference is None else reference
         risk = excess_risk(problem, fit.theta, reference)
         objective = problem.objective(fit.theta)
-        released = np.ascontiguousarray(fit.theta).tobytes()
-    upper, upper_name, lower = _bounds(problem, solver, {**spec["solver"]}, fit, parties)
+        released = (fit.theta,)
+    released = b"".join(np.ascontiguousarray(array).tobytes() for array in released)
+    upper, upper_name, lower = _bounds(problem, solver, plan, parties)
     return {
         "excess_risk": float(risk), "reference_gap": float(reference.gap),
         "objective": float(objective), "optimum": float(reference.value),

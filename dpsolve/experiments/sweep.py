@@ -306,24 +306,7 @@ def load_sweep(source):
         ``data[1].n``, ...): an unknown key, a missing required one, a value of the wrong
         type, an empty list, or two tables that repeat a setting.
     """
-    if isinstance(source, dict):
-        raw = source
-    else:
-        try:
-            import tomllib
-        except ImportError:             # Python 3.10
-            import tomli as tomllib
-        text = source
-        if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
-                                        and source.endswith(".toml")):
-            try:
-                text = Path(source).read_text()
-            except OSError as exc:
-                raise SweepError(f"cannot read the sweep file {source}: {exc}") from exc
-        try:
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise SweepError(f"the sweep is not valid TOML: {exc}") from exc
+    raw = _read_sweep(source)
     unknown = set(raw) - TOP_KEYS
     if unknown:
         raise SweepError(f"unknown key {sorted(unknown)[0]!r} at the top of the sweep; "
@@ -353,7 +336,45 @@ def load_sweep(source):
                          f"with a source (one of {sorted(DATA_KEYS)})")
     data = [_check_data(table, "data" if len(tables) == 1 else f"data[{i}]")
             for i, table in enumerate(tables)]
+    problem = _check_problem_table(raw)
 
+    solvers = raw.get("solver")
+    if isinstance(solvers, dict):
+        solvers = [solvers]
+    if not isinstance(solvers, list) or not solvers:
+        raise SweepError("solver: the sweep needs at least one [[solver]] table")
+    known = _solvers()
+    checked = [_check_solver_table(table, f"solver[{i}]", known)
+               for i, table in enumerate(solvers)]
+    _refuse_overlaps(("data", data), ("solver", checked))
+    spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
+            "problem": problem, "solver": checked}
+    return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
+
+
+def _read_sweep(source):
+    """The sweep's raw tables: ``source`` itself (a dict), or the TOML it is or names."""
+    if isinstance(source, dict):
+        return source
+    try:
+        import tomllib
+    except ImportError:             # Python 3.10
+        import tomli as tomllib
+    text = source
+    if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
+                                    and source.endswith(".toml")):
+        try:
+            text = Path(source).read_text()
+        except OSError as exc:
+            raise SweepError(f"cannot read the sweep file {source}: {exc}") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SweepError(f"the sweep is not valid TOML: {exc}") from exc
+
+
+def _check_problem_table(raw):
+    """The ``[problem]`` table, validated; returns a copy (``classes`` as an axis)."""
     problem = dict(raw.get("problem") or {})
     if not isinstance(raw.get("problem", {}), dict):
         raise SweepError("problem: must be a table")
@@ -368,39 +389,31 @@ def load_sweep(source):
     _check_values({k: v for k, v in problem.items() if k != "classes"}, "problem")
     for cell in _grid(problem):
         _check_problem_cell(cell)
+    return problem
 
-    solvers = raw.get("solver")
-    if isinstance(solvers, dict):
-        solvers = [solvers]
-    if not isinstance(solvers, list) or not solvers:
-        raise SweepError("solver: the sweep needs at least one [[solver]] table")
-    known = _solvers()
-    checked = []
-    for i, table in enumerate(solvers):
-        where = f"solver[{i}]"
-        if not isinstance(table, dict) or "name" not in table:
-            raise SweepError(f"{where}.name: every [[solver]] table needs a name")
-        if isinstance(table["name"], list) or (table["name"] not in known
-                                               and table["name"] != "auto"):
-            raise SweepError(f"{where}.name: must be 'auto' or one of {sorted(known)}, got "
-                             f"{table['name']!r}")
-        if "epsilon" not in table:
-            raise SweepError(f"{where}.epsilon: every solver run needs epsilon")
-        if table["name"] == "auto":
-            # choose_solver at each run's problem and target: only the target is an option
-            for key in table:
-                if key not in ("name", "epsilon", "delta"):
-                    raise SweepError(f"{where}.{key}: not an option of auto (the solver chosen "
-                                     "from public constants runs at its defaults); accepted: "
-                                     "['delta', 'epsilon']")
-            _check_values(table, where)
-            for cell in _grid(table):
-                _check_solver_cell(cell, where, None)
-            checked.append(dict(table))
-            continue
+
+def _check_solver_table(table, where, known):
+    """One ``[[solver]]`` table, validated against its solver's signature (``known``: name ->
+    spec); returns a copy."""
+    if not isinstance(table, dict) or "name" not in table:
+        raise SweepError(f"{where}.name: every [[solver]] table needs a name")
+    if isinstance(table["name"], list) or (table["name"] not in known
+                                           and table["name"] != "auto"):
+        raise SweepError(f"{where}.name: must be 'auto' or one of {sorted(known)}, got "
+                         f"{table['name']!r}")
+    if "epsilon" not in table:
+        raise SweepError(f"{where}.epsilon: every solver run needs epsilon")
+    if table["name"] == "auto":
+        # choose_solver at each run's problem and target: only the target is an option
+        for key in table:
+            if key not in ("name", "epsilon", "delta"):
+                raise SweepError(f"{where}.{key}: not an option of auto (the solver chosen "
+                                 "from public constants runs at its defaults); accepted: "
+                                 "['delta', 'epsilon']")
+        spec = None
+    else:
         spec = known[table["name"]]
-        parameters = inspect.signature(spec.function).parameters
-        allowed = set(parameters) - SOLVER_EXCLUDED
+        allowed = set(inspect.signature(spec.function).parameters) - SOLVER_EXCLUDED
         split = spec.partition
         if split is not None:
             allowed.add(split)
@@ -412,15 +425,17 @@ def load_sweep(source):
                     raise SweepError(f"{where}.{split}: must be an integer >= 2, got {m!r}")
         for key in table:
             if key != "name" and key not in allowed:
-                raise SweepError(f"{where}.{key}: not an option of {table['name']}; accepted: "
-                                 f"{sorted(allowed)}")
-        _check_values(table, where)
-        for cell in _grid(table):
-            _check_solver_cell(cell, where, spec)
-        checked.append(dict(table))
-    spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
-            "problem": problem, "solver": checked}
-    for part, tables in (("data", data), ("solver", checked)):
+                raise SweepError(f"{where}.{key}: not an option of {table['name']}; "
+                                 f"accepted: {sorted(allowed)}")
+    _check_values(table, where)
+    for cell in _grid(table):
+        _check_solver_cell(cell, where, spec)
+    return dict(table)
+
+
+def _refuse_overlaps(*parts):
+    """SweepError when two tables of one part (``(name, tables)``) expand to a same cell."""
+    for part, tables in parts:
         seen = {}
         for i, table in enumerate(tables):
             for cell in _grid(table):
@@ -428,7 +443,6 @@ def load_sweep(source):
                 if j != i:
                     raise SweepError(f"{part}[{i}]: repeats a setting of {part}[{j}] "
                                      f"({canonical(cell)}); remove the overlap")
-    return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
 
 
 def _check_classes(value):

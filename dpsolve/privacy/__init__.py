@@ -9,7 +9,7 @@ neighbour relation (see :mod:`.accounting`).
   ``laplace_scale``, ``gamma_norm_scale``;
 - composition: ``basic_composition``, ``strong_composition`` (KOV), ``drv_composition``,
   ``simplified_strong_composition`` (Lemma 1 of the multi-party SGD notes, a labelled
-  reproduction; ``seed000_lemma1_composition`` is its deprecated alias), ``group_privacy``,
+  reproduction; its old name is a deprecated alias, docs/changelog.md), ``group_privacy``,
   ``gaussian_zcdp``, ``zcdp_to_dp``;
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``, ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``check_event``, ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;

@@ -321,6 +321,14 @@ MAX_PURE_EPSILON = 500.0
 #: by basic composition and zCDP instead of composing their PLDs, whose work grows with the
 #: count (about a second per thousand).
 PLD_MAX_PURE_RELEASES = 1000
+#: Above this multiplier ``"rdp"`` reads a Gaussian sampled without replacement as the Gaussian
+#: alone. dp_accounting's Renyi divergences of the sampled Gaussian fail from a multiplier of
+#: about 1.49e8 on (``log1p(-1)``: a math domain error), whatever the sampling rate. Reading the
+#: release unsampled bounds it: the sampled release is a mixture, over the same subsets, of the
+#: unsampled mechanism run on neighbouring (or equal) subsets, and ``e^{(alpha - 1) D_alpha}``
+#: is jointly convex, so sampling never increases a Renyi divergence. At such multipliers the
+#: Gaussian's own divergences (``alpha / (2 m^2)``, below 1e-16) are all but 0.
+RDP_MAX_SAMPLED_MULTIPLIER = 1e8
 
 
 def _in_range(event):
@@ -520,7 +528,7 @@ def _compute_epsilon(event, delta, accountant, neighbours):
             _unsupported("rdp", f"does not support this event under {neighbours} neighbours "
                                 "(Poisson sampling needs add_remove, sampling without "
                                 "replacement needs replace_one)")
-        acc.compose(event)
+        acc.compose(_rdp_event(event))
         return float(acc.get_epsilon(delta))
     if accountant == "zcdp":
         # Subsampling never increases a Renyi divergence (quasi-convexity): ignoring it is valid.
@@ -587,12 +595,14 @@ def _epsilon_with_pure(event, components, delta, accountant, neighbours):
     return min(float(_dominating_pld(pure, gaussians).get_epsilon_for_delta(delta)), basic)
 
 
-def _rdp_event(event):
+def _rdp_event(event, unsample=True):
     """The event as dp_accounting's RDP accountant reads it: a :class:`PureDpEvent` becomes
     binary randomized response at its epsilon (which dominates every epsilon-DP mechanism;
     Kairouz, Oh & Viswanath 2015); an :class:`ApproxDpEvent` with delta > 0 has no RDP bound.
     A pure part above MAX_PURE_EPSILON (a Laplace release too) becomes non-private, which its
-    Renyi divergences (computed through e^epsilon) are all but."""
+    Renyi divergences (computed through e^epsilon) are all but. A Gaussian sampled without
+    replacement with a multiplier above RDP_MAX_SAMPLED_MULTIPLIER is read without its
+    sampling (``unsample=False``: kept, to ask dp_accounting whether it supports the event)."""
     if isinstance(event, PureDpEvent):
         if event.epsilon > MAX_PURE_EPSILON:
             return dp_accounting.NonPrivateDpEvent()
@@ -602,17 +612,22 @@ def _rdp_event(event):
         if event.delta > 0.0:
             _unsupported("rdp", "cannot read an ApproxDpEvent with delta > 0 (approximate DP "
                                 "has no Renyi-DP bound)")
-        return _rdp_event(PureDpEvent(event.epsilon))
+        return _rdp_event(PureDpEvent(event.epsilon), unsample)
     if isinstance(event, dp_accounting.LaplaceDpEvent):
         if 1.0 / event.noise_multiplier > MAX_PURE_EPSILON:
             return dp_accounting.NonPrivateDpEvent()
         return event
+    if (unsample and isinstance(event, dp_accounting.SampledWithoutReplacementDpEvent)
+            and isinstance(event.event, dp_accounting.GaussianDpEvent)
+            and event.event.noise_multiplier > RDP_MAX_SAMPLED_MULTIPLIER):
+        return event.event
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
-        return dp_accounting.SelfComposedDpEvent(_rdp_event(event.event), event.count)
+        return dp_accounting.SelfComposedDpEvent(_rdp_event(event.event, unsample),
+                                                 event.count)
     if isinstance(event, dp_accounting.ComposedDpEvent):
-        return dp_accounting.ComposedDpEvent([_rdp_event(e) for e in event.events])
+        return dp_accounting.ComposedDpEvent([_rdp_event(e, unsample) for e in event.events])
     if isinstance(event, dp_event.RepeatAndSelectDpEvent):
-        return dp_event.RepeatAndSelectDpEvent(_rdp_event(event.event), event.mean,
+        return dp_event.RepeatAndSelectDpEvent(_rdp_event(event.event, unsample), event.mean,
                                                     event.shape)
     return event
 
@@ -621,10 +636,9 @@ def _rdp_accountant(event, neighbours):
     """dp_accounting's RDP accountant with ``event`` composed (pure-DP parts as randomized
     response, which dp_accounting reads under replace-one only)."""
     acc = rdp.RdpAccountant(neighboring_relation=_RELATIONS[neighbours])
-    translated = _rdp_event(event)
-    if not acc.supports(translated):
+    if not acc.supports(_rdp_event(event, unsample=False)):
         _unsupported("rdp", f"does not support this event under {neighbours} neighbours")
-    acc.compose(translated)
+    acc.compose(_rdp_event(event))
     return acc
 
 
@@ -837,7 +851,7 @@ def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
     acc = rdp.RdpAccountant(neighboring_relation=_RELATIONS[neighbours])
     if not acc.supports(event):
         _unsupported("rdp", f"does not support this event under {neighbours} neighbours")
-    acc.compose(event)
+    acc.compose(_rdp_event(event))
     return _rdp_delta(acc, epsilon)
 
 

@@ -11,6 +11,7 @@ Regenerate the docs page with::
 import argparse
 import dataclasses
 import math
+import warnings
 
 from . import composition, mechanisms
 from .accounting import UniformSampling, calibrate, epsilon_of, gaussian_event
@@ -35,10 +36,10 @@ class AuditRow:
         return self.paper_noise / self.tight_noise
 
 
-def sgd1_rows(ns=(100, 1000), epsilons=(0.1, 0.5, 0.9), lipschitz=1.0):
-    """SGD1 noise (3) of the multi-party SGD notes (after Bassily-Smith-Thakurta 2014): T = n^2
-    steps, one record drawn uniformly per step, sensitivity 2nL, delta = 0.1 / n^3 (the notes
-    need delta < 1/n^3)."""
+def noisy_sgd_rows(ns=(100, 1000), epsilons=(0.1, 0.5, 0.9), lipschitz=1.0):
+    """The noise of Bassily-Smith-Thakurta 2014's noisy SGD as the multi-party SGD notes
+    calibrate it (Algorithm SGD1, noise (3)): T = n^2 steps, one record drawn uniformly per step,
+    sensitivity 2nL, delta = 0.1 / n^3 (the notes need delta < 1/n^3)."""
     rows = []
     for n in ns:
         delta, steps, sens = 0.1 / n ** 3, n * n, 2.0 * n * lipschitz
@@ -55,9 +56,10 @@ def sgd1_rows(ns=(100, 1000), epsilons=(0.1, 0.5, 0.9), lipschitz=1.0):
     return rows
 
 
-def sgd2_rows(steps_grid=(100, 1000), epsilons=(0.5, 1.0), delta=1e-6, lipschitz=1.0):
-    """SGD2 of the multi-party SGD notes: each iteration (eps / sqrt(T ln(1/delta)), delta / T)-DP
-    by Lemma 2 for a message of sensitivity 2L, then strong composition. A record enters one
+def multiparty_gd_rows(steps_grid=(100, 1000), epsilons=(0.5, 1.0), delta=1e-6, lipschitz=1.0):
+    """The per-party noise of multi-party gradient descent as the multi-party SGD notes calibrate
+    it (Algorithm SGD2): each iteration (eps / sqrt(T ln(1/delta)), delta / T)-DP by the notes'
+    Lemma 2 for a message of sensitivity 2L, then strong composition. A record enters one
     message per iteration: T Gaussians of sensitivity 2L."""
     rows = []
     for steps in steps_grid:
@@ -169,9 +171,24 @@ def nsgd_rows(owners_grid=(16, 64), records=100, epochs=10, epsilons=(1.0, 5.0),
     return rows
 
 
+def sgd1_rows(ns=(100, 1000), epsilons=(0.1, 0.5, 0.9), lipschitz=1.0):
+    """Deprecated alias of :func:`noisy_sgd_rows`, which returns the same rows."""
+    warnings.warn("dpsolve.privacy.source_audit.sgd1_rows is deprecated; use noisy_sgd_rows, "
+                  "which returns the same rows", DeprecationWarning, stacklevel=2)
+    return noisy_sgd_rows(ns, epsilons, lipschitz)
+
+
+def sgd2_rows(steps_grid=(100, 1000), epsilons=(0.5, 1.0), delta=1e-6, lipschitz=1.0):
+    """Deprecated alias of :func:`multiparty_gd_rows`, which returns the same rows."""
+    warnings.warn("dpsolve.privacy.source_audit.sgd2_rows is deprecated; use "
+                  "multiparty_gd_rows, which returns the same rows", DeprecationWarning,
+                  stacklevel=2)
+    return multiparty_gd_rows(steps_grid, epsilons, delta, lipschitz)
+
+
 def audit():
     """Every row of the audit with its default grid."""
-    return (sgd1_rows() + sgd2_rows() + dpgd_rows() + jayaraman_gradient_rows()
+    return (noisy_sgd_rows() + multiparty_gd_rows() + dpgd_rows() + jayaraman_gradient_rows()
             + jayaraman_laplace_rows() + scs13_rows() + nsgd_rows())
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _validation
-from .._blas import one_blas_thread
+from .._ordered_linalg import one_blas_thread
 from ..problem import Problem
 from . import _cache
 from ._certificate import BALL_SLACK, default_gap, duality_gap, feasible_alpha
@@ -189,7 +189,7 @@ def certificate(problem, theta, alpha=None):
     _check_problem(problem)
     theta = problem._theta(theta)
     _check_in_ball(problem, theta)
-    if alpha is not None and problem.loss == "multinomial":
+    if alpha is not None and problem.loss_object.is_multinomial:
         raise ValueError("the multinomial certificate is a gradient certificate: it takes no "
                          "dual point alpha")
     best = default_gap(problem, theta)
@@ -202,7 +202,7 @@ def certificate(problem, theta, alpha=None):
 def _second_order(problem, tol):
     """Step 1: ``(theta, alpha, gap)`` from the second-order methods, started at 0."""
     start = np.zeros(problem.theta_shape)
-    if problem.loss == "hinge":
+    if not problem.loss_object.smooth:        # hinge: by huber_hinge smoothing
         return hinge_by_smoothing(problem, start, tol)
     theta, gap = minimise_smooth(problem, start, tol)
     return theta, None, gap
@@ -222,7 +222,7 @@ def _cone_fallback(problem, tol):
         if gap_alpha > gap:
             alpha = None                      # the subgradient dual point is better
         gap = min(gap, gap_alpha)
-    if problem.loss == "hinge":
+    if not problem.loss_object.smooth:
         if not gap <= tol:                     # smoothing continuation from the cone's point
             smoothed, smoothed_alpha, smoothed_gap = hinge_by_smoothing(problem, theta, tol)
             if smoothed_gap < gap:

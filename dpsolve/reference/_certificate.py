@@ -1,8 +1,10 @@
 """The certificate: a true upper bound on ``F(theta) - F(theta*)``, rounding included.
 
-Margin losses: the Fenchel duality gap ``F(theta) - D(alpha)``. Multinomial: the gradient
-certificate (Frank–Wolfe gap over the ball, or ``||grad F||^2 / (2 lambda)``). Both add an explicit
-allowance for floating-point rounding (docs/reference_minimizer.md).
+Margin losses: the Fenchel duality gap ``F(theta) - D(alpha)``, each record's loss and conjugate
+terms (and their rounding) from the loss object (:meth:`dpsolve.losses.Loss.certificate_terms`).
+Multinomial: the gradient certificate (Frank–Wolfe gap over the ball, or
+``||grad F||^2 / (2 lambda)``). Both add an explicit allowance for floating-point rounding
+(docs/reference_minimizer.md).
 
 X is read once, in blocks of rows: every per-record quantity lives only for its block (the memory
 beyond X is a few blocks and p-vectors), ``|X|`` is never formed (the rounding of a dot product
@@ -15,9 +17,8 @@ within ``gamma_{m + k/m}``, not ``gamma_k`` — at n = 10^6 that is ``1e-12`` ra
 import math
 
 import numpy as np
-from scipy import special
 
-from .._blas import BLOCK_ROWS, row_blocks
+from .._ordered_linalg import BLOCK_ROWS, row_blocks
 from .._row_ops import row_norms
 
 _EPS = np.finfo(np.float64).eps
@@ -57,13 +58,6 @@ def _total(parts):
     return np.sum(parts, axis=0)
 
 
-def _clip_dual(loss, alpha, y):
-    """``alpha`` mapped into the conjugates' domain (see :func:`feasible_alpha`)."""
-    if loss == "squared":
-        return alpha
-    return np.clip(alpha * y, 0.0, 1.0) * y
-
-
 def feasible_alpha(problem, alpha):
     """Map ``alpha`` into the domain of the conjugates: ``b = alpha * y in [0, 1]`` for the
     classification losses, huber_hinge included (``alpha = b y``); any real vector for the
@@ -74,53 +68,67 @@ def feasible_alpha(problem, alpha):
     if not np.all(np.isfinite(alpha)):
         raise ValueError("alpha contains NaN or infinite values")
     # y is exactly +-1, so b * y is exact and b = alpha * y is recovered exactly.
-    return np.array(_clip_dual(problem.loss, alpha, problem.y), copy=True)
+    return np.array(problem.loss_object.clip_dual(alpha, problem.y), copy=True)
 
 
-def _loss_terms(problem, z, z_err, alpha, y):
-    """One block's primal terms ``phi``, their error bounds, the conjugate terms and their
-    magnitudes, and the extra per-term rounding of the conjugate."""
-    loss = problem.loss
-    if loss == "logistic":
-        u = y * z
-        phi = np.logaddexp(0.0, -u)                       # log(1 + e^{-u}), |phi'| <= 1
-        phi_err = z_err
-        b = alpha * y                                     # in [0, 1]
-        one_minus_b = 1.0 - b                             # exact for b >= 1/2
-        conj = special.xlogy(b, b) + special.xlogy(one_minus_b, one_minus_b)
-        conj_mag = np.abs(conj)
-        # rounding of 1 - b when b < 1/2: |d/d(1-b)| = |log(1-b) + 1| <= 1.7, error <= eps/2
-        conj_extra = _EPS
-    elif loss == "hinge":
-        u = y * z
-        phi = np.maximum(0.0, 1.0 - u)                    # |phi'| <= 1
-        phi_err = z_err
-        conj = -(alpha * y)                               # -b
-        conj_mag = np.abs(conj)
-        conj_extra = 0.0
-    elif loss == "huber_hinge":
-        w = problem.huber_width
-        u = 1.0 - y * z                                   # y z is exact: y = +-1
-        # 0 for u < -w, (u + w)^2 / (4w) for |u| <= w, u for u > w; |phi'| <= 1
-        phi = np.where(u > w, u, np.where(u < -w, 0.0, (u + w) ** 2 / (4.0 * w)))
-        # Beyond the error in z: on the quadratic piece, rounding 1 - yz and u + w moves the
-        # argument by at most (|u| + 2w) eps/2 <= 1.5 w eps, at slope <= 1; the other rounding
-        # is relative to |phi| (below). Charged on every term: 2 w eps.
-        phi_err = z_err + 2.0 * _EPS * w
-        b = alpha * y                                     # in [0, 1]
-        # phi*(-alpha) = -b - w b (1 - b) (see certificate())
-        conj = -b - w * b * (1.0 - b)
-        conj_mag = b + w * b * (1.0 - b)                  # = |conj|: both terms are >= 0
-        # rounding of 1 - b when b < 1/2 (error <= eps/2), times w b <= w
-        conj_extra = w * _EPS
-    else:
-        r = z - y
-        phi = 0.5 * r * r
-        phi_err = (np.abs(r) + z_err) * z_err + 0.5 * z_err * z_err
-        conj = 0.5 * alpha * alpha - alpha * y
-        conj_mag = 0.5 * alpha * alpha + np.abs(alpha * y)
-        conj_extra = 0.0
-    return phi, phi_err, conj, conj_mag, conj_extra
+def _record_sums(problem, theta, alpha):
+    """The one pass over X of :func:`duality_gap`, by blocks of rows (two-level sums).
+
+    Returns
+    -------
+    total : dict of float
+        Over the records: the losses ``phi`` and ``|phi|``, their rounding bounds, the
+        conjugate terms and their magnitudes, and ``sum_i ||x_i|| |alpha_i|``.
+    xa_sum : ndarray of shape (p,)
+        ``X^T alpha``.
+    conj_extra : float
+        The loss's extra conjugate allowance (of the last block; 0 without rows).
+    """
+    X, y, n = problem.X, problem.y, problem.n
+    loss = problem.loss_object
+    sums = {key: [] for key in ("phi", "abs_phi", "phi_err", "conj", "conj_mag", "xa_norm")}
+    xa_parts = []
+    conj_extra = 0.0
+    for s in row_blocks(n):
+        Xb, yb = X[s], y[s]
+        zb = Xb @ theta
+        norms, z_err = _row_bounds(Xb, theta)
+        if alpha is None:
+            ab = loss.clip_dual(-loss.derivatives(zb, yb), yb)
+        else:
+            ab = alpha[s]
+        phi, phi_err, conj, conj_mag, conj_extra = loss.certificate_terms(zb, z_err, ab, yb)
+        sums["phi"].append(phi.sum())
+        sums["abs_phi"].append(np.abs(phi).sum())
+        sums["phi_err"].append(np.sum(phi_err))
+        sums["conj"].append(conj.sum())
+        sums["conj_mag"].append(conj_mag.sum())
+        sums["xa_norm"].append(np.sum(norms * np.abs(ab)))
+        xa_parts.append(Xb.T @ ab)
+    total = {key: float(_total(parts)) for key, parts in sums.items()}
+    return total, _total(xa_parts), conj_extra
+
+
+def _regulariser_conjugate(nv, lam, R):
+    """``h*(v)`` and a bound on ``||grad h*||`` at ``||v|| = nv`` for ``h = (lam/2)||.||^2``
+    (plus the indicator of the ball of radius R, if given).
+
+    Parameters
+    ----------
+    nv : float
+        ``||v||``.
+    lam : float
+    R : float or None
+
+    Returns
+    -------
+    hstar, grad_hstar : float
+    """
+    if R is None:
+        return nv * nv / (2.0 * lam), nv / lam
+    if lam > 0.0 and nv <= lam * R:
+        return nv * nv / (2.0 * lam), R
+    return R * nv - 0.5 * lam * R * R, R
 
 
 def duality_gap(problem, theta, alpha=None):
@@ -133,43 +141,16 @@ def duality_gap(problem, theta, alpha=None):
     doubled for safety. One pass over X, by blocks of rows: every per-record quantity lives
     only for its block, so the memory beyond X is a few blocks and p-vectors.
     """
-    X, y, n, p = problem.X, problem.y, problem.n, problem.p
+    n, p = problem.n, problem.p
     lam, R = problem.reg, problem.radius
     gn = gamma(sum_terms(n))
-    sums = {key: [] for key in ("phi", "abs_phi", "phi_err", "conj", "conj_mag", "xa_norm")}
-    xa_parts = []
-    conj_extra = 0.0
-    for s in row_blocks(n):
-        Xb, yb = X[s], y[s]
-        zb = Xb @ theta
-        norms, z_err = _row_bounds(Xb, theta)
-        if alpha is None:
-            ab = _clip_dual(problem.loss, -problem.loss_function.derivatives(zb, yb), yb)
-        else:
-            ab = alpha[s]
-        phi, phi_err, conj, conj_mag, conj_extra = _loss_terms(problem, zb, z_err, ab, yb)
-        sums["phi"].append(phi.sum())
-        sums["abs_phi"].append(np.abs(phi).sum())
-        sums["phi_err"].append(np.sum(phi_err))
-        sums["conj"].append(conj.sum())
-        sums["conj_mag"].append(conj_mag.sum())
-        sums["xa_norm"].append(np.sum(norms * np.abs(ab)))
-        xa_parts.append(Xb.T @ ab)
-    total = {key: float(_total(parts)) for key, parts in sums.items()}
+    total, xa_sum, conj_extra = _record_sums(problem, theta, alpha)
 
     sq = float(np.dot(theta, theta))
     h = 0.5 * lam * sq
-    v = _total(xa_parts) / n
+    v = xa_sum / n
     nv = float(np.linalg.norm(v))
-    if R is None:
-        hstar = nv * nv / (2.0 * lam)
-        grad_hstar = nv / lam
-    elif lam > 0.0 and nv <= lam * R:
-        hstar = nv * nv / (2.0 * lam)
-        grad_hstar = R
-    else:
-        hstar = R * nv - 0.5 * lam * R * R
-        grad_hstar = R
+    hstar, grad_hstar = _regulariser_conjugate(nv, lam, R)
 
     mean_phi = total["phi"] / n
     mean_conj = total["conj"] / n
@@ -232,10 +213,10 @@ def gradient_gap(problem, theta):
         zb = Xb @ theta
         norms, z_err = _row_bounds(Xb, theta)
         z_row_err = np.linalg.norm(z_err, axis=1)                            # per record, L2
-        D = problem.loss_function.derivatives(zb, yb)
+        D = problem.loss_object.derivatives(zb, yb)
         # per record, the L2 norm over the K entries of the error in D
         D_err = 0.5 * z_row_err + kernel_err * math.sqrt(K)
-        values = problem.loss_function.values(zb, yb)
+        values = problem.loss_object.values(zb, yb)
         xd_parts.append(Xb.T @ D)
         sums["xd_norm"].append(np.sum(norms * np.linalg.norm(D, axis=1)))
         sums["xderr_norm"].append(np.sum(norms * D_err))
@@ -277,6 +258,6 @@ def gradient_gap(problem, theta):
 def default_gap(problem, theta):
     """The certificate at the default dual point ``alpha = -loss'`` (margin losses) or the
     gradient certificate (multinomial)."""
-    if problem.loss == "multinomial":
+    if problem.loss_object.is_multinomial:
         return gradient_gap(problem, theta)
     return duality_gap(problem, theta)

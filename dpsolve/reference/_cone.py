@@ -14,46 +14,24 @@ def cone_solve(problem, tol):
     X, y, n = problem.X, problem.y, problem.n
     theta = cp.Variable(problem.theta_shape)
     z = X @ theta
-    constraints = []
-    margin = None
-    if problem.loss == "multinomial":
-        # log sum_k exp(z_ik) - z_{i y_i}, with the true-class logits picked by a one-hot mask
-        onehot = np.zeros((n, problem.n_classes))
-        onehot[np.arange(n), y] = 1.0
-        objective = (cp.sum(cp.log_sum_exp(z, axis=1)) - cp.sum(cp.multiply(onehot, z))) / n
-    elif problem.loss == "logistic":
-        objective = cp.sum(cp.logistic(-cp.multiply(y, z))) / n
-    elif problem.loss == "hinge":
-        # Explicit slacks so that the margin constraints' duals (the dual point) are exposed.
-        xi = cp.Variable(n)
-        margin = xi >= 1 - cp.multiply(y, z)
-        constraints += [xi >= 0, margin]
-        objective = cp.sum(xi) / n
-    elif problem.loss == "huber_hinge":
-        # With w = 1 + h - y z the loss is 0 (w < 0), w^2 / (4h) (0 <= w <= 2h), w - h (w > 2h),
-        # which is min_a a^2 / (4h) + pos(w - a) (attained at a = clip(w, 0, 2h)): a QP.
-        # (cp.huber(cp.pos(w), 2h) / (4h) is the same function but took Clarabel 6x longer at
-        # n = 10^4, p = 50.)
-        h = problem.huber_width
-        a = cp.Variable(n)
-        objective = (cp.sum_squares(a) / (4 * h)
-                     + cp.sum(cp.pos(1 + h - cp.multiply(y, z) - a))) / n
-    else:
-        objective = cp.sum_squares(z - y) / (2 * n)
+    loss = problem.loss_object
+    # the mean loss, with its auxiliary constraints and (hinge) the margin constraint
+    objective, constraints, margin = loss.cvxpy_objective(z, y, n)
     if problem.reg > 0:
         objective = objective + 0.5 * problem.reg * cp.sum_squares(theta)
     if problem.radius is not None:
         # (the Frobenius norm for multinomial; cp.norm(matrix, 2) would be the spectral norm)
-        norm = cp.norm(theta, "fro") if problem.loss == "multinomial" else cp.norm(theta, 2)
+        norm = cp.norm(theta, "fro") if loss.is_multinomial else cp.norm(theta, 2)
         constraints.append(norm <= problem.radius)
     cvx = cp.Problem(cp.Minimize(objective), constraints)
 
-    # Hinge: the solver's answer is final, so ask for tight tolerances (1e-10; asking Clarabel
-    # for less has been seen to give worse answers, not better ones). Smooth losses: the
-    # solution only warm-starts Newton polishing, which converges quadratically from there.
-    # Tight interior-point tolerances would cost many slow exponential-cone iterations (logistic
-    # at n = 10^4, p = 50: 5-28 s at 1e-10 against 4-9 s at 1e-7; polishing adds < 0.1 s).
-    inner = 1e-10 if problem.loss == "hinge" else 1e-7
+    # Hinge (not smooth): the solver's answer is final, so ask for tight tolerances (1e-10;
+    # asking Clarabel for less has been seen to give worse answers, not better ones). Smooth
+    # losses: the solution only warm-starts Newton polishing, which converges quadratically
+    # from there. Tight interior-point tolerances would cost many slow exponential-cone
+    # iterations (logistic at n = 10^4, p = 50: 5-28 s at 1e-10 against 4-9 s at 1e-7;
+    # polishing adds < 0.1 s).
+    inner = 1e-7 if loss.smooth else 1e-10
     attempts = [
         ("CLARABEL", dict(tol_gap_abs=inner, tol_gap_rel=inner, tol_feas=inner,
                           tol_ktratio=1e-8, max_iter=400)),

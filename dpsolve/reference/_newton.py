@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy import optimize, sparse
 
-from .._blas import blocked_sum, matvec, rmatvec, row_blocks, weighted_gram
+from .._ordered_linalg import blocked_sum, matvec, rmatvec, row_blocks, weighted_gram
 from ._certificate import default_gap, duality_gap, feasible_alpha
 
 _EPS = np.finfo(np.float64).eps
@@ -52,56 +52,48 @@ def project(problem, theta):
 
 
 def center(problem, theta):
-    """Multinomial: subtract from every row of theta its mean over the K classes.
+    """The parameter without the directions the loss is flat along (the loss's ``center``).
 
-    Adding the same vector to every column shifts all K logits of a record equally, which leaves
-    the loss unchanged; centring removes that component, so the norm (and the regulariser) can
-    only fall and the point stays in C. The minimiser over C can be taken centred (it is, when
-    ``lambda > 0``), and Newton's method then runs in the subspace where the Hessian is not
-    singular along that direction. Other losses: theta unchanged.
+    Multinomial: every row of theta minus its mean over the K classes. Adding the same vector
+    to every column shifts all K logits of a record equally, which leaves the loss unchanged;
+    centring removes that component, so the norm (and the regulariser) can only fall and the
+    point stays in C. The minimiser over C can be taken centred (it is, when ``lambda > 0``),
+    and Newton's method then runs in the subspace where the Hessian is not singular along that
+    direction. Other losses: theta unchanged.
     """
-    if problem.loss != "multinomial":
-        return theta
-    return theta - theta.mean(axis=1, keepdims=True)
+    return problem.loss_object.center(theta)
 
 
 class _Model:
     """``F`` (plus ``(mu/2)||theta||^2``), its gradient and Hessian at one point, from one pass
     over X for the margins and one for the gradient (by blocks of rows on dpsolve's threads,
-    the same bits for any thread count: :mod:`dpsolve._blas`)."""
+    the same bits for any thread count: :mod:`dpsolve._ordered_linalg`)."""
 
     def __init__(self, problem, theta, mu=0.0):
         self.problem, self.theta, self.mu = problem, theta, mu
         X, n = problem.X, problem.n
         self.z = matvec(X, theta)
-        self.multinomial = problem.loss == "multinomial"
+        self.multinomial = problem.loss_object.is_multinomial
         lam = problem.reg + mu
         flat = theta.reshape(-1)
         self.value = (float(np.mean(problem._loss_values(self.z)))
                       + 0.5 * lam * float(flat @ flat))
         d1 = problem._loss_derivatives(self.z)
         self.grad = rmatvec(X, d1) / n + lam * theta
-        if self.multinomial:
-            self.softmax = d1
-            self.softmax[np.arange(n), problem.y] += 1.0
-        else:
-            self.curv = problem.loss_function.second_derivatives(self.z, problem.y)
+        # loss'' per record; for multinomial the softmax rows
+        self.curv = problem.loss_object.logit_curvature(self.z, problem.y, d1)
 
     def hess_vec(self, v):
         """``H v`` (v of theta's shape)."""
         problem = self.problem
         X, n = problem.X, problem.n
         zv = matvec(X, v)
-        if self.multinomial:
-            S = self.softmax
-            r = S * zv - S * np.sum(S * zv, axis=1, keepdims=True)
-        else:
-            r = self.curv * zv
+        r = problem.loss_object.logit_hessian_times(self.curv, zv)
         return rmatvec(X, r) / n + (problem.reg + self.mu) * v
 
     def hessian(self):
         """The Hessian on the flattened (C-order) parameter, accumulated over blocks of rows
-        (the blocks on dpsolve's threads, added in order: :func:`dpsolve._blas.blocked_sum`).
+        (the blocks on dpsolve's threads, added in order: :func:`dpsolve._ordered_linalg.blocked_sum`).
 
         Multinomial: ``(1/n) sum_i (diag(s_i) - s_i s_i^T) kron x_i x_i^T + lambda I`` (entry
         ``(j K + k, j' K + k')`` is ``(1/n) sum_i x_ij x_ij' (s_ik [k = k'] - s_ik s_ik')``),
@@ -119,7 +111,7 @@ class _Model:
             def block(s):
                 Xb = X[s]
                 Xb = Xb.toarray() if sparse.issparse(Xb) else Xb
-                Sb = self.softmax[s]
+                Sb = self.curv[s]                        # the softmax rows
                 M = (Xb[:, :, None] * Sb[:, None, :]).reshape(Xb.shape[0], p * K)
                 Hb = -(M.T @ M)
                 Hb4 = Hb.reshape(p, K, p, K)             # a view: writes go into Hb
@@ -342,7 +334,7 @@ def newton_cg_ball(problem, theta, tol, max_iter=60):
 def minimise_smooth(problem, theta, tol):
     """The second-order method that suits the problem's size: exact Hessian for
     ``d <= EXPLICIT_MAX_DIM`` dense, Newton-CG otherwise."""
-    d = problem.p * (problem.n_classes if problem.loss == "multinomial" else 1)
+    d = problem.p * problem.loss_object.n_outputs
     if d <= EXPLICIT_MAX_DIM:
         return newton_ball(problem, theta, tol)
     return newton_cg_ball(problem, theta, tol)
@@ -353,9 +345,9 @@ def _with_huber_width(problem, width):
     from ..losses import HuberHinge
 
     smoothed = problem._with_data(problem.X, problem.y)
-    smoothed.loss = "huber_hinge"
+    smoothed.loss_object = HuberHinge(width)
+    smoothed.loss = smoothed.loss_object.name
     smoothed.huber_width = width
-    smoothed.loss_function = HuberHinge(width)
     return smoothed
 
 

@@ -6,7 +6,8 @@ and calibration from public constants), its ``run`` (the kernel call) and its ``
 registers its spec; the public functions stay at the top level (``dpsolve.noisy_sgd``, ...).
 Adding a solver: docs/adding_a_solver.md.
 """
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import (Bound, Measured, Plan, Released, SolverSpec, Target, document, plan_fit,
+                         run_plan, run_solver)
 from ._registry import get, register, registry
 
 # The built-in solvers, in the order the docs list them.
@@ -15,5 +16,5 @@ from . import (noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation,
 from . import dp_sgd  # (the worked example of docs/adding_a_solver.md)
 from . import adassp
 
-__all__ = ["Bound", "Plan", "Released", "SolverSpec", "document", "fit", "get", "register",
-           "registry"]
+__all__ = ["Bound", "Measured", "Plan", "Released", "SolverSpec", "Target", "document", "get",
+           "plan_fit", "register", "registry", "run_plan", "run_solver"]

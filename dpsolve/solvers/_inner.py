@@ -13,7 +13,7 @@ import numpy as np
 
 from .._projection import scale_onto_ball
 from .. import _fixed_iteration as fixed
-from .._blas import weighted_gram   # by blocks: the same bits for any thread count
+from .._ordered_linalg import weighted_gram   # by blocks: the same bits for any thread count
 from ..privacy.accounting import gaussian_event, pure_event
 from ..privacy.calibration import check_finite_lipschitz, output_noise_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise
@@ -126,7 +126,7 @@ def _certified_minimizer(problem, tolerance, plan=None):
     fallback: RuntimeError, without saying how far it got."""
     # (_newton_perturbed needs one second derivative per record, which multinomial has not)
     if (problem.radius is None and math.isfinite(problem.smoothness)
-            and problem.loss != "multinomial"):
+            and not problem.loss_object.is_multinomial):
         theta = _newton_perturbed(problem, np.zeros(problem.p), 0.0,
                                   math.sqrt(2.0 * problem.reg * tolerance))
         if theta is not None:

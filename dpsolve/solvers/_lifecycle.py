@@ -3,25 +3,33 @@ r"""What every solver shares: its spec, and one fit lifecycle.
 A solver module declares a :class:`SolverSpec` and three functions (after scikit-learn's
 ``_parameter_constraints`` / ``_fit_context`` and lightning's one module per algorithm):
 
-* ``plan(problem, partition, epsilon, delta, *, secure, rng, **options) -> Plan``: defaults and
-  noise calibration from public constants only (n, p, the Problem's bounds, the options), and
-  every check that depends on more than one argument. It must not read the data.
+* ``plan(problem, partition, target, options) -> Plan``: noise calibration and the settings the
+  options leave open, from public constants only (n, p, the Problem's bounds, the
+  :class:`Target`, ``options``: every keyword option, the caller's or the public function's
+  default), and every check that depends on more than one argument. It must not read the data
+  and draws no randomness.
 * ``run(problem, partition, plan, rng) -> Released``: the computation (the kernel call).
-* ``bound(problem, partition, fit, options) -> Bound or None``: the excess-risk bound of the
-  theorem behind the solver at this fit's settings, or None where no theorem applies (stated
-  as a condition, not caught as an exception).
+* ``bound(problem, partition, plan) -> Bound or None``: the excess-risk bound of the theorem
+  behind the solver at this plan (its target, resolved options and settings), or None where no
+  theorem applies (stated as a condition, not caught as an exception).
 
-:func:`fit` runs the lifecycle every public solver function goes through, in this order:
-``secure`` against ``rng``; the Problem and its loss; the partition of the rows; the declared
-parameter constraints; delta below :data:`MAX_DELTA`; the random generator; ``plan``; the
-privacy report (and its PrivacyWarning); float64 arithmetic failing in either of those two
-(they read public constants only, so the inputs are out of range) is refused by a ValueError
-naming them (:func:`out_of_range`); the budget's charge (``accountant=``, refused before the
-data are read); ``run``, timed; the non-finite check on the released values only; the
-observers' warnings; the :class:`~dpsolve.Fit`; and ``release`` (``secure=True``: the grid,
+Each option's default is written once, in the public function's signature; the function
+forwards its arguments with ``return run_solver(SPEC, locals())``.
+
+:func:`run_solver` runs the lifecycle every public solver function goes through, in this order
+(:func:`plan_fit`, then :func:`run_plan`): ``secure`` against ``rng`` (and a transcript, and
+parties on workers); the budget's type; the Problem and its loss; the partition of the rows;
+the declared parameter constraints; delta below :data:`MAX_DELTA`; the random generator's type;
+``plan``; the privacy report (and its PrivacyWarning); float64 arithmetic failing in either of
+those two (they read public constants only, so the inputs are out of range) is refused by a
+ValueError naming them (:func:`out_of_range`); the budget's charge (``accountant=``, refused
+before the data are read); ``run``, timed; the non-finite check on the released values only;
+the observers' warnings; the :class:`~dpsolve.Fit`; and ``release`` (``secure=True``: the grid,
 no timing). Every check that raises does so before the data are touched.
 """
 import dataclasses
+import functools
+import inspect
 import numbers
 import time
 import types
@@ -30,11 +38,11 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
-from .._blas import one_blas_thread
+from .._ordered_linalg import one_blas_thread
 from .._capabilities import multinomial_solvers, sparse_solvers
 from .._row_ops import refuse_sparse
 from .._secure import check_secure, generator, release
-from .._validation import check_parameters
+from .._validation import as_constraint, check_parameters, check_rng
 from ..fit import Fit
 from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
@@ -94,8 +102,34 @@ def document(function):
 
 
 @dataclasses.dataclass(frozen=True)
+class Target:
+    """The privacy a fit is planned for, and whether it runs in secure mode.
+
+    Attributes
+    ----------
+    epsilon : float or None
+        The target epsilon (None when the noise is given explicitly).
+    delta : float or None
+        The target delta (None for pure epsilon-DP, or with explicit noise).
+    secure : bool, default False
+        Secure mode (docs/secure_noise.md): the plan may refuse settings it cannot deliver
+        without a data-dependent branch.
+    """
+
+    epsilon: Optional[float]
+    delta: Optional[float]
+    secure: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class Plan:
     """What ``plan`` resolved before any data is read.
+
+    A plan holds three kinds of values. The *settings* (``Fit.settings``) and the *noise*
+    scales (``Fit.noise``) are released with the fit: public, resolved from public constants,
+    and what a reader needs to reproduce the analysis. The *run inputs* are what ``run`` needs
+    beyond them (kernel codes, arrays of step sizes, an inner solver's plan): public values too,
+    but not released, as they add nothing to the settings.
 
     Attributes
     ----------
@@ -112,17 +146,24 @@ class Plan:
     steps : int, default 1
         The number of iterations (public).
     noise : mapping, optional
-        Every noise scale by name (``Fit.noise``).
+        Every noise scale by name (released: ``Fit.noise``).
     settings : mapping, optional
-        The public, resolved settings (``Fit.settings``).
-    state : mapping, optional
-        What ``run`` needs beyond the settings (kernel codes, arrays of step sizes, ...): public
-        values, not released.
+        The public, resolved settings (released: ``Fit.settings``).
+    run_inputs : mapping, optional
+        What ``run`` needs beyond the settings and the noise: public values, not released.
     report : PrivacyReport or None, default None
         Set by the lifecycle before ``run`` (observers' epsilons are reported next to it).
     source : str or None
         ``Fit.source`` when the work followed depends on the options (a solver implementing
         two protocols); None: the spec's ``source``.
+    target : Target or None
+        The target the plan was made for (set by the lifecycle).
+    options : mapping, optional
+        Every keyword option, checked, the caller's value or the public function's default
+        (set by the lifecycle).
+    given : frozenset of str
+        The options the caller gave (a value equal to the default counts as not given; set by
+        the lifecycle): a bound that holds only at a default reads this.
     """
 
     epsilon: Optional[float]
@@ -133,9 +174,12 @@ class Plan:
     steps: int = 1
     noise: Mapping = dataclasses.field(default_factory=dict)
     settings: Mapping = dataclasses.field(default_factory=dict)
-    state: Mapping = dataclasses.field(default_factory=dict)
+    run_inputs: Mapping = dataclasses.field(default_factory=dict)
     report: object = None
     source: Optional[str] = None
+    target: Optional[Target] = None
+    options: Mapping = dataclasses.field(default_factory=dict)
+    given: frozenset = frozenset()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,16 +246,20 @@ class SolverSpec:
     guarantee : str
         ``"dp"`` (differential privacy), or ``"joint_dp"`` (joint differential privacy, weaker:
         no DP lower bound applies).
-    parameters : mapping of str to Constraint
-        The keyword options and their declarative checks (``epsilon``, ``delta``, ``secure``,
-        ``rng`` and the partition are handled by the lifecycle).
+    parameters : mapping of str to Constraint or list
+        The keyword options and their declarative checks, constraints only: a Constraint, or a
+        list of alternatives (a union; None in it accepts None). The defaults are the public
+        function's (:attr:`defaults`). ``epsilon``, ``delta``, ``secure``, ``rng``,
+        ``accountant`` and the partition are handled by the lifecycle.
     plan : callable
-        Defaults and noise calibration from public constants: returns a :class:`Plan` (see the
-        module docstring).
+        Noise calibration and settings from public constants,
+        ``plan(problem, partition, target, options)``: returns a :class:`Plan` (see the module
+        docstring).
     run : callable
         The computation: returns a :class:`Released`.
     bound : callable or None
-        The excess-risk bound at a fit's settings: returns a :class:`Bound` or None.
+        The excess-risk bound at a plan, ``bound(problem, partition, plan)``: returns a
+        :class:`Bound` or None.
     page : str
         The docs page describing it.
     nonfinite_hint : str
@@ -233,6 +281,23 @@ class SolverSpec:
     sparse : bool, default False
         Whether it takes a Problem whose X is sparse (CSR); if not, such a Problem is refused
         with a TypeError naming the solvers that do (docs/sparse.md).
+    draw : callable or None
+        ``draw(problem, partition, plan, rng) -> Plan``: the plan completed by the public
+        randomness its event depends on (``joint_sgd``'s owner schedule), drawn from the fit's
+        generator after ``plan`` and before the certification; None: the plan draws nothing.
+    transcript_option : str or None
+        The option that records every message un-rounded (``"record_transcript"``), refused
+        with ``secure=True``; None: the solver records none.
+    parties_option : str or None
+        An option holding a :class:`~dpsolve.Parties` (``noisy_sgd``'s ``parties``), whose
+        parties on workers secure mode refuses like a partition's.
+    measure : callable or None
+        How the experiments measure a fit: ``measure(problem, partition, plan, fit)`` returns
+        a :class:`Measured`. None: the Problem's own objective, against its reference
+        minimiser (:func:`dpsolve.reference_minimizer`), which a sweep solves once per problem.
+    sweep_options : callable or None
+        A sweep's solver options (TOML values) as the public function takes them; None: as
+        they are.
     """
 
     name: str
@@ -255,10 +320,57 @@ class SolverSpec:
     parts: int = 2
     loss_message: Optional[str] = None
     sparse: bool = False
+    draw: Optional[Callable] = None
+    transcript_option: Optional[str] = None
+    parties_option: Optional[str] = None
+    measure: Optional[Callable] = None
+    sweep_options: Optional[Callable] = None
 
     def __post_init__(self):
-        for name in ("parameters", "example", "example_problem"):
+        object.__setattr__(self, "parameters", types.MappingProxyType(
+            {name: as_constraint(c) for name, c in self.parameters.items()}))
+        for name in ("example", "example_problem"):
             object.__setattr__(self, name, types.MappingProxyType(dict(getattr(self, name))))
+
+    @functools.cached_property
+    def defaults(self):
+        """The keyword options' defaults, read once from the public function's signature (the
+        one place they are written)."""
+        return types.MappingProxyType(_keyword_defaults(self.function))
+
+
+#: The public functions' keyword arguments the lifecycle itself takes.
+LIFECYCLE_ARGUMENTS = ("secure", "rng", "accountant")
+
+
+def _keyword_defaults(function):
+    """``{name: default}`` of ``function``'s keyword-only options (not the lifecycle's)."""
+    return {name: parameter.default
+            for name, parameter in inspect.signature(function).parameters.items()
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+            and name not in LIFECYCLE_ARGUMENTS}
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    """How a fit is measured in the experiments (:attr:`SolverSpec.measure`).
+
+    Attributes
+    ----------
+    reference : object
+        The reference solution (``value`` and certified ``gap``).
+    excess_risk : float
+        The objective at the fit minus the reference's value.
+    objective : float
+        The objective at the fit.
+    released : tuple of ndarray
+        Every released array, hashed into the run's record.
+    """
+
+    reference: object
+    excess_risk: float
+    objective: float
+    released: tuple
 
 
 #: Largest delta a solver (and :func:`dpsolve.choose_solver`) is planned for: (epsilon,
@@ -319,16 +431,31 @@ def out_of_range(what, problem, epsilon, delta, exc):
         "(docs/bad_input.md, \"Numerical range\")")
 
 
-def plan_or_refuse(spec, problem, partition, epsilon, delta, **arguments):
-    """``spec.plan(...)``, with float64 arithmetic failing on the public constants turned into a
+def plan_or_refuse(spec, problem, partition, target, options, rng=None):
+    """``spec.plan(problem, partition, target, options)`` (then ``spec.draw`` from ``rng``, if
+    the spec has one), with float64 arithmetic failing on the public constants turned into a
     ValueError naming them (:func:`out_of_range`): a plan reads no data, so nothing has
-    started. Used by :func:`fit` and :func:`dpsolve.choose_solver`."""
+    started. Used by :func:`plan_fit`."""
     try:
-        return spec.plan(problem, partition, epsilon, delta, **arguments)
+        plan = spec.plan(problem, partition, target, options)
+        if spec.draw is not None:
+            plan = spec.draw(problem, partition, plan, rng)
+        return plan
     except Exception as exc:
         if _arithmetic_error(exc):
-            raise out_of_range(spec.name, problem, epsilon, delta, exc) from exc
+            raise out_of_range(spec.name, problem, target.epsilon, target.delta, exc) from exc
         raise
+
+
+def _equal(value, default):
+    """Whether ``value`` is the default: the same object, or ``value == default`` true (an
+    array against a scalar default is not equal)."""
+    if value is default:
+        return True
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):       # an array against a scalar default
+        return False
 
 
 def check_problem(spec, problem):
@@ -336,7 +463,7 @@ def check_problem(spec, problem):
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     if problem.loss not in spec.losses:
-        if problem.loss == "multinomial":
+        if problem.loss_object.is_multinomial:
             reject_multinomial(problem, spec.name, multinomial_solvers())
         if spec.loss_message is not None:
             raise ValueError(spec.loss_message.format(name=spec.name, loss=problem.loss,
@@ -347,76 +474,102 @@ def check_problem(spec, problem):
         refuse_sparse(problem, spec.name, sparse_solvers())
 
 
-@one_blas_thread()     # NumPy's sums in the same order for any thread count (_blas.py)
-def plan_fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None,
-             accountant=None, stacklevel=4, **options):
-    """Everything :func:`fit` does before it charges the budget and reads the data, in its
-    order: ``secure`` against ``rng``, the budget's type, the Problem and its loss, the
-    partition, the declared parameters, delta's range, the generator, ``plan`` and its privacy
-    report (float64 failing on public constants refused by :func:`out_of_range`).
+@one_blas_thread()     # NumPy's sums in the same order for any thread count (_ordered_linalg.py)
+def plan_fit(spec, problem, partition=None, epsilon=None, delta=None, *, secure=False, rng=None,
+             accountant=None, certify_plan=True, stacklevel=4, **options):
+    """Everything a fit does before it charges the budget and reads the data, in its order:
+    ``secure`` against ``rng`` (and the spec's transcript option and parties on workers), the
+    budget's type, the Problem and its loss, the partition, the declared parameters (the
+    options not given take the public function's defaults), delta's range, the generator's
+    type, ``plan`` and its privacy report (float64 failing on public constants refused by
+    :func:`out_of_range`).
 
-    Shared by :func:`fit` and the sweeps' check of every run before any starts
-    (:func:`dpsolve.experiments.check_runs`), so that the two cannot drift apart.
-
-    Returns
-    -------
-    tuple
-        ``(plan, secure, rng, accountant)``: the Plan with its ``report``, and the checked
-        ``secure``, generator and budget.
-    """
-    parties = partition if partition is not None else options.get("parties")
-    secure = check_secure(secure, rng, options.get("record_transcript", False),
-                          remote=getattr(parties, "remote", False))
-    accountant = check_accountant(accountant)
-    if accountant is not None and spec.guarantee != "dp":
-        raise ValueError(f"{spec.name}'s guarantee is {spec.guarantee}, which a "
-                         "BudgetAccountant (differential privacy) cannot compose")
-    check_problem(spec, problem)
-    if spec.partition is not None:
-        check_parties(problem, partition, spec.partition)
-    options = check_parameters(spec.parameters, options)
-    check_delta_range(delta, spec.name)
-    rng = generator(rng, secure)
-    plan = plan_or_refuse(spec, problem, partition, epsilon, delta, secure=secure, rng=rng,
-                          **options)
-    try:
-        report = certify(plan.event, plan.epsilon, plan.delta, plan.method,
-                         stacklevel=stacklevel)
-    except Exception as exc:
-        if _arithmetic_error(exc):
-            raise out_of_range(spec.name, problem, epsilon, delta, exc) from exc
-        raise
-    return dataclasses.replace(plan, report=report), secure, rng, accountant
-
-
-def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, accountant=None,
-        **options):
-    """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the
-    released :class:`~dpsolve.Fit`.
+    The one way to plan a fit: shared by :func:`run_solver`, :func:`dpsolve.choose_solver`,
+    the estimators' planned events and the sweeps' check of every run before any starts
+    (:func:`dpsolve.experiments.check_runs`), so that they cannot drift apart.
 
     Parameters
     ----------
     spec : SolverSpec
         The solver.
     problem : Problem
-        The data; its loss must be one of ``spec.losses``.
+        Its loss must be one of ``spec.losses``; only public constants are read.
     partition : Parties or None
-        The rows' partition among parties or owners, built on ``problem``, when
-        ``spec.partition`` names one; else None.
-    epsilon : float or None
-        The target epsilon, passed to ``spec.plan`` (None with explicit noise).
-    delta : float or None
-        The target delta, passed to ``spec.plan``.
+        The rows' partition when ``spec.partition`` names one; else None.
+    epsilon, delta : float or None
+        The target (:class:`Target`).
     secure : bool, default False
-        Fresh operating-system entropy for the noise (``rng`` must be None) and the released
-        parameters rounded to the ``2**-32`` grid (docs/secure_noise.md).
+        Secure mode; ``rng`` must then be None.
     rng : None, int, SeedSequence or Generator
-        Source of the noise when not ``secure``.
+        Checked here; ``plan`` draws nothing, and a spec with a ``draw`` draws its plan's public
+        randomness from it (spawned streams).
     accountant : BudgetAccountant or None
-        The budget charged with the plan's event before ``run`` (refused: nothing is read).
+        Only checked here (:func:`run_plan` charges it).
+    certify_plan : bool, default True
+        Certify the plan's event (``Plan.report``); False leaves the report None (a plan read
+        for its event or its bound only).
+    stacklevel : int
+        Of the certification's PrivacyWarning.
     **options
-        The solver's keyword options, checked against ``spec.parameters`` (TypeError for an
-        unknown one).
+        The solver's keyword options (TypeError for an unknown one).
+
+    Returns
+    -------
+    Plan
+        With its ``target``, resolved ``options``, the ``given`` ones and its ``report``.
+    """
+    parties = partition if partition is not None or spec.parties_option is None \
+        else options.get(spec.parties_option)
+    recording = False if spec.transcript_option is None \
+        else options.get(spec.transcript_option, spec.defaults[spec.transcript_option])
+    secure = check_secure(secure, rng, recording, remote=getattr(parties, "remote", False))
+    check_accountant(accountant)
+    if accountant is not None and spec.guarantee != "dp":
+        raise ValueError(f"{spec.name}'s guarantee is {spec.guarantee}, which a "
+                         "BudgetAccountant (differential privacy) cannot compose")
+    check_problem(spec, problem)
+    if spec.partition is not None:
+        check_parties(problem, partition, spec.partition)
+    defaults = spec.defaults
+    checked = check_parameters(spec.parameters, options)        # TypeError for an unknown one
+    checked.update(check_parameters(spec.parameters, {
+        name: defaults[name] for name in spec.parameters if name not in options}))
+    resolved = {name: checked[name] for name in spec.parameters}
+    check_delta_range(delta, spec.name)
+    # the generator's type; a spec that draws public randomness for its plan draws from it
+    # (spawned streams, independent of what ``run`` draws)
+    draws = generator(rng, secure) if spec.draw is not None else None
+    if not secure:
+        check_rng(rng)
+    target = Target(epsilon, delta, secure)
+    resolved = types.MappingProxyType(resolved)
+    plan = plan_or_refuse(spec, problem, partition, target, resolved, draws)
+    report = None
+    if certify_plan:
+        try:
+            report = certify(plan.event, plan.epsilon, plan.delta, plan.method,
+                             stacklevel=stacklevel)
+        except Exception as exc:
+            if _arithmetic_error(exc):
+                raise out_of_range(spec.name, problem, epsilon, delta, exc) from exc
+            raise
+    return dataclasses.replace(
+        plan, report=report, target=target, options=resolved,
+        given=frozenset(name for name in options if not _equal(options[name], defaults[name])))
+
+
+def run_solver(spec, arguments):
+    """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the
+    released :class:`~dpsolve.Fit`: :func:`plan_fit`, then :func:`run_plan`.
+
+    Parameters
+    ----------
+    spec : SolverSpec
+        The solver.
+    arguments : mapping
+        The public function's arguments by name (its ``locals()``): ``problem``, the partition
+        (``spec.partition``), ``epsilon``, ``delta``, ``secure``, ``rng``, ``accountant`` and
+        the keyword options (checked against ``spec.parameters``).
 
     Returns
     -------
@@ -437,9 +590,46 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, acc
     PrivacyWarning
         If the certified epsilon, overall or against an observer, exceeds the claim.
     """
-    plan, secure, rng, accountant = plan_fit(spec, problem, partition, epsilon, delta,
-                                             secure=secure, rng=rng, accountant=accountant,
-                                             stacklevel=5, **options)
+    options = dict(arguments)
+    problem = options.pop("problem")
+    partition = options.pop(spec.partition) if spec.partition is not None else None
+    epsilon, delta = options.pop("epsilon", None), options.pop("delta", None)
+    secure, rng, accountant = (options.pop("secure", False), options.pop("rng", None),
+                               options.pop("accountant", None))
+    plan = plan_fit(spec, problem, partition, epsilon, delta, secure=secure, rng=rng,
+                    accountant=accountant, stacklevel=5, **options)
+    return run_plan(spec, problem, partition, plan, rng, accountant, stacklevel=4)
+
+
+def run_plan(spec, problem, partition, plan, rng=None, accountant=None, *, stacklevel=2):
+    """Run a certified plan (:func:`plan_fit`): charge the budget, ``run``, check and
+    release the :class:`~dpsolve.Fit`.
+
+    Parameters
+    ----------
+    spec : SolverSpec
+        The solver the plan was made for.
+    problem, partition
+        As given to :func:`plan_fit`.
+    plan : Plan
+        From :func:`plan_fit`, with its report.
+    rng : None, int, SeedSequence or Generator
+        Source of the noise when the plan is not secure (then it must be None).
+    accountant : BudgetAccountant or None
+        The budget charged with the plan's event before ``run`` (refused: nothing is read).
+    stacklevel : int
+        Of the observers' PrivacyWarning.
+
+    Returns
+    -------
+    Fit
+    """
+    if plan.report is None or plan.target is None:
+        raise ValueError("run_plan needs a plan from plan_fit with its privacy report "
+                         "(certify_plan=True)")
+    secure = check_secure(plan.target.secure, rng)
+    accountant = check_accountant(accountant)
+    rng = generator(rng, secure)
     report = plan.report
     if accountant is not None:
         accountant.spend(plan.event, neighbours=report.neighbours, label=spec.name)
@@ -460,7 +650,7 @@ def fit(spec, problem, partition, epsilon, delta, *, secure=False, rng=None, acc
         if eps > report.epsilon * (1.0 + 1e-9) and eps > report.certified_epsilon:
             warnings.warn(f"against {who} the certified epsilon is {eps:.4g} at delta="
                           f"{plan.delta:.3g}, above the claimed {report.epsilon:.4g}"
-                          f"{spec.observer_note}", PrivacyWarning, stacklevel=3)
+                          f"{spec.observer_note}", PrivacyWarning, stacklevel=stacklevel)
     result = Fit(theta=out.theta, sigma=plan.sigma, steps=plan.steps, solver=spec.name,
                  source=plan.source or spec.source, wall_time=wall_time, dp_event=plan.event,
                  privacy=report, noise=plan.noise, settings=plan.settings,

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import integrate, optimize, special, stats
 
 from .. import bounds
-from .._blas import one_blas_thread, rmatvec, weighted_gram
+from .._ordered_linalg import one_blas_thread, rmatvec, weighted_gram
 from .._projection import scale_onto_ball
 from .._validation import Real, check_real
 from ..privacy.accounting import epsilon_of, gaussian_event, pure_event
@@ -31,7 +31,7 @@ from ..privacy.calibration import _gaussian_unit_sigma, check_noise_scale, warn_
 from ..privacy.mechanisms import gamma_norm_scale, laplace_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise, laplace_noise
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Wang 2018, 'Revisiting differentially private linear regression: optimal and "
           "adaptive prediction & estimation in unbounded domain' (UAI), Algorithm 2 (AdaSSP), "
@@ -134,8 +134,7 @@ def adassp(problem, epsilon, delta=None, *, rho=DEFAULT_RHO, secure=False, rng=N
     Source: Wang 2018 (UAI), Algorithm 2; Wang's constants are for add/remove neighbours and the
     ``sqrt(log(6/delta))`` calibration, both replaced here.
     """
-    return fit(SPEC, problem, None, epsilon, delta, rho=rho, secure=secure, rng=rng,
-               accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
 # -- sensitivities and the weighted half-vectorisation --------------------------------------------
@@ -328,8 +327,83 @@ def _resolve_delta(delta):
     return check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, rho=DEFAULT_RHO):
+def _gaussian_noise(sens, p, epsilon, delta, rho):
+    """The (epsilon, delta) side of :func:`plan`: Gaussian noise on the three releases.
+
+    Returns
+    -------
+    shares, noise, settings : dict
+        The budget shares, the noise scales and the mechanism's settings.
+    event : DpEvent
+        The three releases composed.
+    t, factor : float
+        The tail bound on ``-lambda_min`` of the matrix noise and the ridge factor (1).
+    """
+    sigma_1 = _gaussian_unit_sigma("adassp", epsilon, delta)     # 1 / mu
+    shares = {"min_eigenvalue": MIN_EIGENVALUE_SHARE, "matrix": MATRIX_SHARE,
+              "vector": VECTOR_SHARE}
+    sens_l2 = {"min_eigenvalue": sens["min_eigenvalue"], "matrix": sens["matrix_l2"],
+               "vector": sens["vector_l2"]}
+    factor = 1.0
+    for _ in range(60):         # the private side of the rounding of sum(shares) = 1
+        sigmas = {k: check_noise_scale("adassp", factor * sens_l2[k] * sigma_1
+                                       / math.sqrt(shares[k]), epsilon)
+                  for k in shares}
+        event = dp_accounting.ComposedDpEvent(
+            [gaussian_event(sigmas[k], sens_l2[k]) for k in shares])
+        if epsilon_of(event, delta, "pld") <= epsilon:
+            break
+        factor *= 1.0 + 1e-12 * 2.0 ** _
+    t, factor = gaussian_tail(sigmas["matrix"], p, rho), 1.0
+    shift = sigmas["min_eigenvalue"] * float(special.ndtri(1.0 - rho))
+    noise = {"gaussian_min_eigenvalue": sigmas["min_eigenvalue"],
+             "gaussian_matrix": sigmas["matrix"], "gaussian_vector": sigmas["vector"]}
+    settings = {"mechanism": "gaussian", "min_eigenvalue_shift": shift}
+    return shares, noise, settings, event, t, factor
+
+
+def _pure_noise(sens, p, epsilon, rho):
+    """The pure-epsilon side of :func:`plan`: Laplace noise on ``lambda_min`` and, on the
+    matrix and the vector, Laplace (p = 1) or l2-norm noise (:func:`pure_mechanism`).
+
+    Returns the same six values as :func:`_gaussian_noise` (the ridge factor
+    ``PURE_RIDGE_FACTOR`` under the l2-norm mechanism).
+    """
+    mechanism, factor = pure_mechanism(p), 1.0
+    rest = 1.0 - MIN_EIGENVALUE_SHARE
+    share = pure_matrix_share(p, mechanism)
+    shares = {"min_eigenvalue": MIN_EIGENVALUE_SHARE, "matrix": rest * share,
+              "vector": rest * (1.0 - share)}
+    eps = {k: shares[k] * epsilon for k in shares}
+    b_min = check_noise_scale("adassp", laplace_scale(sens["min_eigenvalue"],
+                                                      eps["min_eigenvalue"]), epsilon)
+    noise = {"laplace_min_eigenvalue": b_min}
+    events = [dp_accounting.LaplaceDpEvent(b_min / sens["min_eigenvalue"])]
+    if mechanism == "laplace":
+        for k in ("matrix", "vector"):
+            noise[f"laplace_{k}"] = check_noise_scale(
+                "adassp", laplace_scale(sens[f"{k}_l1"], eps[k]), epsilon)
+            events.append(dp_accounting.LaplaceDpEvent(noise[f"laplace_{k}"]
+                                                       / sens[f"{k}_l1"]))
+        t = laplace_tail(noise["laplace_matrix"], p, rho)
+    else:
+        # the l2-norm (gamma-norm) mechanism: eps_k-DP for L2 sensitivity Delta_2k
+        for k in ("matrix", "vector"):
+            noise[f"gamma_norm_{k}"] = check_noise_scale(
+                "adassp", gamma_norm_scale(sens[f"{k}_l2"], eps[k]), epsilon)
+            events.append(pure_event(eps[k]))
+        t = gamma_norm_tail(noise["gamma_norm_matrix"], p, rho)
+        factor = PURE_RIDGE_FACTOR
+    event = dp_accounting.ComposedDpEvent(events)
+    # P(Laplace(b) > s) = exp(-s / b) / 2 = rho
+    shift = b_min * math.log(1.0 / (2.0 * rho)) if rho < 0.5 else 0.0
+    settings = {"mechanism": mechanism, "min_eigenvalue_shift": shift}
+    return shares, noise, settings, event, t, factor
+
+
+def plan(problem, partition, target, options):
     """Noise, shares, tail bound and the largest extra ridge, from public constants only."""
+    epsilon, delta, rho = target.epsilon, target.delta, options["rho"]
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     delta = _resolve_delta(delta)
     n, p = problem.n, problem.p
@@ -337,57 +411,11 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, rho=DEFAULT_RHO):
     user_ridge = n * problem.reg
     if delta > 0.0:
         warn_large_delta(delta, n, stacklevel=5)
-        sigma_1 = _gaussian_unit_sigma("adassp", epsilon, delta)     # 1 / mu
-        shares = {"min_eigenvalue": MIN_EIGENVALUE_SHARE, "matrix": MATRIX_SHARE,
-                  "vector": VECTOR_SHARE}
-        sens_l2 = {"min_eigenvalue": sens["min_eigenvalue"], "matrix": sens["matrix_l2"],
-                   "vector": sens["vector_l2"]}
-        factor = 1.0
-        for _ in range(60):         # the private side of the rounding of sum(shares) = 1
-            sigmas = {k: check_noise_scale("adassp", factor * sens_l2[k] * sigma_1
-                                           / math.sqrt(shares[k]), epsilon)
-                      for k in shares}
-            event = dp_accounting.ComposedDpEvent(
-                [gaussian_event(sigmas[k], sens_l2[k]) for k in shares])
-            if epsilon_of(event, delta, "pld") <= epsilon:
-                break
-            factor *= 1.0 + 1e-12 * 2.0 ** _
-        t, factor = gaussian_tail(sigmas["matrix"], p, rho), 1.0
-        shift = sigmas["min_eigenvalue"] * float(special.ndtri(1.0 - rho))
-        noise = {"gaussian_min_eigenvalue": sigmas["min_eigenvalue"],
-                 "gaussian_matrix": sigmas["matrix"], "gaussian_vector": sigmas["vector"]}
-        settings = {"mechanism": "gaussian", "min_eigenvalue_shift": shift}
-        method, sigma = "pld", sigmas["vector"]
+        shares, noise, settings, event, t, factor = _gaussian_noise(sens, p, epsilon, delta,
+                                                                    rho)
+        method, sigma = "pld", noise["gaussian_vector"]
     else:
-        mechanism, factor = pure_mechanism(p), 1.0
-        rest = 1.0 - MIN_EIGENVALUE_SHARE
-        share = pure_matrix_share(p, mechanism)
-        shares = {"min_eigenvalue": MIN_EIGENVALUE_SHARE, "matrix": rest * share,
-                  "vector": rest * (1.0 - share)}
-        eps = {k: shares[k] * epsilon for k in shares}
-        b_min = check_noise_scale("adassp", laplace_scale(sens["min_eigenvalue"],
-                                                          eps["min_eigenvalue"]), epsilon)
-        noise = {"laplace_min_eigenvalue": b_min}
-        events = [dp_accounting.LaplaceDpEvent(b_min / sens["min_eigenvalue"])]
-        if mechanism == "laplace":
-            for k in ("matrix", "vector"):
-                noise[f"laplace_{k}"] = check_noise_scale(
-                    "adassp", laplace_scale(sens[f"{k}_l1"], eps[k]), epsilon)
-                events.append(dp_accounting.LaplaceDpEvent(noise[f"laplace_{k}"]
-                                                           / sens[f"{k}_l1"]))
-            t = laplace_tail(noise["laplace_matrix"], p, rho)
-        else:
-            # the l2-norm (gamma-norm) mechanism: eps_k-DP for L2 sensitivity Delta_2k
-            for k in ("matrix", "vector"):
-                noise[f"gamma_norm_{k}"] = check_noise_scale(
-                    "adassp", gamma_norm_scale(sens[f"{k}_l2"], eps[k]), epsilon)
-                events.append(pure_event(eps[k]))
-            t = gamma_norm_tail(noise["gamma_norm_matrix"], p, rho)
-            factor = PURE_RIDGE_FACTOR
-        event = dp_accounting.ComposedDpEvent(events)
-        # P(Laplace(b) > s) = exp(-s / b) / 2 = rho
-        shift = b_min * math.log(1.0 / (2.0 * rho)) if rho < 0.5 else 0.0
-        settings = {"mechanism": mechanism, "min_eigenvalue_shift": shift}
+        shares, noise, settings, event, t, factor = _pure_noise(sens, p, epsilon, rho)
         method, sigma = "basic", None
     max_extra = max(0.0, factor * t - user_ridge)
     # flat scalars, as every Fit's settings (the side-door checks read them so)
@@ -598,13 +626,13 @@ def adassp_bound(problem, *, mechanism, matrix_scale, vector_scale, max_extra_ri
     return total / (2.0 * n)
 
 
-def bound(problem, partition, fit, options):
+def bound(problem, partition, plan):
     """:func:`adassp_bound` at the fit's noise, for a Problem without a radius; None with a
     radius (theta is then projected, and the constrained minimiser is not the ridge
     solution the bound compares with)."""
     if problem.radius is not None or problem.reg <= 0.0:
         return None
-    settings, noise = fit.settings, fit.noise
+    settings, noise = plan.settings, plan.noise
     prefix = {"gaussian": "gaussian_", "laplace": "laplace_",
               "gamma_norm": "gamma_norm_"}[settings["mechanism"]]
     scales = noise[prefix + "matrix"], noise[prefix + "vector"]

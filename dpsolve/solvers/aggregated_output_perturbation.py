@@ -3,15 +3,15 @@ import math
 
 import numpy as np
 
-from .._blas import one_blas_thread
+from .._ordered_linalg import one_blas_thread
 from .._projection import scale_onto_ball
-from .._validation import Boolean, Options, Passthrough, Real, check_real
-from ..privacy.accounting import pure_event
+from .._validation import Boolean, Options, Real, check_real
+from ..privacy.accounting import ACCOUNTANTS, pure_event
 from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
 from ..privacy.samplers import laplace_noise
 from . import _inner
 from ._registry import register
-from ._lifecycle import Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Jayaraman et al. 2018, 'Model aggregation with output perturbation', as presented in "
           "Chen's 2019 slides 'Differential Privacy and Distributed Learning'")
@@ -19,8 +19,8 @@ SLIDES_NOISE = "laplace_slides"
 
 PARAMETERS = {
     "tolerance": Real(0.0, 1e-2, high_inclusive=True),
-    "noise": Options(OUTPUT_NOISES + (SLIDES_NOISE,), optional=True),
-    "calibration": Passthrough(),            # checked for Gaussian noise only
+    "noise": [None, Options(OUTPUT_NOISES + (SLIDES_NOISE,))],
+    "calibration": Options(("paper",) + ACCOUNTANTS),   # used by Gaussian noise only
     "project": Boolean(),
 }
 
@@ -93,15 +93,15 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     ("Model Aggregation with Output Perturbation"; see docs/sources.md). The slides' L1/L2
     mistake and what dpsolve does about it: docs/multiparty.md and docs/source_mistakes.md.
     """
-    return fit(SPEC, problem, parties, epsilon, delta, noise=noise, tolerance=tolerance,
-               calibration=calibration, project=project, secure=secure, rng=rng,
-               accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
-def plan(problem, parties, epsilon, delta, *, secure, rng, noise=None, tolerance=1e-10,
-         calibration="pld", project=True):
+def plan(problem, parties, target, options):
     """The sensitivity of the average, its noise and the local solves' plan, from public
     constants (the parties' sizes included)."""
+    epsilon, delta, secure = target.epsilon, target.delta, target.secure
+    noise, tolerance = options["noise"], options["tolerance"]
+    calibration, project = options["calibration"], options["project"]
     L = _inner._lipschitz("aggregated_output_perturbation", problem)
     if noise == SLIDES_NOISE:
         epsilon = check_real(epsilon, "epsilon", low=0.0)
@@ -131,7 +131,7 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise=None, tolerance
                 noise=noise_scales,
                 settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
                           "project": project, **_inner._inner_settings(inner, secure)},
-                state={"inner": inner, "secure": secure, "scale": scale})
+                run_inputs={"inner": inner, "secure": secure, "scale": scale})
 
 
 def noisy_average(minimizers, noise, scale, rng):
@@ -152,7 +152,7 @@ def noisy_average(minimizers, noise, scale, rng):
 
 def _local_minimizer(party, state, tolerance, inner, secure):
     """The party's local minimiser (its step, module-level: sent to Dask workers)."""
-    with one_blas_thread():             # the bits of the fit in one process (_blas.py)
+    with one_blas_thread():             # the bits of the fit in one process (_ordered_linalg.py)
         return _inner._inner_minimizer(party.local_problem(), tolerance, inner, secure)
 
 
@@ -163,7 +163,7 @@ def _noisy_average(minimizers, noise, scale, rng):
 
 def run(problem, parties, plan, rng):
     """Every party's local solve, their average (inside secure aggregation), one noise draw."""
-    settings, state = plan.settings, plan.state
+    settings, state = plan.settings, plan.run_inputs
     # each party solves where it is (on its worker, for parties on workers); only the noisy
     # average leaves the aggregator, and ``rng`` is advanced as if it had been drawn here
     minimizers = parties.map(_local_minimizer, settings["tolerance"], state["inner"],
@@ -180,7 +180,7 @@ def run(problem, parties, plan, rng):
                                             "parties": certified})
 
 
-def bound(problem, parties, fit, options):
+def bound(problem, parties, plan):
     """None: :mod:`dpsolve.bounds` has no excess-risk bound for model aggregation
     (docs/multiparty.md)."""
     return None

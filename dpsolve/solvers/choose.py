@@ -1,20 +1,19 @@
 """``choose_solver``: the registered solver with the smallest utility bound, from public
 constants only.
 
-A solver's plan (``SolverSpec.plan``) resolves its defaults and calibrates its noise from public
-constants (n, p, L, beta, lambda, R, B, the loss), and its bound (``SolverSpec.bound``) turns
-the planned settings into an excess-risk bound. Neither reads X or y, so the choice they make
+A solver's plan (:func:`~dpsolve.solvers.plan_fit`, the one every fit goes through) resolves
+its defaults and calibrates its noise from public constants (n, p, L, beta, lambda, R, B, the
+loss), and its bound (``SolverSpec.bound``) turns the plan into an excess-risk bound. Neither reads X or y, so the choice they make
 is as public as the constants: it can be made, reported and acted on without spending privacy.
 """
 import dataclasses
 import math
-import types
 import warnings
 from typing import Optional
 
 from .._validation import check_real
 from ..problem import Problem
-from ._lifecycle import _ARITHMETIC as _BOUND_ERRORS, check_delta_range, plan_or_refuse
+from ._lifecycle import _ARITHMETIC as _BOUND_ERRORS, check_delta_range, plan_fit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,13 +80,6 @@ class Choice:
         return function(problem, self.epsilon, rng=rng, secure=secure, **options)
 
 
-def _planned_fit(plan):
-    """The attributes of a Fit that a bound reads, from a Plan (no data involved)."""
-    return types.SimpleNamespace(settings=plan.settings, steps=plan.steps, sigma=plan.sigma,
-                                 epsilon=plan.epsilon, delta=plan.delta, noise=plan.noise,
-                                 calibration=plan.method)
-
-
 def _floors():
     """name -> floor, for the solvers whose plan calibrates by a search costlier than a choice
     should take: a function of the Problem giving a lower bound on the solver's bound at its
@@ -117,15 +109,13 @@ def _candidate(spec, problem, epsilon, delta):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            plan = plan_or_refuse(spec, problem, None, epsilon, delta, secure=False, rng=None)
+            plan = plan_fit(spec, problem, None, epsilon, delta, certify_plan=False)
     except (ValueError, TypeError) as exc:
         return Candidate(spec.name, None, None, False, str(exc))
     if delta is None and plan.delta not in (None, 0.0):
         return Candidate(spec.name, None, None, False, "not pure epsilon-DP")
-    options = {"epsilon": epsilon, **({} if delta is None else {"delta": delta})}
     try:
-        found = None if spec.bound is None else spec.bound(
-            problem, None, _planned_fit(plan), options)
+        found = None if spec.bound is None else spec.bound(problem, None, plan)
     except (ValueError, *_BOUND_ERRORS) as exc:   # from public constants: no bound here
         return Candidate(spec.name, None, None, False,
                          f"no bound at its default settings ({exc})")

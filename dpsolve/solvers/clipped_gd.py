@@ -8,24 +8,26 @@ from .. import bounds
 from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
 from .._row_ops import kernel_rows, row_norms
-from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
+from .._validation import Boolean, Integer, Options, Real, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,
                                    fewest_steps_near_best, gaussian_sigma)
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._clipping import default_clip_norm
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
-SOURCE = ("lecture notes 'DP Gradient Descent', Alg. DP-GD and its basic-composition privacy "
-          "analysis")
+SOURCE = ("full-batch DP gradient descent with the per-sample clipping of Abadi et al. 2016, as "
+          "in the lecture notes 'Lecture 4: DP Gradient Descent' (Alg. DP-GD and its "
+          "basic-composition privacy analysis)")
 CALIBRATIONS = ("paper",) + ACCOUNTANTS
 OUTPUTS = ("average", "last")
 
 PARAMETERS = {
-    "clip_norm": Real(0.0, optional=True),   # default L, which needs the Problem: in plan
-    "steps": Integer(1, optional=True),
-    "step_size": Real(0.0, optional=True),
-    "calibration": Passthrough(),            # ignored with an explicit sigma
-    "sigma": Passthrough(),                  # checked with epsilon (gaussian_sigma)
+    "clip_norm": [None, Real(0.0)],          # None: L, which needs the Problem (in plan)
+    "steps": [None, Integer(1)],
+    "step_size": [None, Real(0.0)],
+    "calibration": Options(CALIBRATIONS),    # ignored with an explicit sigma
+    "sigma": [None, Real(0.0, low_inclusive=True)],  # its upper limit depends on n
     "project": Boolean(),
     "output": Options(OUTPUTS),
 }
@@ -190,39 +192,18 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     from its own claims (:func:`~dpsolve.privacy.calibration.dpgd_paper_sigma`); the projection
     and the regulariser are dpsolve's additions for constrained, regularised problems.
     """
-    return fit(SPEC, problem, None, epsilon, delta, clip_norm=clip_norm, steps=steps,
-               step_size=step_size, calibration=calibration, sigma=sigma, project=project,
-               output=output, secure=secure, rng=rng, accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
-def default_clip_norm(problem):
-    """The default clipping norm of the clipped-gradient solvers: the Lipschitz constant L, so
-    that clipping never changes a gradient and the bounds hold.
-
-    Parameters
-    ----------
-    problem : Problem
-
-    Returns
-    -------
-    float
-        L; ValueError when the loss has none (squared loss without a radius).
-    """
-    clip_norm = problem.lipschitz
-    if not math.isfinite(clip_norm):
-        raise ValueError(f"the {problem.loss} loss has no finite Lipschitz constant without "
-                         "a radius, so clip_norm has no default: give the Problem a radius "
-                         "or pass clip_norm")
-    return clip_norm
-
-
-def plan(problem, partition, epsilon, delta, *, secure, rng, clip_norm=None, steps=None,
-         step_size=None, calibration="pld", sigma=None, project=True, output="average"):
+def plan(problem, partition, target, options):
     """C, T, the noise and the step size from public constants (the lecture's DP-GD)."""
+    epsilon, delta = target.epsilon, target.delta
+    clip_norm, steps, step_size = options["clip_norm"], options["steps"], options["step_size"]
+    calibration, sigma = options["calibration"], options["sigma"]
+    project, output = options["project"], options["output"]
     n = problem.n
     clip_norm = default_clip_norm(problem) if clip_norm is None else clip_norm
     if sigma is None:
-        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
         if epsilon is not None and delta is not None:
             # the default-T search below evaluates the noise at (epsilon, delta): the ranges
             # first, with the calibration's own limits
@@ -248,13 +229,13 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, clip_norm=None, ste
                 event=gaussian_event(sigma, sensitivity, steps=steps), sigma=sigma, steps=steps,
                 settings={"clip_norm": clip_norm, "step_size": step_size, "project": project,
                           "output": output},
-                state={"radius": radius})
+                run_inputs={"radius": radius})
 
 
 def run(problem, partition, plan, rng):
     """T full-batch steps: the clipped gradient sum in C, the update and projection in numpy."""
     clip_norm, step_size = plan.settings["clip_norm"], plan.settings["step_size"]
-    sigma, radius = plan.sigma, plan.state["radius"]
+    sigma, radius = plan.sigma, plan.run_inputs["radius"]
     X, y = kernel_rows(problem.X), problem.y
     norms = row_norms(problem.X)
     shape = problem.theta_shape
@@ -262,14 +243,14 @@ def run(problem, partition, plan, rng):
     total = np.zeros(shape)
     grad = np.empty(shape)
     scratch = np.empty((64, w.size))
-    if problem.loss == "multinomial":
+    if problem.loss_object.is_multinomial:
         work = np.empty((64, 2 * problem.n_classes))   # each block's logits and derivative
 
         def clipped_sum():
             _gd.clipped_gradient_sum_multinomial(X, y, w, norms, clip_norm, grad, scratch,
                                                  work)
     else:
-        loss = problem.loss_function
+        loss = problem.loss_object
 
         def clipped_sum():
             _gd.clipped_gradient_sum(X, y, loss.kernel_id, loss.kernel_param, w, norms,
@@ -287,29 +268,29 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta)
 
 
-def bound(problem, partition, fit, options):
-    """The lecture's DP-GD optimisation bound at this fit's T and C
-    (:func:`dpsolve.bounds.clipped_gd_bound`), at the target (epsilon, delta) of ``options``.
+def bound(problem, partition, plan):
+    """The lecture's DP-GD optimisation bound at this plan's T and C
+    (:func:`dpsolve.bounds.clipped_gd_bound`), at its target (epsilon, delta).
 
     None without a target (an explicit ``sigma``: epsilon None, or no delta), when C is below
     the Lipschitz constant (the clipped gradient is biased and no such bound holds), or when
     the analysis's step size or projection was not used (a given ``step_size``,
     ``project=False``).
     """
-    epsilon, delta = options["epsilon"], options.get("delta")
+    epsilon, delta = plan.target.epsilon, plan.target.delta
     if epsilon is None or delta is None:
         return None
-    if options.get("step_size") is not None or not fit.settings["project"]:
+    if plan.options["step_size"] is not None or not plan.settings["project"]:
         return None
-    clip_norm = fit.settings["clip_norm"]
+    clip_norm = plan.settings["clip_norm"]
     if clip_norm < problem.lipschitz:
         return None
     # explicit noise is judged at the noise exact accounting would give the target
-    calibration = fit.calibration if fit.calibration != "explicit" else "pld"
-    output = fit.settings["output"]
+    calibration = plan.method if plan.method != "explicit" else "pld"
+    output = plan.settings["output"]
     if output == "last" and not bounds.dpgd_last_iterate_applies(problem):
         return None
-    return Bound(bounds.clipped_gd_bound(problem, epsilon, delta, steps=fit.steps,
+    return Bound(bounds.clipped_gd_bound(problem, epsilon, delta, steps=plan.steps,
                                          clip_norm=clip_norm, calibration=calibration,
                                          output=output),
                  "DP-GD optimisation bound (lecture notes' DP-GD)" if output == "average" else

@@ -12,12 +12,12 @@ from .. import bounds
 from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
 from .._row_ops import kernel_rows, row_norms
-from .._validation import Integer, Options, Passthrough, Real
+from .._validation import Integer, Options, Real
 from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma
 from ._registry import register
-from .clipped_gd import default_clip_norm
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._clipping import default_clip_norm
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Abadi et al. 2016, 'Deep Learning with Differential Privacy', Algorithm 1 (DP-SGD) "
           "with Poisson sampling, accounted by the privacy loss distribution")
@@ -32,12 +32,12 @@ BOUND_NAME = ("projected SGD bound at DP-SGD's noise (Abadi et al. 2016; Nemirov
               "2009)")
 
 PARAMETERS = {
-    "sampling_rate": Real(0.0, 1.0, high_inclusive=True, optional=True),
-    "steps": Integer(1, optional=True),
-    "clip_norm": Real(0.0, optional=True),
-    "step_size": Real(0.0, optional=True),
+    "sampling_rate": [None, Real(0.0, 1.0, high_inclusive=True)],
+    "steps": [None, Integer(1)],
+    "clip_norm": [None, Real(0.0)],
+    "step_size": [None, Real(0.0)],
     "calibration": Options(CALIBRATIONS),
-    "sigma": Passthrough(),                 # checked with epsilon (gaussian_sigma)
+    "sigma": [None, Real(0.0, low_inclusive=True)],  # its upper limit depends on n
 }
 
 
@@ -105,9 +105,7 @@ def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
 
     Utility: :func:`dp_sgd_bound`.
     """
-    return fit(SPEC, problem, None, epsilon, delta, sampling_rate=sampling_rate, steps=steps,
-               clip_norm=clip_norm, step_size=step_size, calibration=calibration, sigma=sigma,
-               secure=secure, rng=rng, accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
 def second_moment_bound(problem, clip_norm, sampling_rate, sigma, radius):
@@ -166,9 +164,12 @@ def _defaults(problem, sampling_rate, steps, clip_norm, sigma):
     return clip_norm, q, steps
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, sampling_rate=None, steps=None,
-         clip_norm=None, step_size=None, calibration="pld", sigma=None):
+def plan(problem, partition, target, options):
     """Sampling rate, steps, clipping norm, noise and step size from public constants."""
+    epsilon, delta = target.epsilon, target.delta
+    sampling_rate, steps, clip_norm = (options["sampling_rate"], options["steps"],
+                                       options["clip_norm"])
+    step_size, calibration, sigma = options["step_size"], options["calibration"], options["sigma"]
     n = problem.n
     clip_norm, q, steps = _defaults(problem, sampling_rate, steps, clip_norm, sigma)
     sensitivity = 2.0 * clip_norm          # replace-one, of the clipped sum over any sample
@@ -191,7 +192,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, sampling_rate=None,
 def run(problem, partition, plan, rng):
     """T sampled, clipped, noisy steps; the clipped sum is the DP-GD kernel on the sample."""
     X, y, n, p = problem.X, problem.y, problem.n, problem.p
-    loss = problem.loss_function
+    loss = problem.loss_object
     settings = plan.settings
     q, clip, eta, radius = (settings["sampling_rate"], settings["clip_norm"],
                             settings["step_size"], settings["radius"])
@@ -210,15 +211,15 @@ def run(problem, partition, plan, rng):
     return Released(theta=total / plan.steps)
 
 
-def bound(problem, partition, fit, options):
-    """:func:`dp_sgd_bound` at the fit's settings, when its step size is the default and
+def bound(problem, partition, plan):
+    """:func:`dp_sgd_bound` at the plan's settings, when its step size is the default and
     clipping changes no gradient."""
-    settings = fit.settings
-    if options.get("step_size") is not None or settings["clip_norm"] < problem.lipschitz:
+    settings = plan.settings
+    if plan.options["step_size"] is not None or settings["clip_norm"] < problem.lipschitz:
         return None
     return Bound(dp_sgd_bound(problem, clip_norm=settings["clip_norm"],
-                              sampling_rate=settings["sampling_rate"], sigma=fit.sigma,
-                              steps=fit.steps), BOUND_NAME)
+                              sampling_rate=settings["sampling_rate"], sigma=plan.sigma,
+                              steps=plan.steps), BOUND_NAME)
 
 
 def bound_floor(problem):
@@ -233,7 +234,9 @@ def bound_floor(problem):
     float or None
         The floor; None where :func:`bound` has no bound at the defaults.
     """
-    clip_norm, q, steps = _defaults(problem, None, None, None, None)
+    defaults = SPEC.defaults
+    clip_norm, q, steps = _defaults(problem, defaults["sampling_rate"], defaults["steps"],
+                                    defaults["clip_norm"], defaults["sigma"])
     if clip_norm < problem.lipschitz:
         return None
     return dp_sgd_bound(problem, clip_norm=clip_norm, sampling_rate=q, sigma=0.0, steps=steps)

@@ -9,15 +9,17 @@ import numpy as np
 
 from .._kernels import joint as _joint
 from .._kernels.vector import project_l2_ball   # the kernels' sequential projection
-from .._validation import Boolean, Integer, Options, Passthrough, Real, check_choice, check_real
-from ..joint import (FINITE_LIMIT, LOSSES, JointModel, check_personal_columns, joint_gradient_bound,
-                     joint_radii, joint_sgd_bound, joint_shapes, loss_at_logits)
+from .._validation import (Boolean, IndexArray, Integer, Options, Real, check_choice,
+                           check_real)
+from ..joint import (FINITE_LIMIT, LOSSES, JointModel, check_personal_columns, joint_excess_risk,
+                     joint_gradient_bound, joint_objective, joint_radii,
+                     joint_reference_minimizer, joint_sgd_bound, joint_shapes, loss_at_logits)
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, calibrate, epsilon_of, gaussian_event
 from ..privacy.calibration import (MAX_NOISE_SCALE, check_noise_scale, exact_gaussian_sigma,
                                    fewest_steps_near_best, nsgd_paper_sigma, warn_large_delta)
 from ..privacy.mechanisms import gaussian_sigma_analytic
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Bound, Measured, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Huang et al. 2023, 'Learning across Data Owners with Joint Differential Privacy', "
           "Algorithm 1 (NSGD), Lemma 3.2, Theorem 3.1")
@@ -28,13 +30,14 @@ MAX_EPOCHS = 50
 _CHUNK = 1 << 18
 
 PARAMETERS = {
-    "personal_columns": Passthrough(),      # checked against the Problem (check_personal_columns)
-    "shared_radius": Passthrough(),         # checked with the Problem's radius (joint_radii)
-    "personal_radius": Passthrough(),
-    "steps": Integer(1, optional=True),
-    "step_size": Real(0.0, optional=True),
-    "calibration": Passthrough(),           # its default depends on the personalised block
-    "sigma": Passthrough(),
+    # the columns' range, the radii's defaults and sigma against epsilon: checked in plan
+    "personal_columns": [Options(("all",)), IndexArray()],
+    "shared_radius": [None, Real(0.0)],
+    "personal_radius": [None, Real(0.0)],
+    "steps": [None, Integer(1)],
+    "step_size": [None, Real(0.0)],
+    "calibration": [None, Options(CALIBRATIONS)],   # None: by the personalised block
+    "sigma": [None, Real(0.0, MAX_NOISE_SCALE, low_inclusive=True, high_inclusive=True)],
     "schedule": Options(SCHEDULES),
     "record_transcript": Boolean(),
     "transcript_limit": Integer(0),
@@ -149,19 +152,15 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     ``L_u`` bounds ``||grad_u h|| = ||loss'(u^T a + x_j^T a_P; y) a||`` over the whole joint
     domain (:func:`dpsolve.joint.joint_gradient_bound`): for the squared loss the margin can reach
     ``B (R_U + R_X)``, so ``L_u = B (B (R_U + R_X) + B_y)`` (``B (B R_U + B_y)`` without a
-    personalised block), not ``Problem.lipschitz = B (R B + B_y)``; dpsolve 0.1.0 used the
-    latter and understated epsilon for the squared loss. For the classification losses the
+    personalised block), not ``Problem.lipschitz = B (R B + B_y)``, which would understate
+    epsilon for the squared loss. For the classification losses the
     bound does not depend on the margin and ``L_u = Problem.lipschitz``.
     Utility: :func:`dpsolve.joint.joint_sgd_bound` (Theorem 3.1).
 
     Source: Huang et al. 2023, "Learning across Data Owners with Joint Differential Privacy"
     (docs/sources.md), Algorithm 1, Lemma 3.2, Theorem 3.1.
     """
-    return fit(SPEC, problem, owners, epsilon, delta, personal_columns=personal_columns,
-               shared_radius=shared_radius, personal_radius=personal_radius, steps=steps,
-               step_size=step_size, calibration=calibration, sigma=sigma, schedule=schedule,
-               record_transcript=record_transcript, transcript_limit=transcript_limit,
-               secure=secure, rng=rng)
+    return run_solver(SPEC, locals())
 
 
 def collaboration_full_dp(problem, owners, epsilon, delta, **options):
@@ -336,14 +335,14 @@ def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size
     X_sum = np.zeros((N, cols.size * K))
     last = np.zeros(N, dtype=np.intp)
     z, d = np.empty(K), np.empty(K)
-    kind = -1 if K > 1 else problem.loss_function.kernel_id
+    kind = -1 if K > 1 else problem.loss_object.kernel_id
     labels = np.asarray(problem.y, dtype=float)
     for t0 in range(0, steps, _CHUNK):
         t1 = min(t0 + _CHUNK, steps)
         # The kernel's flag (final U and every final X_j finite) is ignored: it reads the
         # personalised blocks, which carry no noise. joint_sgd checks the released average of u
         # instead (_check_finite).
-        _joint.joint_sgd_steps(problem.X, labels, kind, problem.loss_function.kernel_param, K, cols, U, Xp,
+        _joint.joint_sgd_steps(problem.X, labels, kind, problem.loss_object.kernel_param, K, cols, U, Xp,
                                owner_seq[t0:t1], records[t0:t1], sigma, step_size, lam,
                                r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
     X_sum += Xp * (steps - last)[:, None]
@@ -412,13 +411,16 @@ def _check_calibration(calibration, sigma, epsilon, delta, personalised):
     return calibration, sigma, epsilon, delta
 
 
-def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all",
-         shared_radius=None, personal_radius=None, steps=None, step_size=None,
-         calibration=None, sigma=None, schedule="balanced", record_transcript=False,
-         transcript_limit=2 ** 28):
-    """Layout, L_u, noise, T and step size from public constants; the owner schedule and the
-    record draws from public randomness (``rng`` is spawned into the schedule's, the records'
-    and the noise's streams, in that order)."""
+def plan(problem, owners, target, options):
+    """Layout, L_u, the noise's calibration and T from public constants. The noise itself,
+    the event and the step size depend on the owner schedule, public randomness: :func:`draw`
+    completes the plan."""
+    epsilon, delta = target.epsilon, target.delta
+    personal_columns, shared_radius, personal_radius = (
+        options["personal_columns"], options["shared_radius"], options["personal_radius"])
+    steps, step_size, calibration = options["steps"], options["step_size"], options["calibration"]
+    sigma, schedule = options["sigma"], options["schedule"]
+    record_transcript, transcript_limit = options["record_transcript"], options["transcript_limit"]
     cols = check_personal_columns(problem, personal_columns)
     personalised = cols.size > 0
     r_u, r_x = joint_radii(problem, shared_radius, personal_radius)
@@ -432,7 +434,6 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
     calibration, sigma, epsilon, delta = _check_calibration(calibration, sigma, epsilon, delta,
                                                             personalised)
     warn_large_delta(delta, n, stacklevel=4)
-    schedule_rng, record_rng, noise_rng = rng.spawn(3)
 
     sensitivity = 2.0 * L          # replace-one: two records' gradients, each of norm <= L_u
     R = math.sqrt(N * r_x ** 2 + r_u ** 2)
@@ -445,6 +446,28 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
         raise ValueError(f"the transcript of {steps} steps would take {steps * dim * 8:,} bytes, "
                          f"above transcript_limit={transcript_limit:,}: raise the limit or run "
                          "fewer steps")
+    return Plan(epsilon=None if calibration == "explicit" else epsilon, delta=delta,
+                method=calibration, event=None, sigma=sigma, steps=steps,
+                run_inputs={"cols": cols, "K": K, "shapes": (shared_shape, personal_shape),
+                            "record_transcript": record_transcript, "sensitivity": sensitivity,
+                            "L": L, "gradient": gradient, "radii": (r_u, r_x), "R": R, "G": G,
+                            "dim": dim, "schedule": schedule, "step_size": step_size})
+
+
+def draw(problem, owners, plan, rng):
+    """The plan completed by the public randomness its event depends on: ``rng`` is spawned
+    into the owner schedule's, the record draws' and the noise's streams, in that order; the
+    schedule fixes the most steps any owner takes, hence the noise and the event."""
+    schedule_rng, record_rng, noise_rng = rng.spawn(3)
+    inputs = plan.run_inputs
+    cols, K, (shared_shape, personal_shape) = inputs["cols"], inputs["K"], inputs["shapes"]
+    sensitivity, L, gradient, R, G, dim = (inputs[k] for k in ("sensitivity", "L", "gradient",
+                                                               "R", "G", "dim"))
+    (r_u, r_x), schedule, step_size = inputs["radii"], inputs["schedule"], inputs["step_size"]
+    calibration, sigma, delta, steps = plan.method, plan.sigma, plan.delta, plan.steps
+    epsilon = plan.epsilon
+    n, N, lam = problem.n, owners.m, problem.reg
+    personalised = cols.size > 0
     owner_seq = _schedule(N, steps, schedule, schedule_rng)
     k_max = int(np.bincount(owner_seq, minlength=N).max())
     sigma = _noise(calibration, sigma, epsilon, delta, sensitivity, L, n, personalised,
@@ -478,12 +501,12 @@ def plan(problem, owners, epsilon, delta, *, secure, rng, personal_columns="all"
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
     rows = np.concatenate([owner.rows for owner in owners]).astype(np.intp)
     local = record_rng.integers(0, sizes[owner_seq])
-    return Plan(epsilon=None if calibration == "explicit" else epsilon, delta=delta,
-                method=calibration, event=event, sigma=sigma, steps=steps, settings=settings,
-                state={"cols": cols, "K": K, "owner_seq": owner_seq, "local": local,
-                       "records": rows[starts[owner_seq] + local], "noise_rng": noise_rng,
-                       "shapes": (shared_shape, personal_shape),
-                       "record_transcript": record_transcript})
+    return dataclasses.replace(
+        plan, event=event, sigma=sigma, settings=settings,
+        run_inputs={"cols": cols, "K": K, "owner_seq": owner_seq, "local": local,
+                    "records": rows[starts[owner_seq] + local], "noise_rng": noise_rng,
+                    "shapes": (shared_shape, personal_shape),
+                    "record_transcript": inputs["record_transcript"]})
 
 
 def run(problem, owners, plan, rng):
@@ -497,7 +520,7 @@ def run(problem, owners, plan, rng):
     and every personal step stay far below the float64 maximum while ``u`` and ``x_j`` are
     finite, so a personalised block can turn non-finite only after a non-finite ``u^t``, which
     then enters the released average."""
-    state, settings = plan.state, plan.settings
+    state, settings = plan.run_inputs, plan.settings
     cols, K, owner_seq = state["cols"], state["K"], state["owner_seq"]
     shared_shape, personal_shape = state["shapes"]
     eta, lam, r_u, r_x = (settings["step_size"], problem.reg, settings["shared_radius"],
@@ -520,17 +543,38 @@ def run(problem, owners, plan, rng):
                     observers={"other_owners": plan.report.certified_epsilon})
 
 
-def bound(problem, owners, fit, options):
-    """Theorem 3.1 of Huang et al. 2023 (record level, constant 1) at the fit's block layout;
+def bound(problem, owners, plan):
+    """Theorem 3.1 of Huang et al. 2023 (record level, constant 1) at the plan's block layout;
     None for an explicit noise (the theorem is stated at a calibrated epsilon)."""
-    if fit.calibration == "explicit":
+    if plan.method == "explicit":
         return None
-    settings = fit.settings
-    return Bound(joint_sgd_bound(problem, owners, options["epsilon"], options.get("delta"),
+    settings = plan.settings
+    return Bound(joint_sgd_bound(problem, owners, plan.target.epsilon, plan.target.delta,
                                  personal_columns=settings["personal_columns"],
                                  shared_radius=settings["shared_radius"],
                                  personal_radius=settings["personal_radius"]),
                  "Huang et al. 2023 Theorem 3.1 (record level, constant 1)")
+
+
+def measure(problem, owners, plan, fit):
+    """The fit measured on the joint objective, against its joint minimiser at the plan's
+    layout (:func:`dpsolve.joint.joint_reference_minimizer`)."""
+    options = plan.options
+    reference = joint_reference_minimizer(problem, owners, options["personal_columns"],
+                                          shared_radius=options["shared_radius"],
+                                          personal_radius=options["personal_radius"])
+    return Measured(reference=reference,
+                    excess_risk=joint_excess_risk(problem, owners, fit.model, reference),
+                    objective=joint_objective(problem, owners, fit.model),
+                    released=(fit.theta, fit.model.personal))
+
+
+def sweep_options(options):
+    """A sweep's options as :func:`joint_sgd` takes them: ``personal_columns = "none"`` (TOML
+    has no empty column list in a grid) is no personalised block, the full-DP baseline."""
+    if options.get("personal_columns") == "none":
+        return {**options, "personal_columns": []}
+    return options
 
 
 SPEC = register(SolverSpec(
@@ -539,7 +583,8 @@ SPEC = register(SolverSpec(
     neighbours="replace-one record (owner level with a personalised block: any number of one "
                "owner's records)",
     guarantee="joint_dp", parameters=PARAMETERS, plan=plan, run=run, bound=bound,
-    page="joint_dp.md",
+    page="joint_dp.md", draw=draw, transcript_option="record_transcript", measure=measure,
+    sweep_options=sweep_options,
     nonfinite_hint="the noise or the step overflowed float64 in the shared parameters: reduce "
                    "step_size or sigma",
     example={"epsilon": 1.0, "delta": 1e-6, "steps": 200, "personal_columns": [0]},

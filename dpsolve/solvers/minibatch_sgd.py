@@ -11,7 +11,7 @@ from .._validation import Integer, Options, Real, check_real
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Song, Chaudhuri & Sarwate 2013, 'Stochastic gradient descent with differentially "
           "private updates', mini-batch update with noise density exp(-(alpha/2)||z||)")
@@ -21,8 +21,7 @@ PARAMETERS = {
     "batch_size": Integer(1),                # <= n: checked against the Problem in plan
     "schedule": Options(SCHEDULES),
     "step_size": Real(0.0),
-    "noise_scale": Real(0.0, MAX_NOISE_SCALE, low_inclusive=True, high_inclusive=True,
-                        optional=True),
+    "noise_scale": [None, Real(0.0, MAX_NOISE_SCALE, low_inclusive=True, high_inclusive=True)],
 }
 
 
@@ -97,14 +96,14 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     updates", GlobalSIP 2013: the mini-batch update and its noise density (eq. (1) of the blog
     notes summarising the paper, see docs/sources.md).
     """
-    return fit(SPEC, problem, None, epsilon, None, batch_size=batch_size, schedule=schedule,
-               step_size=step_size, noise_scale=noise_scale, secure=secure, rng=rng,
-               accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, batch_size=10, schedule="inv_sqrt",
-         step_size=1.0, noise_scale=None):
+def plan(problem, partition, target, options):
     """The noise scale, the projection radius and the step sizes from public constants."""
+    epsilon = target.epsilon
+    batch_size, schedule = options["batch_size"], options["schedule"]
+    step_size, noise_scale = options["step_size"], options["noise_scale"]
     n = problem.n
     if problem.reg <= 0.0:
         raise ValueError("minibatch_sgd needs a regularised objective: give the Problem reg > 0")
@@ -144,7 +143,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, batch_size=10, sche
 
 def run(problem, partition, plan, rng):
     """One pass in C over a uniformly random order of the rows (drawn first from ``rng``)."""
-    settings, loss = plan.settings, problem.loss_function
+    settings, loss = plan.settings, problem.loss_object
     order = rng.permutation(problem.n).astype(np.intp)
     theta = np.zeros(problem.p)
     _minibatch.minibatch_sgd_pass(kernel_rows(problem.X), problem.y, loss.kernel_id, loss.kernel_param, theta,
@@ -154,20 +153,20 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta)
 
 
-def bound(problem, partition, fit, options):
-    """The strongly convex SGD bound of :func:`dpsolve.bounds.minibatch_sgd_bound` at the target
-    epsilon of ``options``.
+def bound(problem, partition, plan):
+    """The strongly convex SGD bound of :func:`dpsolve.bounds.minibatch_sgd_bound` at the
+    plan's target epsilon.
 
     None unless the schedule is ``"inv"`` (the bound's step sizes) and the loss is smooth, and
     without a target epsilon (an explicit ``noise_scale``). The fit itself already required
     ``reg > 0``, a binary loss and ``batch_size <= n``.
     """
-    epsilon = options["epsilon"]
-    if fit.settings["schedule"] != "inv" or epsilon is None or \
-            not problem.loss_function.smooth:
+    epsilon = plan.target.epsilon
+    if plan.settings["schedule"] != "inv" or epsilon is None or \
+            not problem.loss_object.smooth:
         return None
     return Bound(bounds.minibatch_sgd_bound(problem, epsilon,
-                                            batch_size=fit.settings["batch_size"]),
+                                            batch_size=plan.settings["batch_size"]),
                  "Song-Chaudhuri-Sarwate 2013 SGD bound (schedule inv)")
 
 

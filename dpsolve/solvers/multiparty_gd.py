@@ -8,17 +8,18 @@ import numpy as np
 
 from .. import bounds
 from .._projection import scale_onto_ball
-from .._validation import Boolean, Integer, Options, Passthrough, check_choice, check_real
+from .._validation import Boolean, Integer, Options, Real, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
                                    check_noise_scale, exact_gaussian_sigma,
                                    fewest_steps_near_best, gaussian_sigma, jayaraman_paper_sigma,
-                                   sgd2_paper_sigma, warn_large_delta, zcdp_inversion_sigma)
+                                   multiparty_gd_paper_sigma, warn_large_delta, zcdp_inversion_sigma)
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
-SGD2_SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP "
-               "write-up 2'), Algorithm SGD2, Theorems 3 and 4")
+SGD2_SOURCE = ("Bassily-Smith-Thakurta 2014's noisy gradients across parties, each party adding "
+               "its own Gaussian noise to its gradient sum, as written up in the multi-party SGD "
+               "notes ('Multi-party DP write-up 2', Algorithm SGD2, Theorems 3 and 4)")
 JAYARAMAN_SOURCE = ("Jayaraman et al. 2018, multi-party gradient perturbation with zCDP, as "
                     "presented in Chen's 2019 slides 'Differential Privacy and Distributed "
                     "Learning'")
@@ -31,12 +32,14 @@ CALIBRATIONS = ("paper",) + ACCOUNTANTS
 
 PARAMETERS = {
     "noise": Options(NOISE_MODES),
-    "steps": Integer(1, optional=True),
-    "step_size": Passthrough(),              # a rule of the noise mode, or a constant
-    "calibration": Passthrough(),            # checked with epsilon (gaussian_sigma)
-    "sigma": Passthrough(),
-    "weighting": Options(WEIGHTINGS, optional=True),
-    "output": Options(OUTPUTS, optional=True),
+    "steps": [None, Integer(1)],
+    # a rule (which ones depends on the noise mode: checked in plan), or a constant
+    "step_size": [None, Options(sorted({r for rules in STEP_RULES.values() for r in rules})),
+                  Real(0.0)],
+    "calibration": Options(CALIBRATIONS),
+    "sigma": [None, Real(0.0, low_inclusive=True)],  # its upper limit depends on n
+    "weighting": [None, Options(WEIGHTINGS)],
+    "output": [None, Options(OUTPUTS)],
     "initial": Options(INITIALS),
     "record_transcript": Boolean(),
     "transcript_limit": Integer(0),
@@ -170,7 +173,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     and a record enters one message per iteration. Step sizes: ``"strongly_convex"`` (default
     when ``reg > 0``) ``eta_k = 2 / (n lambda (k + 1))`` with the weighted average
     ``sum_k 2k theta_k / (T(T+1))`` (Lacoste-Julien, Schmidt & Bach 2012), for which Theorem 4's
-    bound holds (:func:`dpsolve.bounds.sgd2_bound`); ``"lipschitz"``
+    bound holds (:func:`dpsolve.bounds.multiparty_gd_bound`); ``"lipschitz"``
     ``eta_k = ||C||_2 / sqrt(k (n^2 G^2 + m p sigma^2))`` with the plain average.
 
     **Gradient perturbation (Jayaraman et al. 2018), ``noise="secure_aggregation"``.**
@@ -199,7 +202,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         the sum (Jayaraman et al.).
     steps : int, optional
         T >= 1. Default: the fewest iterations in [1, 10^4] within 10% of the best value of the
-        protocol's bound (:func:`dpsolve.bounds.sgd2_bound`, or
+        protocol's bound (:func:`dpsolve.bounds.multiparty_gd_bound`, or
         :func:`dpsolve.bounds.gradient_perturbation_bound`) at the calibrated noise; public
         constants only. Needs ``reg > 0`` (and a smooth loss for secure aggregation); otherwise
         pass ``steps``.
@@ -208,7 +211,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         ``eta > 0``. ``"secure_aggregation"``: ``"smooth"`` (``1/(beta + lambda)``, default; needs
         a smooth loss) or a constant ``eta > 0``.
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
-        ``"paper"``: :func:`~dpsolve.privacy.calibration.sgd2_paper_sigma` or
+        ``"paper"``: :func:`~dpsolve.privacy.calibration.multiparty_gd_paper_sigma` or
         :func:`~dpsolve.privacy.calibration.jayaraman_paper_sigma`. ``"zcdp"`` with secure
         aggregation: the exact zCDP inversion
         :func:`~dpsolve.privacy.calibration.zcdp_inversion_sigma`. Otherwise the least noise the
@@ -256,20 +259,20 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     Source: Algorithm SGD2 and Theorems 3-4 of the multi-party SGD notes (after
     Bassily-Smith-Thakurta 2014); Jayaraman et al. 2018's multi-party gradient perturbation, as
     presented in Chen's 2019 slides (docs/sources.md). The sources' mistakes are in
-    docs/source_mistakes.md and in :func:`~dpsolve.privacy.calibration.sgd2_paper_sigma` and
+    docs/source_mistakes.md and in :func:`~dpsolve.privacy.calibration.multiparty_gd_paper_sigma` and
     :func:`~dpsolve.privacy.calibration.jayaraman_paper_sigma`.
     """
-    return fit(SPEC, problem, parties, epsilon, delta, noise=noise, steps=steps,
-               step_size=step_size, calibration=calibration, sigma=sigma, weighting=weighting,
-               output=output, initial=initial, record_transcript=record_transcript,
-               transcript_limit=transcript_limit, secure=secure, rng=rng, accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
 # -- plan: defaults and noise from public constants ------------------------------------------------
-def plan(problem, parties, epsilon, delta, *, secure, rng, noise="per_party", steps=None,
-         step_size=None, calibration="pld", sigma=None, weighting=None, output=None,
-         initial="zero", record_transcript=False, transcript_limit=2 ** 28):
+def plan(problem, parties, target, options):
     """The protocol's settings, T, the noise and the step sizes, from public constants."""
+    epsilon, delta = target.epsilon, target.delta
+    noise, steps, step_size = options["noise"], options["steps"], options["step_size"]
+    calibration, sigma = options["calibration"], options["sigma"]
+    weighting, output, initial = options["weighting"], options["output"], options["initial"]
+    record_transcript, transcript_limit = options["record_transcript"], options["transcript_limit"]
     aggregated = noise == "secure_aggregation"
     L = check_finite_lipschitz("multiparty_gd", problem)
     n, p, m, lam = problem.n, problem.p, parties.m, problem.reg
@@ -277,9 +280,11 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise="per_party", st
         weighting = "party" if aggregated else "pooled"
     if not aggregated and weighting != "pooled":
         raise ValueError('weighting="party" is Jayaraman et al.\'s objective and needs '
-                         'noise="secure_aggregation"; SGD2 minimises the pooled sum')
+                         'noise="secure_aggregation"; noise="per_party" (the multi-party SGD '
+                         "notes' protocol) minimises the pooled sum")
     if initial == "uniform" and (aggregated or problem.radius is None):
-        raise ValueError('initial="uniform" (SGD2\'s step 1) needs noise="per_party" and '
+        raise ValueError('initial="uniform" (step 1 of the multi-party SGD notes\' protocol) '
+                         'needs noise="per_party" and '
                          "a Problem with a radius")
     beta = problem.smoothness + lam
     step_rule, eta = _step_rule(problem, noise, step_size, beta)
@@ -292,7 +297,6 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise="per_party", st
     else:
         sensitivity = 2.0 * L
     if sigma is None:
-        calibration = check_choice(calibration, "calibration", CALIBRATIONS)
         if epsilon is not None and delta is not None:
             check_real(epsilon, "epsilon", low=0.0)
             check_real(delta, "delta", low=0.0, high=1.0)
@@ -318,7 +322,7 @@ def plan(problem, parties, epsilon, delta, *, secure, rng, noise="per_party", st
                           else None,
                           "output": output, "initial": initial, "radius": radius,
                           "sensitivity": sensitivity},
-                state={"step_sizes": step_sizes, "reg_scale": lam if aggregated else n * lam,
+                run_inputs={"step_sizes": step_sizes, "reg_scale": lam if aggregated else n * lam,
                        "record_transcript": record_transcript},
                 source=JAYARAMAN_SOURCE if aggregated else SGD2_SOURCE)
 
@@ -362,7 +366,7 @@ def _noise(problem, noise, steps, sensitivity, L, epsilon, delta, sigma, calibra
         d = check_real(d, "delta", low=0.0, high=1.0)
         if aggregated:
             return jayaraman_paper_sigma(sensitivity, steps, e, d)
-        return sgd2_paper_sigma(L, steps, e, d)
+        return multiparty_gd_paper_sigma(L, steps, e, d)
 
     return gaussian_sigma("multiparty_gd", n=problem.n, epsilon=epsilon, delta=delta,
                           sigma=sigma, calibration=calibration, calibrations=CALIBRATIONS,
@@ -392,7 +396,7 @@ def _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta,
         if step_rule != "strongly_convex":
             raise ValueError('steps has a default only with step_size="strongly_convex": '
                              "pass steps")
-        values = bounds.sgd2_bound(problem, m, sigma, grid)
+        values = bounds.multiparty_gd_bound(problem, m, sigma, grid)
     else:
         if not math.isfinite(beta) or step_rule != "smooth":
             raise ValueError("steps has a default only for a smooth loss with the default step "
@@ -407,7 +411,7 @@ def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration)
     grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
     if calibration != "paper":
         return grid, exact_gaussian_sigma(sensitivity, grid, epsilon, delta)
-    # the formulas of sgd2_paper_sigma and jayaraman_paper_sigma over the grid at once, with
+    # the formulas of multiparty_gd_paper_sigma and jayaraman_paper_sigma over the grid at once, with
     # inf where Lemma 2's per-iteration epsilon is not below 1
     if mode == "secure_aggregation":
         return grid, sensitivity * np.sqrt(2.0 * grid * math.log(1.0 / delta)) / epsilon
@@ -421,7 +425,7 @@ def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration)
 # -- run: the protocol -----------------------------------------------------------------------------
 def run(problem, parties, plan, rng):
     """T iterations of the protocol: the parties' messages, B's step, the running release."""
-    settings, state, steps = plan.settings, plan.state, plan.steps
+    settings, state, steps = plan.settings, plan.run_inputs, plan.steps
     m, p = parties.m, problem.p
     streams = rng.spawn(m + 1)      # one per party, and one for B or the secure aggregator
     theta = _initial_point(settings["initial"], p, settings["radius"], streams[m])
@@ -515,20 +519,21 @@ def _secure_sum(shares, sigma, rng):
 
 
 # -- bound -----------------------------------------------------------------------------------------
-def bound(problem, parties, fit, options):
+def bound(problem, parties, plan):
     """Theorem 4 of the multi-party SGD notes for SGD2's strongly convex steps with an average;
     the gradient-perturbation bound for secure aggregation at step ``1/beta``; None otherwise."""
-    settings = fit.settings
+    settings = plan.settings
     if settings["noise"] == "per_party":
         # Theorem 4 is for the strongly convex steps (so reg > 0) and an average of the iterates
         if settings["step_size"] != "strongly_convex" or settings["output"] == "last":
             return None
-        return Bound(bounds.sgd2_bound(problem, parties, fit.sigma, fit.steps),
-                     "Theorem 4 of the multi-party SGD notes (SGD2, explicit constants)")
+        return Bound(bounds.multiparty_gd_bound(problem, parties, plan.sigma, plan.steps),
+                     "multi-party noisy gradient descent bound (multi-party SGD notes' "
+                     "Theorem 4, after Bassily-Smith-Thakurta 2014; explicit constants)")
     # the contraction needs step 1/beta (a smooth loss) and a strongly convex objective
     if settings["step_size"] != "smooth" or problem.reg <= 0.0:
         return None
-    return Bound(bounds.gradient_perturbation_bound(problem, fit.steps, fit.sigma),
+    return Bound(bounds.gradient_perturbation_bound(problem, plan.steps, plan.sigma),
                  "gradient perturbation at step 1/beta (Jayaraman et al. 2018)")
 
 
@@ -539,6 +544,7 @@ SPEC = register(SolverSpec(
     source=SGD2_SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"),
     partition="parties", neighbours="replace-one record", guarantee="dp",
     parameters=PARAMETERS, plan=plan, run=run, bound=bound, page="multiparty.md",
+    transcript_option="record_transcript",
     nonfinite_hint="reduce step_size",
     example={"epsilon": 1.0, "delta": 1e-6, "steps": 50},
     example_problem={"radius": 1.0, "reg": 0.1}, parts=2))

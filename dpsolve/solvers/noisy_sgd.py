@@ -9,15 +9,16 @@ from .._kernels import sgd as _sgd
 from .._kernels.stream import Stream
 from .._multiparty import sgd1_observer_epsilons, sgd1_protocol
 from .._row_ops import kernel_rows
-from .._validation import Boolean, Integer, Options, Passthrough, check_real
-from ..parties import check_parties
+from .._validation import Boolean, InstanceOf, Integer, Options, Real, check_real
+from ..parties import Parties, check_parties
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, gaussian_event
-from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma, sgd1_paper_sigma
+from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma, noisy_sgd_paper_sigma
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
-SOURCE = ("multi-party SGD notes after Bassily-Smith-Thakurta 2014 ('Multi-party DP write-up 2'), "
-          "Algorithm SGD1, noise (3), step sizes (4)")
+SOURCE = ("Bassily-Smith-Thakurta 2014, 'Private Empirical Risk Minimization: Efficient Algorithms "
+          "and Tight Error Bounds', noisy SGD as written up in the multi-party SGD notes "
+          "('Multi-party DP write-up 2', Algorithm SGD1, noise (3), step sizes (4))")
 # pld cannot account for sampling without replacement, which SGD1's index draws are
 CALIBRATIONS = ("paper",) + tuple(a for a in ACCOUNTANTS if a != "pld")
 STEP_SIZES = ("lipschitz", "strongly_convex")
@@ -26,11 +27,12 @@ STEP_SIZES = ("lipschitz", "strongly_convex")
 _CHUNK = 1 << 20
 
 PARAMETERS = {
-    "steps": Integer(1, optional=True),
-    "calibration": Passthrough(),            # checked with epsilon (gaussian_sigma)
-    "sigma": Passthrough(),
+    "steps": [None, Integer(1)],
+    # every calibration dpsolve knows: the index sampling PLD cannot account for is the plan's
+    "calibration": Options(("paper",) + ACCOUNTANTS),
+    "sigma": [None, Real(0.0, low_inclusive=True)],  # its upper limit depends on n
     "step_size": Options(STEP_SIZES),
-    "parties": Passthrough(),                # checked against the problem in plan
+    "parties": [None, InstanceOf(Parties, "dpsolve.Parties")],  # of this Problem: in plan
     "record_transcript": Boolean(),
     "transcript_limit": Integer(0),
 }
@@ -69,7 +71,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     steps : int, optional
         Number of steps T (default ``n**2``, as in the notes).
     calibration : {"paper", "rdp", "zcdp", "strong", "basic"}
-        ``"paper"``: the notes' noise (3), see :func:`sgd1_paper_sigma` (needs
+        ``"paper"``: the notes' noise (3), see :func:`noisy_sgd_paper_sigma` (needs
         ``0 < epsilon < 1`` and ``delta < 1/n^3``). An accountant name: the least noise that
         accountant certifies for T steps, each a Gaussian of sensitivity ``2 n L`` on one record
         drawn uniformly (:func:`dpsolve.privacy.calibrate`); ``"rdp"`` is the tightest
@@ -92,7 +94,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     record_transcript : bool, default False
         With ``parties``: run the protocol message by message in Python (each party computing
         on its own rows only) and return what B saw as ``Fit.transcript``
-        (:class:`~dpsolve._multiparty.SGD1Transcript`). Slow (tens of microseconds a step):
+        (:class:`~dpsolve._multiparty.NoisySGDTranscript`). Slow (tens of microseconds a step):
         for small runs. Without it the same protocol runs in C, except for parties on workers,
         which always run the protocol (and return the transcript only when asked).
     transcript_limit : int, default 2**28
@@ -123,7 +125,7 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     observer of ``theta_T`` or of the whole transcript ``{G_t}`` who does not know the index
     sequence, which stays inside the solver: amplification by sampling depends on that
     (docs/noisy_sgd.md, "Privacy"). The notes' own proof of (3) has gaps (see
-    :func:`sgd1_paper_sigma`); the RDP accountant certifies every fit's noise independently
+    :func:`noisy_sgd_paper_sigma`); the RDP accountant certifies every fit's noise independently
     (``Fit.privacy``), and a :class:`~dpsolve.privacy.PrivacyWarning` is raised if it certifies
     less than claimed.
 
@@ -140,16 +142,15 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     built on Bassily-Smith-Thakurta 2014; docs/sources.md), Algorithm SGD1, eqs. (3) and (4),
     Theorem 2.
     """
-    return fit(SPEC, problem, None, epsilon, delta, steps=steps, calibration=calibration,
-               sigma=sigma, step_size=step_size, parties=parties,
-               record_transcript=record_transcript, transcript_limit=transcript_limit,
-               secure=secure, rng=rng, accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibration="paper",
-         sigma=None, step_size="lipschitz", parties=None, record_transcript=False,
-         transcript_limit=2 ** 28):
+def plan(problem, partition, target, options):
     """Noise, steps and step sizes from public constants (SGD1's eqs. (3) and (4))."""
+    epsilon, delta = target.epsilon, target.delta
+    steps, calibration, sigma = options["steps"], options["calibration"], options["sigma"]
+    step_size, parties = options["step_size"], options["parties"]
+    record_transcript, transcript_limit = options["record_transcript"], options["transcript_limit"]
     n, p = problem.n, problem.p
     if parties is not None:
         check_parties(problem, parties)
@@ -184,7 +185,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibra
     def paper(epsilon, delta):
         epsilon = check_real(epsilon, "epsilon", low=0.0, high=1.0)
         delta = check_real(delta, "delta", low=0.0, high=1.0 / n ** 3)
-        return sgd1_paper_sigma(n, L, epsilon, delta)
+        return noisy_sgd_paper_sigma(n, L, epsilon, delta)
 
     sigma, epsilon, delta, calibration = gaussian_sigma(
         "noisy_sgd", n=n, epsilon=epsilon, delta=delta, sigma=sigma, calibration=calibration,
@@ -199,7 +200,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibra
     return Plan(epsilon=epsilon, delta=delta, method=calibration,
                 event=gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling),
                 sigma=sigma, steps=steps,
-                state={"schedule": schedule, "eta0": eta0, "step_size": step_size,
+                run_inputs={"schedule": schedule, "eta0": eta0, "step_size": step_size,
                        "parties": parties, "record_transcript": record_transcript,
                        "protocol": protocol, "sensitivity": sensitivity})
 
@@ -207,7 +208,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, steps=None, calibra
 def run(problem, partition, plan, rng):
     """T steps in C (or, with a transcript or parties on workers, the protocol message by
     message)."""
-    state, steps, sigma = plan.state, plan.steps, plan.sigma
+    state, steps, sigma = plan.run_inputs, plan.steps, plan.sigma
     parties = state["parties"]
     indices, noise = Stream.from_generator(rng), Stream.from_generator(rng)
     theta = np.zeros(problem.p)
@@ -223,7 +224,7 @@ def run(problem, partition, plan, rng):
         if not state["record_transcript"]:
             transcript = None
     else:
-        loss = problem.loss_function
+        loss = problem.loss_object
         # every step runs, whatever the iterates (no early exit on an iterate)
         for t0 in range(1, steps + 1, _CHUNK):
             _sgd.noisy_sgd_steps(kernel_rows(problem.X), problem.y, loss.kernel_id, loss.kernel_param, theta,
@@ -237,15 +238,19 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta, transcript=transcript, observers=observers)
 
 
-def bound(problem, partition, fit, options):
+def bound(problem, partition, plan):
     """Theorem 2 of the multi-party SGD notes (O-constant 1), for the step-size rule used."""
-    if not math.isfinite(fit.epsilon):
+    # the claim: the certified epsilon when the noise was given explicitly
+    epsilon = plan.report.epsilon if plan.report is not None else plan.epsilon
+    if epsilon is None or not math.isfinite(epsilon):
         return None
-    if options.get("step_size", "lipschitz") == "strongly_convex":
-        return Bound(bounds.sgd1_strongly_convex_bound(problem, fit.epsilon, fit.delta),
-                     "Theorem 2 of the multi-party SGD notes (strongly convex, O-constant 1)")
-    return Bound(bounds.sgd1_lipschitz_bound(problem, fit.epsilon, fit.delta),
-                 "Theorem 2 of the multi-party SGD notes (Lipschitz, O-constant 1)")
+    if plan.options["step_size"] == "strongly_convex":
+        return Bound(bounds.noisy_sgd_strongly_convex_bound(problem, epsilon, plan.delta),
+                     "Bassily-Smith-Thakurta 2014 noisy SGD bound (multi-party SGD notes' "
+                     "Theorem 2, strongly convex, O-constant 1)")
+    return Bound(bounds.noisy_sgd_lipschitz_bound(problem, epsilon, plan.delta),
+                 "Bassily-Smith-Thakurta 2014 noisy SGD bound (multi-party SGD notes' "
+                 "Theorem 2, Lipschitz, O-constant 1)")
 
 
 SPEC = register(SolverSpec(
@@ -253,7 +258,8 @@ SPEC = register(SolverSpec(
     works=("Bassily, Smith & Thakurta 2014", "the multi-party SGD notes (Algorithm SGD1)"),
     source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
-    bound=bound, page="noisy_sgd.md",
+    bound=bound, page="noisy_sgd.md", transcript_option="record_transcript",
+    parties_option="parties",
     nonfinite_hint="reduce the step size or give the Problem a radius",
     observer_note=", which holds for an outsider who does not know the index sequence",
     example={"epsilon": 0.5, "delta": 1e-6, "steps": 2000, "calibration": "rdp"},

@@ -7,14 +7,13 @@ import dp_accounting
 import numpy as np
 
 from .. import _fixed_iteration as fixed
-from .. import bounds
-from .._validation import Passthrough, check_real
-from ..privacy.accounting import ApproxDpEvent, pure_event
-from ..privacy.calibration import (objective_jacobian_term, resolve_objective_noise,
-                                   resolve_output_noise)
+from .. import approximate_minima, bounds
+from .._validation import Options, Real, RealArray, check_real
+from ..privacy.accounting import ACCOUNTANTS, ApproxDpEvent, pure_event
+from ..privacy.calibration import OUTPUT_NOISES
 from . import _inner
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
           "2012's constants, as Approximate Minima Perturbation (Iyengar et al. 2019); "
@@ -23,14 +22,14 @@ SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thak
 LOSSES = ("logistic", "huber_hinge")
 
 PARAMETERS = {
-    "objective_noise": Passthrough(),        # checked with delta (resolve_objective_noise)
-    "tolerance": Passthrough(),              # "auto" or a real in (0, 1e-2]: checked in plan
-    "output_fraction": Passthrough(),        # "auto" or a real in (0, 1): checked by the search
-    "extra_reg": Passthrough(),              # "auto", "cms" or a real >= 0: checked likewise
-    "noise": Passthrough(),                  # checked with delta (resolve_output_noise)
-    "calibration": Passthrough(),            # checked for Gaussian noise only
-    "centre": Passthrough(),                 # None or a finite array of theta's shape: in plan
-    "centre_bound": Passthrough(),           # None or a real >= ||centre||: in plan
+    "objective_noise": Options(("auto",) + OUTPUT_NOISES),   # Gaussian needs delta: in plan
+    "tolerance": [Options(("auto",)), Real(0.0, 1e-2, high_inclusive=True)],
+    "output_fraction": [Options(("auto",)), Real(0.0, 1.0)],
+    "extra_reg": [Options(("auto", "cms")), Real(0.0, low_inclusive=True)],
+    "noise": [None, Options(OUTPUT_NOISES)],          # None: from delta (resolve_output_noise)
+    "calibration": Options(("paper",) + ACCOUNTANTS),   # used by Gaussian noise only
+    "centre": [None, RealArray()],                   # of theta's shape: in plan
+    "centre_bound": [None, Real(0.0, low_inclusive=True)],  # >= ||centre||, <= 1e6: in plan
 }
 
 
@@ -46,7 +45,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     ``epsilon_out = output_fraction * epsilon`` pays for the solver's inexactness. By default
     the split and the extra regularisation Delta are the ones that minimise the method's
     utility bound, chosen from public constants only
-    (:func:`dpsolve.bounds.objective_perturbation_settings`).
+    (:func:`dpsolve.approximate_minima.objective_perturbation_settings`).
 
     1. ``epsilon' = epsilon_obj - ln(1 + cB^2 / (n (lambda + Delta)))`` (the Jacobian term
        once: CMS 2011 and Kifer et al. 2012 subtract it twice; docs/perturbation.md), for any
@@ -77,7 +76,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
         The noise b in the objective. ``"gamma_norm"``: density proportional to
         ``exp(-epsilon' ||b|| / (2B))``, epsilon-DP. ``"gaussian"`` (needs delta):
         ``N(0, sigma^2 I)`` with sigma from
-        :func:`~dpsolve.privacy.calibration.gaussian_objective_sigma`, an
+        :func:`~dpsolve.approximate_minima.gaussian_objective_sigma`, an
         ``(epsilon_obj, delta)``-DP release (Kifer et al. 2012's Gaussian variant, dpsolve's
         constants). ``"auto"``: gamma-norm without delta, else the one with the smaller utility
         bound (Gaussian in high dimension: ``E||b||^2`` is ``p sigma^2`` against
@@ -89,15 +88,15 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     extra_reg : "auto", "cms" or float, default "auto"
         Delta ``>= 0`` added to the regulariser of the perturbed objective. ``"auto"``: the
         Delta that minimises the utility bound at the split; ``"cms"``: CMS 2011's two-branch
-        rule (Delta = 0 whenever that leaves epsilon' > 0, however little; the behaviour of
-        dpsolve 0.2); a number: that Delta (ValueError if it leaves no epsilon').
+        rule (Delta = 0 whenever that leaves epsilon' > 0, however little); a number: that Delta (ValueError if it leaves no epsilon').
     noise : {"gamma_norm", "gaussian"}, optional
         Output noise. Default: Gaussian when gamma-norm objective noise is given delta, else
         gamma-norm (with Gaussian objective noise, which then takes all of delta). When both
         noises are Gaussian, delta is split evenly between them.
     tolerance : "auto" or float, default "auto"
         Gap g of the inner solve, in (0, 1e-2]. ``"auto"``: twice the float64 floor of the
-        fixed-iteration solver for this problem, at most 1e-12 (:func:`auto_tolerance`; a
+        fixed-iteration solver for this problem, at most 1e-12
+        (:func:`~dpsolve.approximate_minima.auto_tolerance`; a
         smaller g needs less output noise). If Newton's method cannot certify g (it almost
         always does within a few steps), research mode falls back to the fixed-iteration solver
         (no exception). ``secure=True`` refuses a tolerance below the float64 floor of
@@ -145,63 +144,43 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     un-noised minimiser, the perturbed objective's gap. Utility:
     :func:`dpsolve.bounds.objective_perturbation_bound`.
     """
-    return fit(SPEC, problem, None, epsilon, delta, objective_noise=objective_noise,
-               output_fraction=output_fraction,
-               extra_reg=extra_reg, noise=noise, tolerance=tolerance, calibration=calibration,
-               centre=centre, centre_bound=centre_bound, secure=secure, rng=rng,
-               accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="auto",
-         output_fraction="auto", extra_reg="auto", noise=None, tolerance="auto",
-         calibration="pld", centre=None, centre_bound=None):
+def plan(problem, partition, target, options):
     """The objective noise, the budget split and Delta (from the utility bound, or as given),
     the noise scales and the inner solve's K, from public constants."""
+    epsilon, delta, secure = target.epsilon, target.delta, target.secure
+    objective_noise, output_fraction, extra_reg = (
+        options["objective_noise"], options["output_fraction"], options["extra_reg"])
+    noise, tolerance, calibration = options["noise"], options["tolerance"], options["calibration"]
+    centre, centre_bound = options["centre"], options["centre_bound"]
     if problem.radius is not None:
         raise ValueError("objective_perturbation's analysis is for an unconstrained problem: "
                          "use a Problem with radius=None (and reg > 0)")
     centre = check_centre(centre, problem)
     centre_bound = _check_centre_bound(centre_bound, centre)
     _inner._lipschitz("objective_perturbation", problem)
-    options = {"objective_noise": objective_noise, "output_fraction": output_fraction,
-               "extra_reg": extra_reg, "noise": noise, "calibration": calibration}
-    if isinstance(tolerance, str) and tolerance == "auto":
-        tolerance = auto_tolerance(problem, epsilon, delta, centre_bound=centre_bound,
-                                   **options)
-    elif isinstance(tolerance, str):
-        raise ValueError(f"tolerance must be 'auto' or a number in (0, 1e-2], got {tolerance!r}")
-    else:
-        tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
-    chosen = bounds.objective_perturbation_settings(problem, epsilon, delta,
-                                                    tolerance=tolerance, **options)
-    output_fraction, objective_noise = chosen["output_fraction"], chosen["objective_noise"]
-    noise, delta_obj, delta_out = resolve_objective_noise(objective_noise, noise, delta)
-    noise, epsilon, delta_out, calibration = resolve_output_noise(
-        noise, epsilon, delta_out, calibration, problem.n, output_fraction)
-    lam = problem.reg
-    eps_obj = (1.0 - output_fraction) * epsilon
-    eps_out = output_fraction * epsilon
-    # the settings' search already checked Delta and computed the objective noise's constants
-    extra_reg = chosen["extra_reg"]
+    # the tolerance, the settings at it and the noises, each resolved once
+    amp = approximate_minima.plan_settings(
+        problem, epsilon, delta, tolerance=tolerance, centre_bound=centre_bound,
+        objective_noise=objective_noise, output_fraction=output_fraction, extra_reg=extra_reg,
+        noise=noise, calibration=calibration)
+    epsilon, tolerance, noise, calibration = amp.epsilon, amp.tolerance, amp.noise, amp.calibration
+    objective_noise, output_fraction, extra_reg = (amp.objective_noise, amp.output_fraction,
+                                                   amp.extra_reg)
+    eps_obj, eps_out, delta_obj, delta_out = (amp.epsilon_objective, amp.epsilon_output,
+                                              amp.delta_objective, amp.delta_output)
+    objective_scale, jacobian, sensitivity = (amp.objective_scale, amp.jacobian_term,
+                                              amp.output_sensitivity)
     if objective_noise == "gaussian":
-        objective_scale = chosen["objective_sigma"]
         objective_event = ApproxDpEvent(eps_obj, delta_obj)
         objective_settings = {"objective_sigma": objective_scale, "delta_objective": delta_obj}
-        c = problem.loss_function.curvature
-        jacobian = objective_jacobian_term(c * problem.row_norm ** 2, problem.n,
-                                           lam + extra_reg)
     else:
-        eps_prime = chosen["epsilon_prime"]
-        objective_scale = 2.0 * problem.row_norm / eps_prime
         objective_event = pure_event(eps_obj)
-        objective_settings = {"epsilon_prime": eps_prime}
-        jacobian = eps_obj - eps_prime
-    sensitivity = 2.0 * math.sqrt(2.0 * tolerance / (lam + extra_reg))
+        objective_settings = {"epsilon_prime": amp.epsilon_prime}
     # K from public constants only (not from b, whose norm is secret): start at -b/(n mu)
-    inner = _inner._bounded(fixed.objective_plan(problem, tolerance, extra_reg,
-                                                 objective_scale, objective_noise,
-                                                 centre_norm=centre_bound),
-                            "objective_perturbation", secure)
+    inner = _inner._bounded(amp.inner, "objective_perturbation", secure)
     if secure:
         fixed.check_tolerance(inner, "objective_perturbation")
     scale, out_event, out_noise, sigma = _inner._output_noise(noise, delta_out, eps_out,
@@ -218,7 +197,7 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, objective_noise="au
                           "tolerance": tolerance, "output_sensitivity": sensitivity,
                           "noise": noise, "centred": centre is not None,
                           **_inner._inner_settings(inner, secure)},
-                state={"inner": inner, "secure": secure, "scale": scale, "centre": centre})
+                run_inputs={"inner": inner, "secure": secure, "scale": scale, "centre": centre})
 
 
 def check_centre(centre, problem):
@@ -259,78 +238,9 @@ def _check_centre_bound(bound, centre):
     return bound
 
 
-#: The tolerance of dpsolve 0.2, and the largest ``tolerance="auto"`` takes.
-DEFAULT_TOLERANCE = 1e-12
-
-
-def auto_tolerance(problem, epsilon, delta=None, *, objective_noise="auto",
-                   output_fraction="auto", extra_reg="auto", noise=None, calibration="pld",
-                   centre_bound=0.0):
-    """The inner solve's tolerance g for ``tolerance="auto"``: twice the float64 floor of the
-    fixed-iteration solver at the chosen settings (what secure mode can deliver by
-    construction, :func:`dpsolve._fixed_iteration.float_floor`), at most 1e-12.
-
-    A smaller g needs less output noise (sensitivity ``2 sqrt(2g/(lambda + Delta))``), so a
-    smaller share of epsilon, so more epsilon' for the objective noise. The floor depends on
-    the settings and the settings on g: three rounds of (settings at g, floor at those
-    settings) from g = 1e-12, each only ever lowering g while it stays above twice the floor.
-    From public constants only.
-
-    Parameters
-    ----------
-    problem : Problem
-        With ``reg > 0`` and ``radius=None``.
-    epsilon : float
-        Target epsilon.
-    delta : float, optional
-        Target delta (Gaussian output noise), or None.
-    objective_noise, output_fraction, extra_reg, noise, calibration
-        As :func:`objective_perturbation` takes them.
-    centre_bound : float, default 0
-        A bound on the regularisers' centre's norm (the centre moves the minimiser, and with
-        it the floor).
-
-    Returns
-    -------
-    float
-        g, in ``[2 * floor, 1e-12]`` (1e-12 when the floor is above 5e-13).
-    """
-    floors = {}
-
-    def floor(tolerance):
-        # each round asks again for the floor at the g the previous one accepted: once per g
-        if tolerance not in floors:
-            floors[tolerance] = _floor_at(tolerance)
-        return floors[tolerance]
-
-    def _floor_at(tolerance):
-        chosen = bounds.objective_perturbation_settings(
-            problem, epsilon, delta, objective_noise=objective_noise,
-            output_fraction=output_fraction, extra_reg=extra_reg, noise=noise,
-            tolerance=tolerance, calibration=calibration)
-        if chosen["objective_noise"] == "gaussian":
-            scale = chosen["objective_sigma"]
-        else:
-            scale = 2.0 * problem.row_norm / chosen["epsilon_prime"]
-        return fixed.objective_plan(problem, tolerance, chosen["extra_reg"], scale,
-                                    chosen["objective_noise"],
-                                    centre_norm=centre_bound).floor
-
-    tolerance = accepted = DEFAULT_TOLERANCE
-    for _ in range(3):
-        candidate = 2.0 * floor(tolerance)
-        if not candidate < tolerance:
-            break
-        tolerance = candidate
-        # the floor grows (slowly) as g falls: keep only a g above its own floor
-        if floor(tolerance) <= tolerance:
-            accepted = tolerance
-    return accepted
-
-
 def run(problem, partition, plan, rng):
     """Draw b, minimise the perturbed objective, draw the output noise b_2."""
-    settings, state = plan.settings, plan.state
+    settings, state = plan.settings, plan.run_inputs
     mu = problem.reg + settings["extra_reg"]
     kind = settings["objective_noise"]
     b = _inner._draw(kind, plan.noise[f"objective_{kind}"], problem.p, rng)
@@ -350,17 +260,17 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta_hat + b2)
 
 
-def bound(problem, partition, fit, options):
-    """:func:`dpsolve.bounds.objective_perturbation_bound` at the fit's split and Delta."""
-    epsilon, delta = options["epsilon"], options.get("delta")
+def bound(problem, partition, plan):
+    """:func:`dpsolve.bounds.objective_perturbation_bound` at the plan's split and Delta."""
+    epsilon, delta = plan.target.epsilon, plan.target.delta
     if delta is not None and delta == 0:
         # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
         return None
-    settings = fit.settings
+    settings = plan.settings
     return Bound(bounds.objective_perturbation_bound(
         problem, epsilon, delta, objective_noise=settings["objective_noise"],
         output_fraction=settings["output_fraction"],
-        extra_reg="cms" if options.get("extra_reg") == "cms" else settings["extra_reg"],
+        extra_reg="cms" if plan.options["extra_reg"] == "cms" else settings["extra_reg"],
         noise=settings["noise"], tolerance=settings["tolerance"]),
         "objective perturbation (CMS 2011 / AMP)")
 

@@ -2,11 +2,12 @@
 import math
 
 from .. import bounds
-from .._validation import Boolean, Passthrough, Real
-from ..privacy.calibration import resolve_output_noise
+from .._validation import Boolean, Options, Real
+from ..privacy.accounting import ACCOUNTANTS
+from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
 from . import _inner
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, fit
+from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1 'ERM with output perturbation', "
           "as presented in Chen's 2019 slides 'Differential Privacy and Distributed "
@@ -14,8 +15,8 @@ SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1 'ERM with output perturb
 
 PARAMETERS = {
     "tolerance": Real(0.0, 1e-2, high_inclusive=True),
-    "noise": Passthrough(),                  # checked with delta (resolve_output_noise)
-    "calibration": Passthrough(),            # checked for Gaussian noise only
+    "noise": [None, Options(OUTPUT_NOISES)],  # None: from delta (resolve_output_noise)
+    "calibration": Options(("paper",) + ACCOUNTANTS),   # used by Gaussian noise only
     "project": Boolean(),
 }
 
@@ -98,14 +99,14 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     presented in Chen's 2019 slides ("Output Perturbation - non-distributed setting"; see
     docs/sources.md).
     """
-    return fit(SPEC, problem, None, epsilon, delta, noise=noise, tolerance=tolerance,
-               calibration=calibration, project=project, secure=secure, rng=rng,
-               accountant=accountant)
+    return run_solver(SPEC, locals())
 
 
-def plan(problem, partition, epsilon, delta, *, secure, rng, noise=None, tolerance=1e-10,
-         calibration="pld", project=True):
+def plan(problem, partition, target, options):
     """The sensitivity, the output noise and the inner solve's plan, from public constants."""
+    epsilon, delta, secure = target.epsilon, target.delta, target.secure
+    noise, tolerance = options["noise"], options["tolerance"]
+    calibration, project = options["calibration"], options["project"]
     L = _inner._lipschitz("output_perturbation", problem)
     noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta, calibration,
                                                               problem.n)
@@ -119,12 +120,12 @@ def plan(problem, partition, epsilon, delta, *, secure, rng, noise=None, toleran
                 sigma=sigma, noise=noise_scales,
                 settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
                           "project": project, **_inner._inner_settings(inner, secure)},
-                state={"inner": inner, "secure": secure, "scale": scale})
+                run_inputs={"inner": inner, "secure": secure, "scale": scale})
 
 
 def run(problem, partition, plan, rng):
     """The inner solve, then the one noise draw."""
-    settings, state = plan.settings, plan.state
+    settings, state = plan.settings, plan.run_inputs
     theta_hat = _inner._inner_minimizer(problem, settings["tolerance"], state["inner"],
                                         state["secure"])
     # (multinomial: the mechanism runs on the p K coordinates of the flattened parameter)
@@ -133,16 +134,16 @@ def run(problem, partition, plan, rng):
                                           settings["project"]))
 
 
-def bound(problem, partition, fit, options):
-    """:func:`dpsolve.bounds.output_perturbation_bound` at the sweep's epsilon and delta and
-    the fit's noise, tolerance and calibration."""
-    epsilon, delta = options["epsilon"], options.get("delta")
+def bound(problem, partition, plan):
+    """:func:`dpsolve.bounds.output_perturbation_bound` at the plan's target epsilon and delta
+    and its noise, tolerance and calibration."""
+    epsilon, delta = plan.target.epsilon, plan.target.delta
     if delta is not None and delta == 0:
         # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
         return None
-    settings = fit.settings
-    calibration = fit.calibration if fit.calibration not in ("paper", "explicit") else (
-        "paper" if fit.calibration == "paper" else "pld")
+    settings = plan.settings
+    calibration = plan.method if plan.method not in ("paper", "explicit") else (
+        "paper" if plan.method == "paper" else "pld")
     return Bound(bounds.output_perturbation_bound(
         problem, epsilon, delta, noise=settings["noise"], tolerance=settings["tolerance"],
         calibration=calibration), "output perturbation (CMS 2011)")

@@ -1,6 +1,7 @@
 """Reproduce the synthetic experiment of Song, Chaudhuri & Sarwate 2013 (Fig. 1, left).
 
-    python docs/scripts/seed001_minibatch.py [--runs 20] [--out docs/figures/seed001_minibatch]
+    python docs/scripts/minibatch_sgd_batch_sizes.py [--runs 20]
+        [--out docs/figures/minibatch_sgd_batch_sizes]
 
 n = 10,000 points uniform on the unit sphere in R^5, linearly separable with margin 0.001;
 logistic regression with lambda = 1e-4; epsilon = 1; batch sizes {1, 2, 5, 10, 20, 50}; one
@@ -25,7 +26,7 @@ BATCH_SIZES = (1, 2, 5, 10, 20, 50)
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--out", default="docs/figures/seed001_minibatch")
+    parser.add_argument("--out", default="docs/figures/minibatch_sgd_batch_sizes")
     args = parser.parse_args()
     X, y = dpsolve.datasets.make_separable(10_000, 5, margin=0.001, rng=2013)
     problem = dpsolve.Problem(X, y, "logistic", radius=None, reg=1e-4)

@@ -1,6 +1,6 @@
 """Huang et al. 2023's Table 1 in shape, on a convex model: joint DP against full DP and per-silo.
 
-    python docs/scripts/seed003_digits.py [--runs 5] [--out docs/figures/seed003_digits]
+    python docs/scripts/joint_dp_digits.py [--runs 5] [--out docs/figures/joint_dp_digits]
 
 scikit-learn's digits (1,797 images, 10 classes; :func:`dpsolve.datasets.load_digits`), split 80/20
 into training and test records, then among N in {4, 16, 64} owners non-IID (each owner holds 8 of
@@ -171,7 +171,7 @@ def figure(results, out):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--out", default="docs/figures/seed003_digits")
+    parser.add_argument("--out", default="docs/figures/joint_dp_digits")
     args = parser.parse_args()
     results = run(args.runs)
     print(table(results))

@@ -1,4 +1,4 @@
-"""NumPy's solves give the same bits for any thread count (dpsolve/_blas.py): BLAS held at one
+"""NumPy's solves give the same bits for any thread count (dpsolve/_ordered_linalg.py): BLAS held at one
 thread inside them, the Hessian's blocks spread over dpsolve's threads and added in order."""
 import hashlib
 import threading
@@ -8,7 +8,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import dpsolve
-from dpsolve import _blas
+from dpsolve import _ordered_linalg
 from dpsolve._kernels.threads import max_threads, set_num_threads
 from dpsolve.reference import reference_minimizer
 
@@ -87,9 +87,9 @@ def _blas_counts():
 def test_one_blas_thread_holds_until_the_last_holder_leaves():
     with threadpool_limits(2, "blas"):
         before = _blas_counts()
-        with _blas.one_blas_thread():
+        with _ordered_linalg.one_blas_thread():
             assert set(_blas_counts()) == {1}
-            with _blas.one_blas_thread():            # nested
+            with _ordered_linalg.one_blas_thread():            # nested
                 assert set(_blas_counts()) == {1}
             assert set(_blas_counts()) == {1}
             # another thread enters and leaves while this one holds the limit
@@ -102,7 +102,7 @@ def test_one_blas_thread_holds_until_the_last_holder_leaves():
 
 
 def _entered_and_left():
-    with _blas.one_blas_thread():
+    with _ordered_linalg.one_blas_thread():
         inside = sorted(set(_blas_counts()))
     return inside
 
@@ -111,7 +111,7 @@ def test_one_blas_thread_restores_after_an_exception():
     with threadpool_limits(2, "blas"):
         before = _blas_counts()
         with pytest.raises(RuntimeError):
-            with _blas.one_blas_thread():
+            with _ordered_linalg.one_blas_thread():
                 raise RuntimeError("inside")
         assert _blas_counts() == before
 
@@ -121,7 +121,7 @@ def test_blocked_sum_adds_the_blocks_in_order(restore_threads, threads):
     # terms whose sum depends on the order: 1e16 + 1 - 1e16 ...
     terms = [np.array([1e16]), np.array([1.0]), np.array([-1e16]), np.array([1.0])] * 5
     set_num_threads(threads)
-    out = _blas.blocked_sum(lambda i: terms[i], list(range(len(terms))), np.zeros(1))
+    out = _ordered_linalg.blocked_sum(lambda i: terms[i], list(range(len(terms))), np.zeros(1))
     expected = np.zeros(1)
     for term in terms:
         expected += term
@@ -134,7 +134,7 @@ def test_weighted_gram_by_blocks_matches_the_product(restore_threads):
     grams = []
     for threads in (1, 2):
         set_num_threads(threads)
-        grams.append(_blas.weighted_gram(X, w))
+        grams.append(_ordered_linalg.weighted_gram(X, w))
     assert grams[0].tobytes() == grams[1].tobytes()
     # the same matrix as one product, to rounding: a sum of n terms of size |x_i||x_j| w
     bound = 2 * 10_000 * np.finfo(float).eps * ((np.abs(X).T * w) @ np.abs(X))
@@ -162,7 +162,7 @@ def test_weighted_row_sum_is_x_transpose_r_for_any_threads_and_storage(restore_t
     got = np.frombuffer(outs[0])
     bound = 2 * 30_000 * np.finfo(float).eps * (np.abs(X).T @ np.abs(r))
     assert np.all(np.abs(got - X.T @ r) <= bound)
-    assert np.array_equal(_blas.rmatvec(X, r), got)
+    assert np.array_equal(_ordered_linalg.rmatvec(X, r), got)
     with pytest.raises(ValueError, match="shape mismatch"):
         gd.weighted_row_sum(X, r[:-1], np.empty(37), np.empty((64, 37)))
     with pytest.raises(ValueError, match="scratch"):
@@ -185,10 +185,10 @@ def test_matvec_sums_each_row_in_order_for_any_threads_and_storage(restore_threa
         expected[i] = s
     for threads in (1, 2):
         set_num_threads(threads)
-        assert _blas.matvec(X, v).tobytes() == expected.tobytes()
-        assert _blas.matvec(sparse.csr_array(X), v).tobytes() == expected.tobytes()
+        assert _ordered_linalg.matvec(X, v).tobytes() == expected.tobytes()
+        assert _ordered_linalg.matvec(sparse.csr_array(X), v).tobytes() == expected.tobytes()
         # (n, K): by blocks of rows, each one BLAS product: the whole product's bits
-        assert np.array_equal(_blas.matvec(X, V), plain_k)
+        assert np.array_equal(_ordered_linalg.matvec(X, V), plain_k)
 
 
 def test_row_margins_refuses_mismatched_shapes():
@@ -208,6 +208,6 @@ def test_blocked_products_leave_the_blas_limit(restore_threads):
         before = _blas_counts()
         for threads in (1, 2):
             set_num_threads(threads)
-            _blas.matvec(X, V)
-            _blas.weighted_gram(X, w)
+            _ordered_linalg.matvec(X, V)
+            _ordered_linalg.weighted_gram(X, w)
             assert _blas_counts() == before
