@@ -550,7 +550,9 @@ def _check_solver_cell(cell, where, spec):
     try:
         check_real(cell["epsilon"], "epsilon", low=0.0)
         if spec is not None:
-            check_parameters(spec.parameters,
-                             {k: v for k, v in cell.items() if k in spec.parameters})
+            options = {k: v for k, v in cell.items() if k in spec.parameters}
+            if spec.sweep_options is not None:      # as the run will pass them
+                options = spec.sweep_options(options)
+            check_parameters(spec.parameters, options)
     except (TypeError, ValueError) as exc:
         raise refuse(where, cell, exc) from None
