@@ -3,8 +3,8 @@ problems built from fixed seeds, the NumPy baselines the kernels are measured ag
 best-of timer for the ratios that must be measured inside one benchmark (both sides in the same
 process, the same minute, on the same machine state).
 
-Run the whole suite with asv (README, development section), or one file directly from the
-repository root, which prints its measurements::
+Run the whole suite with asv (docs/parameters.md, development section), or one file directly
+from the repository root, which prints its measurements::
 
     python -m benchmarks.bench_kernels
 """

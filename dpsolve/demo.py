@@ -54,7 +54,7 @@ def run_demo(*, seeds=5, seed=0, out="dpsolve-demo.png", db=None, jobs=None, pro
     jobs : int, optional
         Worker processes (default: every core).
     progress : bool, default True
-        A progress bar on stderr.
+        A progress bar on stderr, drawn only when stderr is a terminal.
     stream : file, default sys.stdout
         Where the report goes.
 

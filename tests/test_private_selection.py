@@ -320,10 +320,10 @@ def test_the_selected_model_reports_the_searchs_privacy():
 
 
 def test_private_selection_is_reachable_from_the_package():
-    """``import dpsolve`` alone makes ``dpsolve.private_selection`` available, as the README
-    names it (a fresh interpreter, so no other test's import of the module can hide a missing
-    export), without importing scikit-learn, which stays optional: the same holds with
-    scikit-learn made unimportable."""
+    """``import dpsolve`` alone makes ``dpsolve.private_selection`` available, as
+    docs/parameters.md names it (a fresh interpreter, so no other test's import of the module
+    can hide a missing export), without importing scikit-learn, which stays optional: the same
+    holds with scikit-learn made unimportable."""
     import os
     import subprocess
     import sys

@@ -68,7 +68,8 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
         ``executor``.
     progress : bool
         Show a tqdm progress bar with an ETA on stderr (and, with ``client``, the dashboard's
-        address).
+        address). The bar is drawn only when stderr is a terminal: redirected to a file or a
+        pipe (a log, CI), it writes nothing, instead of one carriage-return frame per update.
 
     Returns
     -------
@@ -129,8 +130,10 @@ def _progress_bar(sweep, counts, client):
         from .cluster import dashboard_message
         print(dashboard_message(client), file=sys.stderr)
     from tqdm import tqdm
+    # disable=None: tqdm turns itself off when stderr is not a terminal, where its
+    # carriage-return frames would pile up in a log file
     return tqdm(total=counts["total"], initial=counts["skipped"], unit="run",
-                desc=sweep.name, file=sys.stderr)
+                desc=sweep.name, file=sys.stderr, disable=None)
 
 
 def _process_pool(jobs):
