@@ -134,8 +134,11 @@ def _hashes_under(variables, names):
     """:func:`release_hashes` in a fresh interpreter with extra environment variables."""
     code = (f"import json, runpy; m = runpy.run_path({__file__!r}); "
             f"print(json.dumps(m['release_hashes']({tuple(names)!r})))")
+    # run from tests/: from the repository root, `python -c` would import the source tree,
+    # which has no compiled kernels after a regular install
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, **variables}, timeout=300)
+                          env={**os.environ, **variables}, timeout=300,
+                          cwd=os.path.dirname(os.path.abspath(__file__)))
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
