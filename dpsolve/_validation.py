@@ -1,6 +1,7 @@
 """Argument checks shared by the public API: each names the parameter and the accepted range."""
-import numbers
 import math
+import numbers
+import reprlib
 
 import numpy as np
 
@@ -74,6 +75,11 @@ def check_rng(rng):
 
 
 # -- declarative parameter constraints (after scikit-learn's _parameter_constraints) ----------
+def _shown(value):
+    """``repr(value)`` shortened for a message (a refused array may be large)."""
+    return reprlib.repr(value)
+
+
 class InvalidParameterError(ValueError, TypeError):
     """A value that none of a parameter's accepted alternatives takes (a ValueError and a
     TypeError both, as scikit-learn's: the value may be of a wrong type or out of range)."""
@@ -192,7 +198,7 @@ class IndexArray(Constraint):
         array = None if isinstance(value, (str, bytes)) else np.asarray(value)
         if array is None or array.ndim != 1 or not (
                 array.size == 0 or np.issubdtype(array.dtype, np.integer)):
-            raise TypeError(f"{name} must be {self.describe()}, got {value!r}")
+            raise TypeError(f"{name} must be {self.describe()}, got {_shown(value)}")
         return value
 
     def describe(self):
@@ -248,7 +254,7 @@ class AnyOf(Constraint):
                 return alternative(value, name)
             except (TypeError, ValueError):
                 continue
-        raise InvalidParameterError(f"{name} must be {self.describe()}, got {value!r}")
+        raise InvalidParameterError(f"{name} must be {self.describe()}, got {_shown(value)}")
 
     def describe(self):
         words = [a.describe() for a in self.alternatives] + (["None"] if self.optional else [])
