@@ -124,7 +124,8 @@ class Real(Constraint):
         b = self.bounds
         if b["low"] is None and b["high"] is None:
             return "a finite real number"
-        left = "(-inf" if b["low"] is None else ("[" if b["low_inclusive"] else "(") + f"{b['low']:g}"
+        left = ("(-inf" if b["low"] is None
+                else ("[" if b["low_inclusive"] else "(") + f"{b['low']:g}")
         right = "inf)" if b["high"] is None else f"{b['high']:g}" + ("]" if b["high_inclusive"]
                                                                        else ")")
         return f"a number in {left}, {right}"

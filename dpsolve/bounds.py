@@ -635,8 +635,8 @@ def multiparty_gd_bound(problem, parties, sigma, steps, *, form="mean"):
     reject_multinomial(problem, "multiparty_gd_bound (the multi-party SGD notes' Theorem 4)",
                        multinomial_solvers())
     if problem.reg <= 0.0:
-        raise ValueError("multiparty_gd_bound (the multi-party SGD notes' Theorem 4) needs a strongly "
-                         "convex objective: problem.reg > 0")
+        raise ValueError("multiparty_gd_bound (the multi-party SGD notes' Theorem 4) needs a "
+                         "strongly convex objective: problem.reg > 0")
     m = parties.m if hasattr(parties, "m") else check_int(parties, "parties", low=1)
     n, p, lam = problem.n, problem.p, problem.reg
     G = problem.lipschitz + lam * _projection_radius(problem)

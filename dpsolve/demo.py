@@ -74,7 +74,8 @@ def run_demo(*, seeds=5, seed=0, out="dpsolve-demo.png", db=None, jobs=None, pro
         cells = summarize(path)
         text = report_text(path, cells, columns=COLUMNS)
     print("noisy_sgd (Bassily-Smith-Thakurta 2014, T = n^2 steps) on the mean-form objective "
-          f"over the unit ball, delta = {DELTA:g}; excess risk F(theta) - F(theta*), mean over {seeds} runs "
+          f"over the unit ball, delta = {DELTA:g}; excess risk F(theta) - F(theta*), mean over "
+          f"{seeds} runs "
           "with its 95% interval (ci_half_width)\n", file=stream)
     print(text, file=stream)
     print("\ncalibration: paper = the noise of Bassily-Smith-Thakurta 2014 as the multi-party "
@@ -82,7 +83,8 @@ def run_demo(*, seeds=5, seed=0, out="dpsolve-demo.png", db=None, jobs=None, pro
           "accountant certifies for the same (epsilon, delta). certified_epsilon: what the RDP "
           "accountant certifies for the noise used. bound: Bassily-Smith-Thakurta 2014's upper "
           "bound for Lipschitz losses (mean form, O-constant 1); "
-          "lower_bound: Bassily-Smith-Thakurta 2014's lower bound (constant 1). Both are rates, not exact values. "
+          "lower_bound: Bassily-Smith-Thakurta 2014's lower bound (constant 1). Both are "
+          "rates, not exact values. "
           f"theta* certified to within {max(c['reference_gap'] for c in cells):.1e}. "
           f"Total time {time.perf_counter() - start:.1f} s.", file=stream)
     if db:

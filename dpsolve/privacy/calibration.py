@@ -539,8 +539,8 @@ def multiparty_gd_paper_sigma(lipschitz, steps, epsilon, delta):
     eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
     if eps_iteration >= 1.0:
         raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
-                         f"epsilon / sqrt(T ln(1/delta)) = {eps_iteration:.3g} below 1 (Lemma 2 of the multi-party SGD "
-                         "notes, the classic Gaussian mechanism); "
+                         f"epsilon / sqrt(T ln(1/delta)) = {eps_iteration:.3g} below 1 (Lemma 2 "
+                         "of the multi-party SGD notes, the classic Gaussian mechanism); "
                          'use more steps, a smaller epsilon, or calibration="pld"')
     return gaussian_sigma_classic(2.0 * lipschitz, eps_iteration, delta / steps)
 

@@ -14,9 +14,10 @@ from .._version import __version__
 
 #: Version of the on-disk cache format. Bump it when the format or the solver changes
 #: meaning; old files are then ignored. 3: theta's sums in an order fixed by the shapes
-#: (dpsolve/_ordered_linalg.py) and Newton's line search stopping below F's rounding. The key also holds
-#: dpsolve's version, so that a release never reads another's theta (equally certified, but
-#: not the same bits: a sweep's results would then depend on what a machine had cached).
+#: (dpsolve/_ordered_linalg.py) and Newton's line search stopping below F's rounding. The key
+#: also holds dpsolve's version, so that a release never reads another's theta (equally
+#: certified, but not the same bits: a sweep's results would then depend on what a machine had
+#: cached).
 CACHE_FORMAT_VERSION = 3
 
 

@@ -93,7 +93,8 @@ class _Model:
 
     def hessian(self):
         """The Hessian on the flattened (C-order) parameter, accumulated over blocks of rows
-        (the blocks on dpsolve's threads, added in order: :func:`dpsolve._ordered_linalg.blocked_sum`).
+        (the blocks on dpsolve's threads, added in order:
+        :func:`dpsolve._ordered_linalg.blocked_sum`).
 
         Multinomial: ``(1/n) sum_i (diag(s_i) - s_i s_i^T) kron x_i x_i^T + lambda I`` (entry
         ``(j K + k, j' K + k')`` is ``(1/n) sum_i x_ij x_ij' (s_ik [k = k'] - s_ik s_ik')``),

@@ -3,8 +3,9 @@ constants only.
 
 A solver's plan (:func:`~dpsolve.solvers.plan_fit`, the one every fit goes through) resolves
 its defaults and calibrates its noise from public constants (n, p, L, beta, lambda, R, B, the
-loss), and its bound (``SolverSpec.bound``) turns the plan into an excess-risk bound. Neither reads X or y, so the choice they make
-is as public as the constants: it can be made, reported and acted on without spending privacy.
+loss), and its bound (``SolverSpec.bound``) turns the plan into an excess-risk bound. Neither
+reads X or y, so the choice they make is as public as the constants: it can be made, reported
+and acted on without spending privacy.
 """
 import dataclasses
 import math

@@ -342,9 +342,9 @@ def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size
         # The kernel's flag (final U and every final X_j finite) is ignored: it reads the
         # personalised blocks, which carry no noise. joint_sgd checks the released average of u
         # instead (_check_finite).
-        _joint.joint_sgd_steps(problem.X, labels, kind, problem.loss_object.kernel_param, K, cols, U, Xp,
-                               owner_seq[t0:t1], records[t0:t1], sigma, step_size, lam,
-                               r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
+        _joint.joint_sgd_steps(problem.X, labels, kind, problem.loss_object.kernel_param, K,
+                               cols, U, Xp, owner_seq[t0:t1], records[t0:t1], sigma,
+                               step_size, lam, r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
     X_sum += Xp * (steps - last)[:, None]
     return JointModel(shared=(U_sum / steps).reshape(shared_shape),
                       personal=(X_sum / steps).reshape(personal_shape), personal_columns=cols)

@@ -13,7 +13,8 @@ from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
                                    check_noise_scale, exact_gaussian_sigma,
                                    fewest_steps_near_best, gaussian_sigma, jayaraman_paper_sigma,
-                                   multiparty_gd_paper_sigma, warn_large_delta, zcdp_inversion_sigma)
+                                   multiparty_gd_paper_sigma, warn_large_delta,
+                                   zcdp_inversion_sigma)
 from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
@@ -259,7 +260,8 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     Source: Algorithm SGD2 and Theorems 3-4 of the multi-party SGD notes (after
     Bassily-Smith-Thakurta 2014); Jayaraman et al. 2018's multi-party gradient perturbation, as
     presented in Chen's 2019 slides (docs/sources.md). The sources' mistakes are in
-    docs/source_mistakes.md and in :func:`~dpsolve.privacy.calibration.multiparty_gd_paper_sigma` and
+    docs/source_mistakes.md and in
+    :func:`~dpsolve.privacy.calibration.multiparty_gd_paper_sigma` and
     :func:`~dpsolve.privacy.calibration.jayaraman_paper_sigma`.
     """
     return run_solver(SPEC, locals())
@@ -411,8 +413,8 @@ def _steps_grid_noise(mode, sensitivity, lipschitz, epsilon, delta, calibration)
     grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
     if calibration != "paper":
         return grid, exact_gaussian_sigma(sensitivity, grid, epsilon, delta)
-    # the formulas of multiparty_gd_paper_sigma and jayaraman_paper_sigma over the grid at once, with
-    # inf where Lemma 2's per-iteration epsilon is not below 1
+    # the formulas of multiparty_gd_paper_sigma and jayaraman_paper_sigma over the grid at once,
+    # with inf where Lemma 2's per-iteration epsilon is not below 1
     if mode == "secure_aggregation":
         return grid, sensitivity * np.sqrt(2.0 * grid * math.log(1.0 / delta)) / epsilon
     eps_it = epsilon / np.sqrt(grid * math.log(1.0 / delta))

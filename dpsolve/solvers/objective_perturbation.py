@@ -88,7 +88,8 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     extra_reg : "auto", "cms" or float, default "auto"
         Delta ``>= 0`` added to the regulariser of the perturbed objective. ``"auto"``: the
         Delta that minimises the utility bound at the split; ``"cms"``: CMS 2011's two-branch
-        rule (Delta = 0 whenever that leaves epsilon' > 0, however little); a number: that Delta (ValueError if it leaves no epsilon').
+        rule (Delta = 0 whenever that leaves epsilon' > 0, however little); a number: that
+        Delta (ValueError if it leaves no epsilon').
     noise : {"gamma_norm", "gaussian"}, optional
         Output noise. Default: Gaussian when gamma-norm objective noise is given delta, else
         gamma-norm (with Gaussian objective noise, which then takes all of delta). When both
