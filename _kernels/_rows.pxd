@@ -4,89 +4,300 @@
 # _vector.dot's and the kernels' accumulations: skipping a zero entry skips adding x_ij * t_j =
 # +-0, which leaves every sum unchanged, so a CSR matrix gives bit-identical results to the
 # same matrix stored densely.
+# X's entries may be stored as float64 or float32. float32 is a storage format only: each entry is
+# converted to double (exactly) as it is read, before any arithmetic, so every result on a float32
+# X is bit-identical to the same call on its float64 copy, for half the bytes read.
 # Shipped as dpsolve/_kernels/_rows.pxd: cimport only from libc here, never a sibling .pxd.
 
 
+# The two storage types of X's entries; each loop below is written once for both.
+ctypedef fused xvalue:
+    float
+    double
+
+
 cdef struct Rows:
-    const double* X                 # dense rows, or NULL for CSR
+    const double* X                 # dense float64 rows, else NULL
+    const float* X32                # dense float32 rows, else NULL
     const Py_ssize_t* indptr        # CSR: row i's entries are [indptr[i], indptr[i + 1])
     const Py_ssize_t* indices
-    const double* data
+    const double* data              # CSR float64 values, else NULL
+    const float* data32             # CSR float32 values, else NULL
     Py_ssize_t n, p
+    bint dense                      # dense rows (X or X32), else CSR
+    bint single                     # entries stored as float32 (X32 or data32)
+
+
+cdef inline bint is_float32(object a):
+    """Whether the array ``a`` holds float32 values (anything else goes to the float64 path,
+    which keeps its error for other dtypes)."""
+    dtype = getattr(a, "dtype", None)
+    return dtype is not None and getattr(dtype, "char", None) == "f"
 
 
 cdef inline Rows make_rows(object X) except *:
-    """Rows of a C-contiguous float64 array, or of the tuple ``(indptr, indices, data, n, p)``
-    that ``dpsolve._row_ops.kernel_rows`` makes of a CSR matrix (indptr and indices intp). The
-    pointers borrow X's buffers: X must outlive the Rows."""
+    """Rows of a C-contiguous float64 or float32 array, or of the tuple
+    ``(indptr, indices, data, n, p)`` that ``dpsolve._row_ops.kernel_rows`` makes of a CSR matrix
+    (indptr and indices intp, data float64 or float32). The pointers borrow X's buffers: X must
+    outlive the Rows."""
     cdef Rows R
     cdef const double[:, ::1] dense
+    cdef const float[:, ::1] dense32
     cdef const Py_ssize_t[::1] indptr
     cdef const Py_ssize_t[::1] indices
     cdef const double[::1] data
+    cdef const float[::1] data32
+    cdef Py_ssize_t nnz
+    R.X = NULL
+    R.X32 = NULL
+    R.indptr = R.indices = NULL
+    R.data = NULL
+    R.data32 = NULL
     if isinstance(X, tuple):
-        indptr, indices, data = X[0], X[1], X[2]
+        indptr, indices = X[0], X[1]
         R.n, R.p = X[3], X[4]
-        if indptr.shape[0] != R.n + 1 or indices.shape[0] != data.shape[0]:
+        R.dense = False
+        R.single = is_float32(X[2])
+        if R.single:
+            data32 = X[2]
+            nnz = data32.shape[0]
+        else:
+            data = X[2]
+            nnz = data.shape[0]
+        if indptr.shape[0] != R.n + 1 or indices.shape[0] != nnz:
             raise ValueError("inconsistent CSR arrays")
-        if indptr[0] != 0 or indptr[R.n] != data.shape[0]:
+        if indptr[0] != 0 or indptr[R.n] != nnz:
             raise ValueError("inconsistent CSR arrays")
-        R.X = NULL
         R.indptr = &indptr[0]
-        R.indices = &indices[0] if indices.shape[0] > 0 else NULL
-        R.data = &data[0] if data.shape[0] > 0 else NULL
+        R.indices = &indices[0] if nnz > 0 else NULL
+        if nnz > 0:
+            if R.single:
+                R.data32 = &data32[0]
+            else:
+                R.data = &data[0]
     else:
-        dense = X
-        R.n, R.p = dense.shape[0], dense.shape[1]
-        R.X = &dense[0, 0] if R.n > 0 and R.p > 0 else NULL
-        R.indptr = R.indices = NULL
-        R.data = NULL
+        R.dense = True
+        R.single = is_float32(X)
+        if R.single:
+            dense32 = X
+            R.n, R.p = dense32.shape[0], dense32.shape[1]
+            R.X32 = &dense32[0, 0] if R.n > 0 and R.p > 0 else NULL
+        else:
+            dense = X
+            R.n, R.p = dense.shape[0], dense.shape[1]
+            R.X = &dense[0, 0] if R.n > 0 and R.p > 0 else NULL
     return R
 
 
+# -- the loops, once per storage type: every entry is converted to double before use -----------
+
+cdef inline double dense_dot(const xvalue* x, const double* t, Py_ssize_t p) noexcept nogil:
+    cdef double s = 0.0
+    cdef Py_ssize_t j
+    for j in range(p):
+        s += <double> x[j] * t[j]
+    return s
+
+
+cdef inline double csr_dot(const xvalue* data, const Py_ssize_t* indices, Py_ssize_t k0,
+                           Py_ssize_t k1, const double* t) noexcept nogil:
+    cdef double s = 0.0
+    cdef Py_ssize_t k
+    for k in range(k0, k1):
+        s += <double> data[k] * t[indices[k]]
+    return s
+
+
+cdef inline void dense_axpy(const xvalue* x, double a, double* out, Py_ssize_t p) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(p):
+        out[j] += a * <double> x[j]
+
+
+cdef inline void csr_axpy(const xvalue* data, const Py_ssize_t* indices, Py_ssize_t k0,
+                          Py_ssize_t k1, double a, double* out) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(k0, k1):
+        out[indices[k]] += a * <double> data[k]
+
+
+cdef inline void dense_convert(const xvalue* x, double* out, Py_ssize_t p) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(p):
+        out[j] = <double> x[j]
+
+
+cdef inline void csr_scatter(const xvalue* data, const Py_ssize_t* indices, Py_ssize_t k0,
+                             Py_ssize_t k1, double* out) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(k0, k1):
+        out[indices[k]] = <double> data[k]
+
+
+cdef inline Py_ssize_t dense_dots_at(const xvalue* X, Py_ssize_t p, const Py_ssize_t* at,
+                                     Py_ssize_t m, const double* t, double* out) noexcept nogil:
+    """out[k] = <x_{at[k]}, t> for the rows at[0], at[1], ... eight at a time (eight independent
+    sums in flight, each over j in order: dense_dot's bits). Returns the first k not done."""
+    cdef Py_ssize_t k = 0, j
+    cdef const xvalue* x0
+    cdef const xvalue* x1
+    cdef const xvalue* x2
+    cdef const xvalue* x3
+    cdef const xvalue* x4
+    cdef const xvalue* x5
+    cdef const xvalue* x6
+    cdef const xvalue* x7
+    cdef double s0, s1, s2, s3, s4, s5, s6, s7, tj
+    while k + 8 <= m:
+        x0 = X + at[k] * p
+        x1 = X + at[k + 1] * p
+        x2 = X + at[k + 2] * p
+        x3 = X + at[k + 3] * p
+        x4 = X + at[k + 4] * p
+        x5 = X + at[k + 5] * p
+        x6 = X + at[k + 6] * p
+        x7 = X + at[k + 7] * p
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+        for j in range(p):
+            tj = t[j]
+            s0 += <double> x0[j] * tj
+            s1 += <double> x1[j] * tj
+            s2 += <double> x2[j] * tj
+            s3 += <double> x3[j] * tj
+            s4 += <double> x4[j] * tj
+            s5 += <double> x5[j] * tj
+            s6 += <double> x6[j] * tj
+            s7 += <double> x7[j] * tj
+        out[k] = s0
+        out[k + 1] = s1
+        out[k + 2] = s2
+        out[k + 3] = s3
+        out[k + 4] = s4
+        out[k + 5] = s5
+        out[k + 6] = s6
+        out[k + 7] = s7
+        k += 8
+    return k
+
+
+# -- one row of R: the storage is chosen once per row ------------------------------------------
+
 cdef inline double row_dot(const Rows* R, Py_ssize_t i, const double* t) noexcept nogil:
     """<x_i, t>, summed in increasing column order."""
-    cdef double s = 0.0
-    cdef Py_ssize_t j, k, p = R.p
-    cdef const double* x
-    if R.X != NULL:
-        x = R.X + i * p
-        for j in range(p):
-            s += x[j] * t[j]
-    else:
-        for k in range(R.indptr[i], R.indptr[i + 1]):
-            s += R.data[k] * t[R.indices[k]]
-    return s
+    cdef Py_ssize_t p = R.p
+    if R.dense:
+        if R.single:
+            return dense_dot(R.X32 + i * p, t, p)
+        return dense_dot(R.X + i * p, t, p)
+    if R.single:
+        return csr_dot(R.data32, R.indices, R.indptr[i], R.indptr[i + 1], t)
+    return csr_dot(R.data, R.indices, R.indptr[i], R.indptr[i + 1], t)
 
 
 cdef inline void row_axpy(const Rows* R, Py_ssize_t i, double a, double* out) noexcept nogil:
     """out += a * x_i (only x_i's stored entries for CSR)."""
-    cdef Py_ssize_t j, k, p = R.p
-    cdef const double* x
-    if R.X != NULL:
-        x = R.X + i * p
-        for j in range(p):
-            out[j] += a * x[j]
+    cdef Py_ssize_t p = R.p
+    if R.dense:
+        if R.single:
+            dense_axpy(R.X32 + i * p, a, out, p)
+        else:
+            dense_axpy(R.X + i * p, a, out, p)
+    elif R.single:
+        csr_axpy(R.data32, R.indices, R.indptr[i], R.indptr[i + 1], a, out)
     else:
-        for k in range(R.indptr[i], R.indptr[i + 1]):
-            out[R.indices[k]] += a * R.data[k]
+        csr_axpy(R.data, R.indices, R.indptr[i], R.indptr[i + 1], a, out)
+
+
+cdef inline bint row_borrows(const Rows* R) noexcept nogil:
+    """Whether :func:`row_dense` returns pointers into X (dense float64) rather than ``buffer``:
+    if not, the caller must pass a buffer of p zeros."""
+    return R.dense and not R.single
 
 
 cdef inline const double* row_dense(const Rows* R, Py_ssize_t i, double* buffer) noexcept nogil:
-    """Row i as p contiguous values: a pointer into X (dense), or ``buffer`` (p values, all
-    zero on entry) with row i's entries scattered into it; undo with :func:`row_clear`."""
-    cdef Py_ssize_t k
-    if R.X != NULL:
-        return R.X + i * R.p
-    for k in range(R.indptr[i], R.indptr[i + 1]):
-        buffer[R.indices[k]] = R.data[k]
+    """Row i as p contiguous doubles: a pointer into X (dense float64), or ``buffer`` (p values,
+    all zero on entry) holding the row converted (dense float32: all p written) or its entries
+    scattered (CSR); undo with :func:`row_clear`."""
+    cdef Py_ssize_t p = R.p
+    if R.dense:
+        if not R.single:
+            return R.X + i * p
+        dense_convert(R.X32 + i * p, buffer, p)
+    elif R.single:
+        csr_scatter(R.data32, R.indices, R.indptr[i], R.indptr[i + 1], buffer)
+    else:
+        csr_scatter(R.data, R.indices, R.indptr[i], R.indptr[i + 1], buffer)
     return buffer
 
 
 cdef inline void row_clear(const Rows* R, Py_ssize_t i, double* buffer) noexcept nogil:
-    """Zero what :func:`row_dense` scattered into ``buffer`` (O(nnz of the row))."""
+    """Zero what :func:`row_dense` scattered into ``buffer`` (O(nnz of the row)); nothing for
+    dense rows (a converted float32 row is overwritten in full by the next one)."""
     cdef Py_ssize_t k
-    if R.X != NULL:
+    if R.dense:
         return
     for k in range(R.indptr[i], R.indptr[i + 1]):
         buffer[R.indices[k]] = 0.0
+
+
+cdef inline void row_dots_at(const Rows* R, const Py_ssize_t* at, Py_ssize_t m, const double* t,
+                             double* out) noexcept nogil:
+    """out[k] = <x_{at[k]}, t> for k < m, each exactly as :func:`row_dot`; dense rows eight at
+    a time, which keeps eight sums in flight instead of waiting on one."""
+    cdef Py_ssize_t k = 0
+    if R.dense:
+        if R.single:
+            k = dense_dots_at(R.X32, R.p, at, m, t, out)
+        else:
+            k = dense_dots_at(R.X, R.p, at, m, t, out)
+    while k < m:
+        out[k] = row_dot(R, at[k], t)
+        k += 1
+
+
+cdef inline void dense_axpy4(const xvalue* x0, const xvalue* x1, const xvalue* x2,
+                             const xvalue* x3, double d0, double d1, double d2, double d3,
+                             double* out, Py_ssize_t p) noexcept nogil:
+    """out += d0 x0, then d1 x1, d2 x2, d3 x3: each coordinate's additions in that order."""
+    cdef Py_ssize_t j
+    cdef double o
+    for j in range(p):
+        o = out[j]
+        o = o + d0 * <double> x0[j]
+        o = o + d1 * <double> x1[j]
+        o = o + d2 * <double> x2[j]
+        o = o + d3 * <double> x3[j]
+        out[j] = o
+
+
+cdef inline void add_rows(const Rows* R, const Py_ssize_t* at, Py_ssize_t c0, Py_ssize_t c1,
+                          const double* d, Py_ssize_t* live, double* out) noexcept nogil:
+    """out += d[k - c0] x_i for k in [c0, c1) with d[k - c0] != 0, i = k (or at[k]), in order
+    of k: each coordinate's sum adds the rows in order, as row_axpy one row at a time does, but
+    dense rows four at a time (one load and store of out per four rows: for rows just read,
+    still in cache; four rows streamed from memory at once were slower than one at a time).
+    ``live`` holds c1 - c0 indices. Rows with d = 0 are skipped, as there (adding +0 would turn
+    a -0 into +0)."""
+    cdef Py_ssize_t k, i, m = 0, q = 0, p = R.p
+    cdef Py_ssize_t r[4]
+    for k in range(c0, c1):
+        if d[k - c0] != 0.0:
+            live[m] = k
+            m += 1
+    if R.dense:
+        while q + 4 <= m:
+            for i in range(4):
+                r[i] = live[q + i] if at == NULL else at[live[q + i]]
+            if R.single:
+                dense_axpy4(R.X32 + r[0] * p, R.X32 + r[1] * p, R.X32 + r[2] * p,
+                            R.X32 + r[3] * p, d[live[q] - c0], d[live[q + 1] - c0],
+                            d[live[q + 2] - c0], d[live[q + 3] - c0], out, p)
+            else:
+                dense_axpy4(R.X + r[0] * p, R.X + r[1] * p, R.X + r[2] * p, R.X + r[3] * p,
+                            d[live[q] - c0], d[live[q + 1] - c0], d[live[q + 2] - c0],
+                            d[live[q + 3] - c0], out, p)
+            q += 4
+    while q < m:
+        k = live[q]
+        row_axpy(R, k if at == NULL else at[k], d[k - c0], out)
+        q += 1

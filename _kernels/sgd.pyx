@@ -16,7 +16,7 @@ from libc.stdlib cimport calloc, free, malloc
 
 from _loss cimport check_loss_parameter, loss_derivative
 from _openmp cimport dps_barrier, dps_max_threads, dps_num_threads
-from _rows cimport Rows, make_rows, row_clear, row_dense
+from _rows cimport Rows, make_rows, row_borrows, row_clear, row_dense
 from _schedule cimport INV, INV_SQRT, step_size
 from _stream cimport stream_index, stream_normal
 from _vector cimport descend, dot, scale_onto_ball
@@ -32,7 +32,7 @@ cdef enum:
 
 cdef struct Loop:
     Rows rows
-    double* row               # CSR: p zeros that a sampled row is scattered into
+    double* row               # CSR or float32: p zeros that a sampled row is put into as doubles
     const double* y
     Py_ssize_t n, p
     int loss, schedule
@@ -71,8 +71,9 @@ cdef void run_steps(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
         i = <Py_ssize_t> stream_index(index_state, <uint64_t> n)
         if counts != NULL:
             counts[i] += 1
-        # a CSR row is scattered into p zeros: the step costs O(p) anyway (the noise is dense),
-        # and the dense loops below then run unchanged, bit-identical to dense X
+        # a CSR row is scattered into p zeros, a float32 row converted to doubles: the step
+        # costs O(p) anyway (the noise is dense), and the dense loops below then run
+        # unchanged, bit-identical to dense float64 X
         xi = row_dense(rows, i, a.row)
         g = nf * loss_derivative(loss, dot(xi, th, p), y[i], h)
         eta = step_size(schedule, eta0, <double> t)
@@ -159,8 +160,10 @@ def noisy_sgd_steps(
 
     If ``counts`` (length n) is given, ``counts[i]`` is incremented each time row i is drawn
     (the draws are random, not data-dependent; multi-party accounting uses them).
-    ``X`` is a C-contiguous (n, p) float64 array or ``dpsolve._row_ops.kernel_rows`` of a CSR
-    matrix. Returns False if theta became non-finite (checked once, after the last step).
+    ``X`` is a C-contiguous (n, p) float64 or float32 array or ``dpsolve._row_ops.kernel_rows``
+    of a CSR matrix (data float64 or float32). float32 entries are converted to double before
+    any arithmetic: the result equals that on the float64 copy of X, bit for bit. Returns False
+    if theta became non-finite (checked once, after the last step).
     """
     cdef Rows rows = make_rows(X)
     cdef Py_ssize_t n = rows.n, p = rows.p, j
@@ -199,7 +202,7 @@ def noisy_sgd_steps(
         buffer = <double*> malloc(2 * block * p * sizeof(double))
         if buffer == NULL:
             raise MemoryError()
-    if rows.X == NULL:
+    if not row_borrows(&rows):
         a.row = <double*> calloc(p, sizeof(double))
         if a.row == NULL:
             free(buffer)

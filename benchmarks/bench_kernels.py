@@ -10,6 +10,9 @@
   bits for any thread count; used by the NumPy solves) against NumPy with BLAS on every core.
   Targets at n = 10^5, p = 50, 200: at most 1 for ``X^T r``, 1.5 for ``X theta`` (memory-bound:
   BLAS is not thread-count independent and about as fast).
+* ``Float32Storage``: the memory-bound kernels on X stored as float32 against the same values
+  stored as float64 (each entry is converted to double as it is read: the same bits, half the
+  bytes). Target: ratio at most 0.6 at n = 10^6, p = 100, both cores.
 * ``NoiseSamplers``: the samplers of ``dpsolve.privacy`` and the kernels' ``Stream``.
 * ``Projection``: the Euclidean projection onto the ball.
 
@@ -20,7 +23,7 @@ import math
 import numpy as np
 
 import dpsolve
-from dpsolve._kernels import gd, sgd, vector
+from dpsolve._kernels import gd, minibatch, sgd, vector
 from dpsolve.privacy import Stream
 
 from .common import best_time, clipped_gradient_numpy, noisy_sgd_numpy, synthetic_problem
@@ -147,6 +150,55 @@ class RowProducts:
     track_dpsolve_over_numpy.unit = "ratio (target <= 1 for X^T r, <= 1.5 for X theta)"
 
 
+class Float32Storage:
+    """The kernels bound by memory bandwidth on X (n = 10^6, p = 100) stored as float32 or as
+    float64 (the same values): logistic clipped gradient sum (clip 0.5), ``X theta``,
+    ``X^T r`` and one mini-batch SGD pass (batches of 1000)."""
+
+    params = [["clipped gradient", "X theta", "X^T r", "minibatch pass"],
+              ["float32", "float64"]]
+    param_names = ["kernel", "dtype"]
+    n, p = 1_000_000, 100
+    timeout = 300
+
+    def setup(self, kernel, dtype):
+        try:
+            gd.row_margins(np.ones((1, 1), dtype=np.float32), np.ones(1), np.empty(1))
+        except ValueError:
+            raise NotImplementedError("this commit's kernels take float64 X only")   # asv: skip
+        n, p = self.n, self.p
+        rng = np.random.default_rng(4)
+        X32 = rng.standard_normal((n, p), dtype=np.float32) / np.float32(math.sqrt(p))
+        self.X = {"float32": X32, "float64": X32.astype(np.float64)}
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+        theta = rng.normal(size=p)
+        norms = np.linalg.norm(self.X["float64"], axis=1)
+        r = rng.standard_normal(n)
+        order = rng.permutation(n).astype(np.intp)
+        out_p, out_n, scratch = np.empty(p), np.empty(n), np.empty((64, p))
+        calls = {
+            "clipped gradient": lambda X: gd.clipped_gradient_sum(X, y, 0, 0.0, theta, norms,
+                                                                  0.5, out_p, scratch),
+            "X theta": lambda X: gd.row_margins(X, theta, out_n),
+            "X^T r": lambda X: gd.weighted_row_sum(X, r, out_p, scratch),
+            "minibatch pass": lambda X: minibatch.minibatch_sgd_pass(
+                X, y, 0, 0.0, np.zeros(p), order, 1000, 0.0, 0, 0.1, 0.0, 1.0,
+                np.random.default_rng(5)),
+        }
+        self._call = calls[kernel]
+
+    def time_kernel(self, kernel, dtype):
+        self._call(self.X[dtype])
+
+    def track_time_over_float64(self, kernel, dtype):
+        if dtype == "float64":
+            return 1.0
+        return (best_time(lambda: self._call(self.X[dtype]))
+                / best_time(lambda: self._call(self.X["float64"])))
+
+    track_time_over_float64.unit = "ratio (target <= 0.6 for float32)"
+
+
 SAMPLERS = {
     "gaussian_noise": lambda p, rows, rng: dpsolve.privacy.gaussian_noise(1.0, p, size=rows,
                                                                           rng=rng),
@@ -214,6 +266,12 @@ def main():
             b = RowProducts()
             b.setup(product, p)
             print(f"{product:>8} {p:>4} {b.track_dpsolve_over_numpy(product, p):>15.2f}")
+    print(f"\n{'kernel':>16} {'float32 / float64':>18}  (n = 10^6, p = 100, {max_threads()} "
+          "threads)")
+    for kernel in Float32Storage.params[0]:
+        b = Float32Storage()
+        b.setup(kernel, "float32")
+        print(f"{kernel:>16} {b.track_time_over_float64(kernel, 'float32'):>18.2f}")
 
 
 if __name__ == "__main__":

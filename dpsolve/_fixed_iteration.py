@@ -61,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._ordered_linalg import row_blocks
+from ._row_ops import as_float64
 
 __all__ = ["Plan", "output_plan", "objective_plan", "minimize", "start_gradient_bound",
            "float_floor", "check_tolerance", "refuse_nonsmooth"]
@@ -307,7 +308,8 @@ def minimize(problem, plan, *, linear=None, start=None):
     for _ in range(plan.steps):
         grad = np.zeros(shape)
         for block in blocks:
-            grad += block.X.T @ block._loss_derivatives(block.X @ y)
+            X = as_float64(block.X)     # float32 X: this block in float64
+            grad += X.T @ block._loss_derivatives(X @ y)
         grad /= n
         grad += mu * y
         if linear is not None:

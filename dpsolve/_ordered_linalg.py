@@ -12,6 +12,10 @@ OpenMP loops), and gets the cores back where the work is: ``X^T r`` is a kernel
 CSR; :func:`matvec`), and the Hessian's ``X^T diag(w) X`` runs by fixed blocks of rows on
 dpsolve's threads (:func:`blocked_sum`). The order of every sum then depends on the shapes only
 (docs/performance.md, "Same bits for any thread count").
+
+X may hold float32 values (a storage format only): the kernels read them into float64, and the
+NumPy paths here convert a block of rows (or, where BLAS sums over all rows, all of X) to
+float64 before the product, so every result equals the one on ``X.astype(np.float64)``.
 """
 import contextlib
 import importlib
@@ -127,19 +131,26 @@ def matvec(X, v):
     each row summed over its columns in order, on its threads: the same bits for any thread
     count, and for X dense or CSR. For v of shape (p, K): by blocks of rows on dpsolve's
     threads, one single-threaded BLAS product per block (each row's value is one block's, so
-    the bits do not depend on the thread count); CSR: SciPy's product (sequential)."""
+    the bits do not depend on the thread count); CSR: SciPy's product (sequential; float32 CSR
+    by blocks of rows converted to float64, each row's sum as on the float64 matrix)."""
     if v.ndim == 1:
         from ._kernels import gd
         from ._row_ops import kernel_rows
         out = np.empty(X.shape[0])
         gd.row_margins(kernel_rows(X), np.ascontiguousarray(v, dtype=np.float64), out)
         return out
+    from ._row_ops import as_float64
     if sparse.issparse(X):
-        return X @ v
+        if X.dtype == np.float64:
+            return X @ v
+        out = np.empty((X.shape[0],) + v.shape[1:])
+        for s in row_blocks(X.shape[0]):
+            out[s] = as_float64(X[s]) @ v
+        return out
     out = np.empty((X.shape[0],) + v.shape[1:])
     blocks = row_blocks(X.shape[0])
     # the generator first, so that it runs to its end (and leaves the BLAS limit) in the loop
-    for value, s in zip(_in_order(lambda s: X[s] @ v, blocks), blocks):
+    for value, s in zip(_in_order(lambda s: as_float64(X[s]) @ v, blocks), blocks):
         out[s] = value
     return out
 
@@ -147,7 +158,9 @@ def matvec(X, v):
 def rmatvec(X, r):
     """``X.T @ r`` (dense or CSR X). For r of shape (n,): dpsolve's kernel, 64 fixed blocks of
     rows on its threads added in block order (faster than BLAS on two threads; measured in
-    docs/performance.md). For r of shape (n, K): BLAS (at one thread inside dpsolve's solves)."""
+    docs/performance.md). For r of shape (n, K): BLAS (at one thread inside dpsolve's solves)
+    over all rows at once; float32 X is first converted to a float64 copy (of X's size: BLAS's
+    order of the sum over the rows cannot be reproduced block by block)."""
     if r.ndim == 1:
         from ._kernels import gd
         from ._row_ops import kernel_rows
@@ -156,5 +169,6 @@ def rmatvec(X, r):
         gd.weighted_row_sum(kernel_rows(X), np.ascontiguousarray(r, dtype=np.float64), out,
                             np.empty((64, p)))
         return out
+    from ._row_ops import as_float64
     with one_blas_thread():
-        return X.T @ r
+        return as_float64(X).T @ r

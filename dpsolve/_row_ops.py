@@ -1,17 +1,30 @@
 """The rows of X, dense or sparse: what the solvers and kernels need of them.
 
-A :class:`~dpsolve.Problem` holds X either as a C-contiguous float64 array or as a canonical
-``scipy.sparse.csr_array`` (sorted indices, no duplicates, intp index arrays). The kernels take
-either (``_kernels/_rows.pxd``); a CSR row costs its stored entries, and the results are
-bit-identical to those of the same matrix stored densely.
+A :class:`~dpsolve.Problem` holds X either as a C-contiguous float64 or float32 array or as a
+canonical ``scipy.sparse.csr_array`` (sorted indices, no duplicates, intp index arrays, float64
+or float32 data). The kernels take either (``_kernels/_rows.pxd``); a CSR row costs its stored
+entries, and the results are bit-identical to those of the same matrix stored densely.
+
+float32 is a storage format only: every operation on X's entries here runs in float64 on the
+exact values (a float32 converts to float64 exactly), one block of rows at a time, so each
+result is bit-identical to the same call on ``X.astype(np.float64)``.
 """
 import numpy as np
 from scipy import sparse
 
 
+def as_float64(X):
+    """``X`` (dense or CSR) with its values in float64: ``X`` itself when they already are,
+    else a float64 copy (exact). Used on blocks of rows, never on all of a large X."""
+    if X.dtype == np.float64:
+        return X
+    return X.astype(np.float64) if sparse.issparse(X) else np.asarray(X, dtype=np.float64)
+
+
 def kernel_rows(X):
     """X as the kernels take it: the array itself, or ``(indptr, indices, data, n, p)`` of a
-    CSR matrix (index arrays of dtype intp)."""
+    CSR matrix (index arrays of dtype intp); float32 values are passed as they are (the
+    kernels read them into float64)."""
     if not sparse.issparse(X):
         return X
     return (np.asarray(X.indptr, dtype=np.intp), np.asarray(X.indices, dtype=np.intp),
@@ -28,6 +41,7 @@ _PLAIN_NORM_FLOOR = 2.0 ** -480
 def _row_max_abs(X, rows):
     """The largest ``|x_ij|`` of each row flagged in ``rows`` (0 elsewhere and for rows
     without a nonzero entry), dense or CSR."""
+    # |x| and max are exact: float32 entries give the float64 copy's values
     out = np.zeros(X.shape[0])
     if sparse.issparse(X):
         owner = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
@@ -55,21 +69,24 @@ def _scaled_norms(X, rows):
         if sparse.issparse(X):
             owner = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
             keep = rows[owner]
-            scaled = X.data[keep] / safe[owner[keep]]
+            scaled = as_float64(X.data[keep]) / safe[owner[keep]]
             sums = np.bincount(owner[keep], weights=scaled * scaled, minlength=X.shape[0])
             out[rows] = m[rows] * np.sqrt(sums[rows])
         else:
             index = np.flatnonzero(rows)
             for start in range(0, index.size, 4096):
                 block = index[start:start + 4096]
-                out[block] = m[block] * np.linalg.norm(X[block] / safe[block, None], axis=1)
+                out[block] = m[block] * np.linalg.norm(as_float64(X[block]) / safe[block, None],
+                                                       axis=1)
     return out
 
 
 def row_norms(X):
     """``||x_i||_2`` of every row, without a temporary of X's size.
 
-    Dense: ``np.linalg.norm`` by blocks of rows (the same values as on all of X at once). CSR:
+    Dense: ``np.linalg.norm`` by blocks of rows (the same values as on all of X at once; a
+    float32 block is converted to float64 first, as ``np.linalg.norm`` would sum float32 in
+    single precision). CSR:
     from the stored entries, summed in column order (one n-vector and one nnz-vector; the last
     bit may differ from the dense value, which sums pairwise). A row whose plain norm is not
     finite or below ``2**-480`` (its squares overflowed or underflowed) is recomputed as
@@ -80,11 +97,13 @@ def row_norms(X):
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         if sparse.issparse(X):
             rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-            out = np.sqrt(np.bincount(rows, weights=X.data * X.data, minlength=X.shape[0]))
+            data = as_float64(X.data)
+            out = np.sqrt(np.bincount(rows, weights=data * data, minlength=X.shape[0]))
         else:
             out = np.empty(X.shape[0])
             for start in range(0, X.shape[0], 4096):
-                out[start:start + 4096] = np.linalg.norm(X[start:start + 4096], axis=1)
+                out[start:start + 4096] = np.linalg.norm(as_float64(X[start:start + 4096]),
+                                                         axis=1)
         redo = ~(out >= _PLAIN_NORM_FLOOR) | np.isinf(out)
     if sparse.issparse(X):
         redo &= np.diff(X.indptr) > 0           # a row without entries has norm 0
@@ -95,7 +114,8 @@ def row_norms(X):
 
 def scale_rows(X, factors):
     """Multiply row i of X by ``factors[i]``, in place (dense or CSR; a factor of 1 leaves its
-    row's bits unchanged)."""
+    row's bits unchanged). Float32 X: each product is taken in float64 and rounded once to
+    float32."""
     if sparse.issparse(X):
         X.data *= np.repeat(factors, np.diff(X.indptr))
     else:
@@ -144,7 +164,10 @@ def scale_rows_onto(X, rows, bound, norms):
 
 
 def weighted_gram(X, w):
-    """``X^T diag(w) X`` as a dense (p, p) array (dense or CSR X)."""
+    """``X^T diag(w) X`` as a dense (p, p) array (dense or CSR X; float32 X converted to
+    float64 first, as a product of two float32 operands would be taken in single precision).
+    Called on blocks of rows (:func:`dpsolve._ordered_linalg.weighted_gram`)."""
+    X = as_float64(X)
     if sparse.issparse(X):
         return (X.T @ X.multiply(w[:, None]).tocsr()).toarray()
     return (X.T * w) @ X

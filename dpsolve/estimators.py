@@ -103,6 +103,12 @@ _REAL_PARAMETERS = ("epsilon", "delta", "reg", "radius", "row_norm", "intercept_
                     "label_bound", "huber_width")
 
 
+#: The dtypes fit keeps X in (scikit-learn's convention: float32 input stays float32; any other
+#: dtype becomes float64). float32 is storage only: the Problem computes in float64 on its exact
+#: values, so a fit on float32 X equals the fit on its float64 copy. Predictions are float64.
+_FIT_DTYPES = [np.float64, np.float32]
+
+
 def _refuse_complex(X):
     """scikit-learn refuses complex dense X but casts a complex sparse matrix to its real part
     with only a ComplexWarning: refuse both, naming X."""
@@ -556,7 +562,8 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
         bound, and the label set."""
         self._check_public(self._loss)
         _refuse_complex(X)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        # float32 kept (scikit-learn's convention; dpsolve computes in float64 on its values)
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_FIT_DTYPES, order="C")
         try:
             check_classification_targets(y)
         except ValueError as exc:
@@ -993,7 +1000,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
         self._check_public(self._loss)
         self._label_range()
         _refuse_complex(X)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C",
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_FIT_DTYPES, order="C",
                              y_numeric=True)
         bound, y, shift = self._labels(y)
         return X, y, self._loss, None, bound, shift

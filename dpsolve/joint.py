@@ -386,10 +386,13 @@ def _owner_gradients(problem, owners, model):
     grad_x = np.empty(model.personal.shape)
     cols = model.personal_columns
     for j, owner in enumerate(owners):
-        z = model.logits(owner.X, j)
+        # an owner's rows in float64 (float32 is storage only; a product of the float32
+        # transpose with d would not take BLAS's float64 order)
+        X = np.asarray(owner.X, dtype=np.float64)
+        z = model.logits(X, j)
         d = loss_at_logits(problem, z, owner.y, derivative=True) / (owner.n * owners.m)
-        grad_u += owner.X.T @ d
-        grad_x[j] = owner.X[:, cols].T @ d + (lam / owners.m) * model.personal[j]
+        grad_u += X.T @ d
+        grad_x[j] = X[:, cols].T @ d + (lam / owners.m) * model.personal[j]
     return grad_u, grad_x
 
 

@@ -69,7 +69,8 @@ class Party:
     rows : ndarray of int
         The Problem's row indices this party holds, ascending (read-only).
     X, y : ndarray
-        Copies of those rows of ``problem.X`` and ``problem.y`` (read-only), labels already mapped.
+        Copies of those rows of ``problem.X`` and ``problem.y`` (read-only), labels already mapped;
+        X in the Problem's dtype (float32 or float64).
     """
 
     def __init__(self, index, rows, problem):
@@ -81,7 +82,8 @@ class Party:
         # the whole problem's settings on this party's rows only: no reference to other rows
         self._local = problem._with_data(self.X, self.y)
         # work arrays for the gradient-sum kernel (public shapes only)
-        self._row_norms = np.linalg.norm(self.X, axis=1)
+        # in float64 on the exact values (float32 X is storage only)
+        self._row_norms = np.linalg.norm(np.asarray(self.X, dtype=np.float64), axis=1)
         self._scratch = np.empty((64, problem.p))
         for a in (self.rows, self.X, self.y, self._row_norms):
             a.flags.writeable = False
@@ -96,7 +98,7 @@ class Party:
         ``G = scale (loss'(<theta, x>, y) x + reg theta) + sigma N(0, I_p)``, with ``scale = n``
         (the whole problem's size), computed in the order of ``_kernels/sgd.pyx`` so the result
         is the same bit for bit. Only this party's own row is read."""
-        x = self.X[local_row]
+        x = np.asarray(self.X[local_row], dtype=np.float64)
         z = 0.0
         for a, b in zip(x, theta):      # sequential, as the kernel's dot product
             z += float(a) * float(b)

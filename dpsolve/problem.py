@@ -127,11 +127,41 @@ def _read_only(X):
         array.flags.writeable = False
 
 
+#: The dtypes a Problem stores X in as given; every other real dtype is converted to float64.
+STORED_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _stored_dtype(dtype):
+    """float32 and float64 are kept; every other real dtype is stored as float64."""
+    return np.dtype(dtype) if np.dtype(dtype) in STORED_DTYPES else np.dtype(np.float64)
+
+
+def _frozen(X):
+    """Whether no one can write to X's memory: X and every ndarray in its ``.base`` chain are
+    read-only, and a buffer at the end of the chain (an ``mmap`` opened for reading, bytes) is
+    read-only too. A read-only view of a writable array is not frozen: its owner can change it
+    under a Problem that shares it."""
+    a = X
+    while isinstance(a, np.ndarray):
+        if a.flags.writeable:
+            return False
+        a = a.base
+    if a is None:
+        return True
+    try:
+        with memoryview(a) as buffer:
+            return buffer.readonly
+    except TypeError:           # not a buffer: we cannot tell, so do not share it
+        return False
+
+
 def _append_intercept_column(X, scale):
     """``X`` with a last column of the constant ``scale`` appended, as a new matrix.
 
-    Dense input gives a new C-contiguous float64 array (``X`` is not modified); a scipy.sparse
-    matrix gives a new CSR matrix built with ``scipy.sparse.hstack`` (never densified).
+    Dense input gives a new C-contiguous array (``X`` is not modified); a scipy.sparse matrix
+    gives a new CSR matrix built with ``scipy.sparse.hstack`` (never densified). float32 X stays
+    float32 when ``scale`` is a float32 number (``np.float32(scale) == scale``), so that the
+    column holds s exactly; otherwise the new matrix is float64.
 
     Parameters
     ----------
@@ -146,11 +176,13 @@ def _append_intercept_column(X, scale):
         ``[X, s 1]``; a sparse one canonical (sorted indices) with intp index arrays, as
         ``Problem`` holds X.
     """
+    dtype = (np.float32 if X.dtype == np.float32 and float(np.float32(scale)) == scale
+             else np.float64)
     if sparse.issparse(X):              # keep it sparse
-        column = sparse.csr_array(np.full((X.shape[0], 1), scale, dtype=np.float64))
-        return _canonical_csr(sparse.hstack([X, column], format="csr", dtype=np.float64))
-    X = np.asarray(X, dtype=np.float64)
-    out = np.empty((X.shape[0], X.shape[1] + 1), dtype=np.float64)
+        column = sparse.csr_array(np.full((X.shape[0], 1), scale, dtype=dtype))
+        return _canonical_csr(sparse.hstack([X, column], format="csr", dtype=dtype))
+    X = np.asarray(X)
+    out = np.empty((X.shape[0], X.shape[1] + 1), dtype=dtype)
     out[:, :-1] = X
     out[:, -1] = scale
     return out
@@ -177,13 +209,15 @@ def _fit_rows_within(X, bound):
     Such rows have features of norm within rounding of B: ``||[x, s]||`` computed in float64 can
     exceed ``fl(sqrt(B^2 + s^2))`` by an ulp. Trimming the row (a change of an ulp or so, as the
     clipping itself makes) keeps the public bound exact and data-independent. The factor grows
-    at each round so that the loop ends whatever the values.
+    at each round so that the loop ends whatever the values. The norms are computed in float64
+    from the stored values; for float32 X the factor starts at float32's largest number below
+    1, so that each round moves the float32 entries.
     """
     if sparse.issparse(X):
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
         features = X.indices != X.shape[1] - 1         # every entry but the constant's
     norms = row_norms(X)
-    shrink = np.nextafter(1.0, 0.0)
+    shrink = _first_shrink(X.dtype)
     while np.any(still := norms > bound):
         if shrink == 0.0:   # unreachable for normal floats: s alone never rounds above B~
             raise RuntimeError("could not fit the augmented rows within the row bound")
@@ -192,8 +226,29 @@ def _fit_rows_within(X, bound):
             norms = row_norms(X)
         else:
             X[still, :-1] *= shrink
-            norms[still] = np.linalg.norm(X[still], axis=1)
+            norms[still] = np.linalg.norm(np.asarray(X[still], dtype=np.float64), axis=1)
         shrink *= shrink
+
+
+def _checked_norms(X):
+    """:func:`row_norms` of X (dense or CSR), refusing non-finite entries: one pass over X by
+    blocks of rows, one float64 per row kept. A NaN or infinite entry makes its row's norm NaN
+    or inf; only the rows whose norm is not finite are then read again."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        norms = row_norms(X)
+    suspect = np.flatnonzero(~np.isfinite(norms))
+    for start in range(0, suspect.size, 4096):
+        rows = X[suspect[start:start + 4096]]
+        if not np.all(np.isfinite(rows.data if sparse.issparse(rows) else rows)):
+            raise ValueError("X contains NaN or infinite values")
+    return norms
+
+
+def _first_shrink(dtype):
+    """The largest number below 1 in X's dtype: the first factor of the nudge loops, the
+    smallest change that moves every entry of a row."""
+    one = np.dtype(dtype).type(1)
+    return np.nextafter(one, one.dtype.type(0))
 
 
 class Problem:
@@ -202,11 +257,22 @@ class Problem:
     Parameters
     ----------
     X : array_like or scipy.sparse matrix, shape (n, p)
-        Feature rows. Copied to C-contiguous float64; the caller's array is never modified. A
-        scipy.sparse matrix or array is copied once to a canonical ``scipy.sparse.csr_array``
-        (CSC, COO and the other formats converted; sorted indices, duplicates summed) and never
-        densified; the solvers registered with ``sparse=True`` take it, the others refuse it
-        (docs/sparse.md).
+        Feature rows; the caller's array is never modified (nor its flags). float32 values are
+        kept in float32 and float64 in float64; every other real dtype is converted to float64.
+        float32 is a storage format only: every operation on the entries (norms, margins,
+        gradients, Gram matrices, bounds, certificates) runs in float64 on their exact values,
+        so every result equals, bit for bit, the one on ``X.astype(np.float64)``.
+        A C-contiguous float32 or float64 ndarray (an ``np.memmap`` included) that nothing can
+        write to (read-only, and so is every array in its ``.base`` chain) is not copied when
+        no row needs clipping: ``Problem.X`` is then a read-only view of it. X is copied once,
+        in its kept dtype, when it is writable (or a read-only view of a writable array, which
+        its owner could still change), not C-contiguous, of another dtype, has rows to clip,
+        or with ``fit_intercept``. Checking X reads it once, by blocks of rows, and keeps one
+        float64 per row (its norm). A memory-mapped X must not be changed on disk while a
+        Problem uses it. A scipy.sparse matrix or array is copied once to a canonical
+        ``scipy.sparse.csr_array`` (CSC, COO and the other formats converted; sorted indices,
+        duplicates summed; float32 data kept) and never densified; the solvers registered with
+        ``sparse=True`` take it, the others refuse it (docs/sparse.md).
     y : array_like, shape (n,)
         Labels, each one of the public ``classes`` for the classification losses (see
         ``classes``); for ``"squared"``, real targets with ``|y_i| <= label_bound``.
@@ -287,8 +353,11 @@ class Problem:
     ----------
     X, y : ndarray (X: or scipy.sparse.csr_array)
         The validated data (read-only), labels mapped to -1/+1 (float64) for the binary
-        classification losses and to 0 .. K-1 (intp) for multinomial. With ``fit_intercept``,
-        ``X`` is the augmented matrix ``[X_clipped, s 1]`` of shape (n, n_features + 1).
+        classification losses and to 0 .. K-1 (intp) for multinomial. ``X`` is float32 when
+        the X given was (dense or sparse), else float64; it may be a view of the caller's
+        read-only array (see ``X`` above). With ``fit_intercept``, ``X`` is the augmented matrix
+        ``[X_clipped, s 1]`` of shape (n, n_features + 1), float32 only when s is a float32
+        number (``np.float32(s) == s``), so that the column holds s exactly.
     row_norm : float
         The public bound on the norms of the rows of ``X``: the ``row_norm`` given (B), or
         ``sqrt(B^2 + s^2)`` with ``fit_intercept``. Every constant (``lipschitz``,
@@ -412,8 +481,11 @@ class Problem:
                                  "X (and y) and the bounds")
 
     def _validate_X(self, X, clip_rows):
+        """X checked, held in its stored dtype and clipped: a read-only view of the caller's
+        array when nothing can change it and no row needs clipping, else one copy."""
         if sparse.issparse(X):
-            return self._clip_rows(self._validate_sparse_X(X), clip_rows)
+            X = self._validate_sparse_X(X)
+            return self._clip_rows(X, clip_rows, _checked_norms(X))
         if hasattr(X, "toarray") or hasattr(X, "tocsr"):
             raise TypeError(f"X must be a numpy array or a scipy.sparse matrix, got "
                             f"{type(X).__name__}")
@@ -425,15 +497,24 @@ class Problem:
             raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        X = np.array(X, dtype=np.float64, order="C", copy=True)
-        if not np.all(np.isfinite(X)):
-            raise ValueError("X contains NaN or infinite values")
-        return self._clip_rows(X, clip_rows)
+        dtype = _stored_dtype(X.dtype)
+        own = X.dtype != dtype
+        if own:                         # other dtypes: the one copy, in float64
+            X = np.array(X, dtype=dtype, order="C", copy=True)
+        # one pass over X (by blocks of rows): the norms, and the finiteness check with them
+        norms = _checked_norms(X)
+        if not own:
+            if (X.flags.c_contiguous and _frozen(X)
+                    and not np.any(norms > self.feature_row_norm)):
+                X = X.view(np.ndarray)  # shared: a view, so the caller's flags stay as they are
+            else:
+                X = np.array(X, dtype=dtype, order="C", copy=True)
+        return self._clip_rows(X, clip_rows, norms)
 
-    def _clip_rows(self, X, clip_rows):
-        """Scale the rows of X (dense or CSR, in place) above the user's bound B onto it."""
+    def _clip_rows(self, X, clip_rows, norms):
+        """Scale the rows of X (dense or CSR, in place) above the user's bound B onto it
+        (``norms``: :func:`row_norms` of X)."""
         bound = self.feature_row_norm       # the user's B: the intercept column comes after
-        norms = row_norms(X)
         over = norms > bound
         # Rows normalised by the user can exceed the bound by a rounding error: clip those
         # silently; warn about (or refuse) only real excess.
@@ -446,10 +527,12 @@ class Problem:
                 )
             # (a row whose norm overflows float64 is scaled first: bound / inf would zero it)
             scale_rows_onto(X, over, bound, norms)
-            # Rounding can leave a scaled row an ulp above the bound: nudge it inside. The
-            # factor squares at each round, so that the loop ends whatever the values.
+            # Rounding can leave a scaled row an ulp above the bound (its norm computed in
+            # float64 from the stored values): nudge it inside. The factor squares at each
+            # round, so that the loop ends whatever the values; it starts one ulp below 1 in
+            # X's dtype, so that every round moves a float32 row too.
             norms = row_norms(X)
-            shrink = np.nextafter(1.0, 0.0)
+            shrink = _first_shrink(X.dtype)
             while np.any(still := norms > bound):
                 if shrink == 0.0:   # unreachable: a row on the sphere is an ulp from it
                     raise RuntimeError("could not clip the rows within row_norm")
@@ -465,18 +548,17 @@ class Problem:
         return X
 
     def _validate_sparse_X(self, X):
-        """A scipy.sparse X as a canonical CSR array of float64 with intp indices, copied once
-        (CSC, COO and the other formats converted), never densified."""
+        """A scipy.sparse X as a canonical CSR array with intp indices, copied once (CSC, COO
+        and the other formats converted), never densified; float32 data kept, every other real
+        dtype converted to float64. The finiteness check comes with the row norms
+        (:func:`_checked_norms`)."""
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
         if X.dtype.kind not in "biuf":
             raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        X = _canonical_csr(sparse.csr_array(X, dtype=np.float64, copy=True))
-        if not np.all(np.isfinite(X.data)):
-            raise ValueError("X contains NaN or infinite values")
-        return X
+        return _canonical_csr(sparse.csr_array(X, dtype=_stored_dtype(X.dtype), copy=True))
 
     def _validate_y(self, y, n, default_coding):
         y = np.asarray(y)

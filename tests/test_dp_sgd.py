@@ -46,9 +46,10 @@ def test_samples_have_the_poisson_size(monkeypatch):
     sizes = []
     real = module._gd.clipped_gradient_sum
 
-    def spy(X, *args):
-        sizes.append(X.shape[0])
-        return real(X, *args)
+    def spy(X, *args, rows=None):
+        # the sample's rows are read in place: their indices are the sample
+        sizes.append(X.shape[0] if rows is None else rows.shape[0])
+        return real(X, *args, rows=rows)
 
     monkeypatch.setattr(module._gd, "clipped_gradient_sum", spy)
     P = _problem(n=500)

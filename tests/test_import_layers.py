@@ -257,7 +257,7 @@ LAYERS = (
     ("problem and fit", ("dpsolve.problem", "dpsolve.fit", "dpsolve._fixed_iteration")),
     ("parties, reference and joint", ("dpsolve.parties", "dpsolve._remote_parties",
                                       "dpsolve._multiparty", "dpsolve.reference",
-                                      "dpsolve.joint")),
+                                      "dpsolve.joint", "dpsolve.chunked")),
     ("bounds", ("dpsolve.approximate_minima", "dpsolve.bounds")),
     ("solvers", ("dpsolve.solvers",)),
     ("estimators, selection, audit and experiments", ("dpsolve.estimators", "dpsolve.tuning",

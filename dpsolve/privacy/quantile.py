@@ -115,9 +115,9 @@ def _public_arguments(quantile, epsilon, upper, lower, rng, accountant):
     return quantile, epsilon, upper, lower, check_rng(rng)
 
 
-def _real_array(values, name, ndim):
-    """``values`` as a float64 array, its shape and dtype checked (public: n is public) and
-    its entries not read; never modified."""
+def _real_array(values, name, ndim, keep=()):
+    """``values`` as a float64 array (or in its own dtype if it is one of ``keep``), its shape
+    and dtype checked (public: n is public) and its entries not read; never modified."""
     array = np.asarray(values)
     if array.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {array.shape}")
@@ -125,7 +125,18 @@ def _real_array(values, name, ndim):
         raise TypeError(f"{name} must hold real numbers, got dtype {array.dtype}")
     if array.shape[0] == 0:
         raise ValueError(f"{name} must be non-empty (at least one record)")
+    if array.dtype in keep:
+        return array
     return array.astype(np.float64, copy=False)
+
+
+def _all_finite(stored):
+    """Whether every entry of ``stored`` (1-D, or 2-D read by blocks of rows: no boolean
+    temporary of its size) is finite."""
+    if stored.ndim == 1:
+        return bool(np.all(np.isfinite(stored)))
+    return all(np.all(np.isfinite(stored[start:start + 4096]))
+               for start in range(0, stored.shape[0], 4096))
 
 
 def _charge(epsilon, accountant):
@@ -195,10 +206,11 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
             raise ValueError("X must be non-empty (at least one record)")
         stored = X.data
     else:
-        X = stored = _real_array(X, "X", 2)
+        # float32 kept: the row norms are computed in float64 on its exact values
+        X = stored = _real_array(X, "X", 2, keep=(np.dtype(np.float32), np.dtype(np.float64)))
     event = _charge(epsilon, accountant)
     # X is read only now, after the charge: a failure from here on stays charged
-    if not np.all(np.isfinite(stored)):
+    if not _all_finite(stored):
         raise ValueError("X must be finite")
     # a norm may overflow to inf for finite rows: it is clipped to upper like any other, with
     # no warning (a warning here would be a signal from the data beyond the release)

@@ -48,7 +48,11 @@ def key(problem, tol):
         for part in (problem.X.indptr, problem.X.indices, problem.X.data):
             h.update(np.ascontiguousarray(part).tobytes())
     else:
-        h.update(np.ascontiguousarray(problem.X).tobytes())
+        # by blocks of rows: the same digest as the whole array's bytes, without a copy of X
+        # (a memory-mapped X may not fit in memory)
+        X = np.ascontiguousarray(problem.X)
+        for start in range(0, X.shape[0], 4096):
+            h.update(X[start:start + 4096])
     h.update(f"\ny{problem.y.shape}{problem.y.dtype.str}\n".encode())
     h.update(np.ascontiguousarray(problem.y).tobytes())
     return h.hexdigest()

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .._ordered_linalg import BLOCK_ROWS, row_blocks
-from .._row_ops import row_norms
+from .._row_ops import as_float64, row_norms
 
 _EPS = np.finfo(np.float64).eps
 # A norm may exceed R by this relative amount and still count as "in C up to rounding".
@@ -90,7 +90,7 @@ def _record_sums(problem, theta, alpha):
     xa_parts = []
     conj_extra = 0.0
     for s in row_blocks(n):
-        Xb, yb = X[s], y[s]
+        Xb, yb = as_float64(X[s]), y[s]         # float32 X: this block in float64
         zb = Xb @ theta
         norms, z_err = _row_bounds(Xb, theta)
         if alpha is None:
@@ -209,7 +209,7 @@ def gradient_gap(problem, theta):
     xd_parts, sums = [], {key: [] for key in ("xd_norm", "xderr_norm", "abs_values",
                                                "value_err")}
     for s in row_blocks(n):
-        Xb, yb = X[s], problem.y[s]
+        Xb, yb = as_float64(X[s]), problem.y[s]     # float32 X: this block in float64
         zb = Xb @ theta
         norms, z_err = _row_bounds(Xb, theta)
         z_row_err = np.linalg.norm(z_err, axis=1)                            # per record, L2

@@ -4,6 +4,8 @@ import warnings
 
 import numpy as np
 
+from .._row_ops import as_float64
+
 
 def cone_solve(problem, tol):
     """Solve with cvxpy (Clarabel, then SCS). Returns ``(theta, alpha, status, solver)``. Here
@@ -11,7 +13,8 @@ def cone_solve(problem, tol):
     None if both solvers fail."""
     import cvxpy as cp
 
-    X, y, n = problem.X, problem.y, problem.n
+    # cvxpy copies the data into its own float64 matrices anyway
+    X, y, n = as_float64(problem.X), problem.y, problem.n
     theta = cp.Variable(problem.theta_shape)
     z = X @ theta
     loss = problem.loss_object

@@ -29,7 +29,9 @@ import math
 import numpy as np
 from scipy import optimize, sparse
 
-from .._ordered_linalg import blocked_sum, matvec, rmatvec, row_blocks, weighted_gram
+from .._ordered_linalg import blocked_sum, matvec, one_blas_thread, rmatvec, row_blocks, \
+    weighted_gram
+from .._row_ops import as_float64
 from ._certificate import default_gap, duality_gap, feasible_alpha
 
 _EPS = np.finfo(np.float64).eps
@@ -110,7 +112,7 @@ class _Model:
             K = problem.n_classes
 
             def block(s):
-                Xb = X[s]
+                Xb = as_float64(X[s])
                 Xb = Xb.toarray() if sparse.issparse(Xb) else Xb
                 Sb = self.curv[s]                        # the softmax rows
                 M = (Xb[:, :, None] * Sb[:, None, :]).reshape(Xb.shape[0], p * K)
@@ -352,6 +354,19 @@ def _with_huber_width(problem, width):
     return smoothed
 
 
+def _blas_margins(X, theta):
+    """``X @ theta`` by BLAS, as on float64 X; float32 X by blocks of rows converted to float64
+    (each row's dot product is BLAS's on the float64 rows: the same bits, without a float64
+    copy of X)."""
+    if sparse.issparse(X) or X.dtype == np.float64:
+        return X @ theta
+    out = np.empty(X.shape[0])
+    with one_blas_thread():
+        for s in row_blocks(X.shape[0]):
+            out[s] = as_float64(X[s]) @ theta
+    return out
+
+
 def _hinge_active_set(problem, theta, width):
     """Exact hinge solution on the pieces that ``theta`` (a huber_hinge minimiser of the given
     width) identifies, or None.
@@ -366,7 +381,9 @@ def _hinge_active_set(problem, theta, width):
     multiplier: 0 if the ball is inactive, else the root of ``||theta(mu)|| = R``. The result
     is only a candidate: the certificate decides.
     """
-    X, y, n = problem.X, problem.y, problem.n
+    # BLAS's X^T w sums over all rows in its own order: float32 X is converted whole (a float64
+    # copy while this runs) so that the candidate is the float64 problem's, bit for bit
+    X, y, n = as_float64(problem.X), problem.y, problem.n
     R, lam = problem.radius, problem.reg
     m = y * (X @ theta)
     on_piece = np.abs(1.0 - m) <= width
@@ -427,7 +444,7 @@ def hinge_by_smoothing(problem, theta, tol, widths=None):
         smoothed = _with_huber_width(problem, width)
         # the huber gap of this stage need only be small against the hinge gap it aims for
         theta, _ = minimise_smooth(smoothed, theta, tol)
-        z = problem.X @ theta
+        z = _blas_margins(problem.X, theta)
         b = np.clip((1.0 + width - problem.y * z) / (2.0 * width), 0.0, 1.0)
         alpha = feasible_alpha(problem, b * problem.y)
         gap = duality_gap(problem, theta, alpha)

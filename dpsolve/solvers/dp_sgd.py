@@ -189,8 +189,24 @@ def plan(problem, partition, target, options):
                           "radius": radius})
 
 
+#: Uniforms drawn per call when sampling the batch: ``rng.random(n)`` in pieces gives the same
+#: numbers (each double takes one 64-bit word of the bit generator, whatever the piece sizes),
+#: so a step's temporaries are O(_SAMPLE_BLOCK + batch), not O(n).
+_SAMPLE_BLOCK = 2 ** 16
+
+
+def _poisson_sample(rng, n, q):
+    """The indices i with ``u_i < q``, u = ``rng.random(n)`` drawn in pieces (ascending, intp)."""
+    if n <= _SAMPLE_BLOCK:
+        return np.flatnonzero(rng.random(n) < q)
+    parts = [start + np.flatnonzero(rng.random(min(_SAMPLE_BLOCK, n - start)) < q)
+             for start in range(0, n, _SAMPLE_BLOCK)]
+    return np.concatenate(parts)
+
+
 def run(problem, partition, plan, rng):
-    """T sampled, clipped, noisy steps; the clipped sum is the DP-GD kernel on the sample."""
+    """T sampled, clipped, noisy steps; the clipped sum is the DP-GD kernel on the sample's
+    rows, read in place (no copy of them)."""
     X, y, n, p = problem.X, problem.y, problem.n, problem.p
     loss = problem.loss_object
     settings = plan.settings
@@ -200,10 +216,11 @@ def run(problem, partition, plan, rng):
     norms = row_norms(X)
     w, total = np.zeros(p), np.zeros(p)
     grad, scratch = np.empty(p), np.empty((64, p))
+    rows_of_X = kernel_rows(X)
     for _ in range(plan.steps):
-        rows = np.flatnonzero(rng.random(n) < q)
-        _gd.clipped_gradient_sum(kernel_rows(X[rows]), y[rows], loss.kernel_id,
-                                 loss.kernel_param, w, norms[rows], clip, grad, scratch)
+        rows = np.ascontiguousarray(_poisson_sample(rng, n, q), dtype=np.intp)
+        _gd.clipped_gradient_sum(rows_of_X, y, loss.kernel_id, loss.kernel_param, w, norms,
+                                 clip, grad, scratch, rows=rows)
         noise = rng.standard_normal(p)
         w -= eta * (scale * (grad + plan.sigma * noise) + problem.reg * w)
         scale_onto_ball(w, radius)

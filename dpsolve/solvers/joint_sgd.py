@@ -337,12 +337,14 @@ def _joint_kernel(problem, owners, cols, K, owner_seq, records, sigma, step_size
     z, d = np.empty(K), np.empty(K)
     kind = -1 if K > 1 else problem.loss_object.kernel_id
     labels = np.asarray(problem.y, dtype=float)
+    # the kernel reads float64 rows: float32 X (small multi-party data) converted once
+    X = np.asarray(problem.X, dtype=np.float64)
     for t0 in range(0, steps, _CHUNK):
         t1 = min(t0 + _CHUNK, steps)
         # The kernel's flag (final U and every final X_j finite) is ignored: it reads the
         # personalised blocks, which carry no noise. joint_sgd checks the released average of u
         # instead (_check_finite).
-        _joint.joint_sgd_steps(problem.X, labels, kind, problem.loss_object.kernel_param, K,
+        _joint.joint_sgd_steps(X, labels, kind, problem.loss_object.kernel_param, K,
                                cols, U, Xp, owner_seq[t0:t1], records[t0:t1], sigma,
                                step_size, lam, r_u, r_x, noise_rng, U_sum, X_sum, last, t0, z, d)
     X_sum += Xp * (steps - last)[:, None]
