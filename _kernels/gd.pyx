@@ -7,7 +7,8 @@ multinomial loss: the gradient x_i (softmax(z_i) - e_{y_i})^T has Frobenius norm
 
 X may hold float64 or float32 values (dense or CSR). A float32 entry is converted to double as it
 is read, before any arithmetic: the results are bit-identical to those on ``X.astype(float64)``,
-for half the bytes read (these loops are bound by memory bandwidth).
+for half the bytes read. The float64 loops are bound by memory bandwidth; on float32 rows the
+conversions make them compute bound, hence the vector helpers (in _rows.pxd and below).
 """
 from cython.parallel cimport prange
 from libc.math cimport exp, fabs
@@ -16,7 +17,8 @@ from libc.stdlib cimport free, malloc
 from _loss cimport (LOGISTIC, check_loss_parameter, logistic_derivative_at, loss_derivative,
                    multinomial_derivative)
 from _openmp cimport dps_max_threads
-from _rows cimport Rows, add_rows, make_rows, row_axpy, row_dot, xvalue
+from _rows cimport (Rows, add_rows, float_dots_at, has_avx, make_rows, margins16_float,
+                   row_axpy, row_dot, xvalue)
 
 # Thread control lives in dpsolve._kernels.threads; these names stay for callers outside the
 # package (docs/scripts/sgd_step_speed.py) written against gd.
@@ -37,7 +39,8 @@ cdef extern from *:
     #endif
 
     /* out[r] = sum_j (double) x[r][j] * t[j] for the eight float32 rows x[r], each sum over j in
-       increasing order. With SSE2 two rows share a register (lane 0 and lane 1):
+       increasing order (the loop for CPUs without AVX, and for the last rows of a chunk that
+       dps_margins16_float leaves). With SSE2 two rows share a register (lane 0 and lane 1):
        every lane does the scalar loop's operations (exact conversion to double, one IEEE
        multiply, one IEEE add), so the bits are those of the scalar loop, but four conversions
        take one instruction each and the multiplies and adds two rows at a time. If ``next``
@@ -197,7 +200,8 @@ def clipped_gradient_sum(
                             d = d * (clip / g)
                             clipped += 1
                         dz[k - c0] = d
-                    add_rows(&R, at, c0, c1, dz, live + b * CHUNK, &scratch[b, 0])
+                    add_rows(&R, at, c0, c1, dz, live + b * CHUNK, &scratch[b, 0], c1,
+                             c1 + CHUNK if c1 + CHUNK < stop else stop)
                     c0 = c1
             for j in range(p):
                 out[j] = 0.0
@@ -293,7 +297,8 @@ cdef void logistic_derivatives(double* z, const double* y, Py_ssize_t m,
 cdef void margins(const Rows* R, Py_ssize_t c0, Py_ssize_t c1, const double* t,
                   double* out) noexcept nogil:
     """out[i - c0] = <x_i, t> for rows c0 .. c1 - 1, each summed over j in order (as row_dot);
-    dense rows eight at a time (:func:`dense_margins`)."""
+    dense rows eight (float32 with AVX: sixteen) at a time (:func:`dense_margins`,
+    :func:`float_margins`)."""
     cdef Py_ssize_t i = c0
     if R.dense:
         if R.single:
@@ -354,11 +359,20 @@ cdef Py_ssize_t dense_margins(const double* X, Py_ssize_t p, Py_ssize_t c0, Py_s
 
 cdef Py_ssize_t float_margins(const float* X, Py_ssize_t p, Py_ssize_t c0, Py_ssize_t c1,
                               const double* t, double* out) noexcept nogil:
-    """:func:`dense_margins` for float32 rows (:c:func:`dps_margins8_float`, the same bits as
-    the scalar loop on the rows converted to double)."""
+    """:func:`dense_margins` for float32 rows (:c:func:`dps_margins16_float` with AVX, else
+    :c:func:`dps_margins8_float`: the same bits as the scalar loop on the rows converted to
+    double)."""
     cdef Py_ssize_t i = c0, r
-    cdef const float* rows[16]
+    cdef const float* rows[32]
     cdef bint prefetching = p >= 32
+    cdef bint ahead
+    if has_avx():
+        while i + 16 <= c1:
+            ahead = prefetching and i + 32 <= c1
+            for r in range(32 if ahead else 16):
+                rows[r] = X + (i + r) * p
+            margins16_float(rows, rows + 16 if ahead else NULL, p, t, out + (i - c0))
+            i += 16
     while i + 8 <= c1:
         for r in range(16 if prefetching and i + 16 <= c1 else 8):
             rows[r] = X + (i + r) * p
@@ -441,7 +455,7 @@ cdef Py_ssize_t gathered_margins(const double* X, Py_ssize_t p, const Py_ssize_t
 cdef Py_ssize_t gathered_float_margins(const float* X, Py_ssize_t p, const Py_ssize_t* at,
                                        Py_ssize_t m, const double* t, double* out) noexcept nogil:
     """:func:`float_margins` for the rows at[0], at[1], ...: returns the first k not done."""
-    cdef Py_ssize_t k = 0, r
+    cdef Py_ssize_t k = float_dots_at(X, p, at, m, t, out), r
     cdef const float* rows[16]
     cdef bint prefetching = p >= 32
     while k + 8 <= m:
@@ -456,13 +470,43 @@ cdef Py_ssize_t gathered_float_margins(const float* X, Py_ssize_t p, const Py_ss
 
 cdef inline void dense_logits(const xvalue* x, Py_ssize_t p, const double* theta, Py_ssize_t K,
                               double* z) noexcept nogil:
-    """z_k += <x, theta[:, k]> for a dense row, each summed over j in order."""
-    cdef Py_ssize_t j, k
-    cdef double xij
-    for j in range(p):
-        xij = <double> x[j]
-        for k in range(K):
-            z[k] += xij * theta[j * K + k]
+    """z_k += <x, theta[:, k]> for a dense row, each summed over j in order. Up to three
+    classes per pass over the row, their sums held in registers: through z (which the compiler
+    must assume theta may alias) each addition would wait on a store and a reload. The same
+    additions in the same order, so the same bits."""
+    cdef Py_ssize_t j, k = 0
+    cdef double xij, z0, z1, z2
+    cdef const double* th
+    while k + 3 <= K:
+        z0 = z[k]
+        z1 = z[k + 1]
+        z2 = z[k + 2]
+        th = theta + k
+        for j in range(p):
+            xij = <double> x[j]
+            z0 = z0 + xij * th[j * K]
+            z1 = z1 + xij * th[j * K + 1]
+            z2 = z2 + xij * th[j * K + 2]
+        z[k] = z0
+        z[k + 1] = z1
+        z[k + 2] = z2
+        k += 3
+    if k + 2 == K:
+        z0 = z[k]
+        z1 = z[k + 1]
+        th = theta + k
+        for j in range(p):
+            xij = <double> x[j]
+            z0 = z0 + xij * th[j * K]
+            z1 = z1 + xij * th[j * K + 1]
+        z[k] = z0
+        z[k + 1] = z1
+    elif k + 1 == K:
+        z0 = z[k]
+        th = theta + k
+        for j in range(p):
+            z0 = z0 + <double> x[j] * th[j * K]
+        z[k] = z0
 
 
 cdef inline void csr_logits(const xvalue* data, const Py_ssize_t* indices, Py_ssize_t e0,
@@ -479,13 +523,37 @@ cdef inline void csr_logits(const xvalue* data, const Py_ssize_t* indices, Py_ss
 
 cdef inline void dense_outer(const xvalue* x, Py_ssize_t p, const double* d, Py_ssize_t K,
                              double* acc) noexcept nogil:
-    """acc[j, k] += d_k x_j for a dense row (acc is p x K, C order)."""
-    cdef Py_ssize_t j, k
-    cdef double xij
-    for j in range(p):
-        xij = <double> x[j]
-        for k in range(K):
-            acc[j * K + k] += d[k] * xij
+    """acc[j, k] += d_k x_j for a dense row (acc is p x K, C order). Each entry of acc gets one
+    term per row, so the order of the entries is free: up to three classes per pass, their d_k
+    in registers (through d, which the compiler must assume acc may alias, each would be
+    reloaded after every store)."""
+    cdef Py_ssize_t j, k = 0
+    cdef double xij, d0, d1, d2
+    cdef double* a
+    while k + 3 <= K:
+        d0 = d[k]
+        d1 = d[k + 1]
+        d2 = d[k + 2]
+        a = acc + k
+        for j in range(p):
+            xij = <double> x[j]
+            a[j * K] += d0 * xij
+            a[j * K + 1] += d1 * xij
+            a[j * K + 2] += d2 * xij
+        k += 3
+    if k + 2 == K:
+        d0 = d[k]
+        d1 = d[k + 1]
+        a = acc + k
+        for j in range(p):
+            xij = <double> x[j]
+            a[j * K] += d0 * xij
+            a[j * K + 1] += d1 * xij
+    elif k + 1 == K:
+        d0 = d[k]
+        a = acc + k
+        for j in range(p):
+            a[j * K] += d0 * <double> x[j]
 
 
 cdef inline void csr_outer(const xvalue* data, const Py_ssize_t* indices, Py_ssize_t e0,

@@ -91,7 +91,8 @@ def minibatch_sgd_pass(
                     row_dots_at(&R, &order[c0], c1 - c0, th, z)
                     for k in range(c0, c1):
                         z[k - c0] = loss_derivative(loss, z[k - c0], y[order[k]], h)
-                    add_rows(&R, &order[0], c0, c1, z, live, g)
+                    add_rows(&R, &order[0], c0, c1, z, live, g, c1,
+                             c1 + CHUNK if c1 + CHUNK < n else n)
                     c0 = c1
                 if scale > 0.0:
                     add_gamma_norm(rng, g, p, scale, direction)

@@ -8,11 +8,19 @@ LocalCluster started in ``setup``:
   the local pool with one process (started by the sweep: about a second), warm theta* cache.
   Tracked: the ratio; on this two-core machine the kernels already use both cores, so about 1
   (docs/cluster.md).
+* ``RowsOnWorkers``: n = 10⁷, p = 100 float32 rows (4 GB) in ten ``.npy`` chunk files, held by
+  a two-worker LocalCluster (each worker memory-maps its chunks) against the same chunk files in
+  this process: one ``clipped_gd`` step and θ*. Tracked: the ratios, and the workers' peak
+  resident memory (docs/cluster.md, "Rows on the workers").
 
 Run directly (``python -m benchmarks.bench_cluster``) to print the measurements.
 """
+import os
+import resource
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 import dpsolve
 from dpsolve import experiments
@@ -101,6 +109,84 @@ class ClusterSweep:
                 / best_time(self._pool_sweep, repeat=1, min_time=0.0))
 
     track_cluster_over_pool.unit = "ratio"
+
+
+def _peak_rss():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class RowsOnWorkers:
+    """A clipped_gd step and θ* on 10⁷ x 100 float32 rows held by two workers, against the same
+    chunk files memory-mapped in this process (the same sums in the same order: the same bits)."""
+
+    n, p, n_chunks = 10_000_000, 100, 10
+    steps = 5
+    timeout = 3600
+    number, repeat, warmup_time = 1, 1, 0.0
+    PARAMS = dict(loss="logistic", radius=5.0, reg=1e-4, row_norm=1.0, clip_rows=False)
+
+    def setup_cache(self):
+        # asv runs setup_cache in a temporary working directory, removed after the class
+        folder = os.path.abspath("dpsolve-rows")
+        os.makedirs(folder, exist_ok=True)
+        rng = np.random.default_rng(0)
+        theta = rng.standard_normal(self.p)
+        rows = self.n // self.n_chunks
+        for c in range(self.n_chunks):
+            X = rng.standard_normal((rows, self.p), dtype=np.float32)
+            X /= np.linalg.norm(X.astype(np.float64), axis=1).astype(np.float32)[:, None] * 1.01
+            z = X.astype(np.float64) @ theta
+            y = np.where(rng.random(rows) < 1.0 / (1.0 + np.exp(-z)), 1.0, -1.0)
+            np.save(os.path.join(folder, f"x_{c:03d}.npy"), X)
+            np.save(os.path.join(folder, f"y_{c:03d}.npy"), y)
+        return folder
+
+    setup_cache.timeout = 1800
+
+    def setup(self, folder):
+        from dpsolve.chunked import RowChunks
+        xs = sorted(str(f) for f in Path(folder).glob("x_*.npy"))
+        ys = sorted(str(f) for f in Path(folder).glob("y_*.npy"))
+        self.cluster, self.client = _cluster()
+        self.here = dpsolve.Problem(RowChunks.from_npy(xs, ys), None, **self.PARAMS)
+        self.there = dpsolve.Problem(RowChunks.from_npy(xs, ys, client=self.client), None,
+                                     **self.PARAMS)
+
+    def teardown(self, folder):
+        self.client.close()
+        self.cluster.close()
+
+    def _steps(self, problem):
+        dpsolve.clipped_gd(problem, epsilon=1.0, delta=1e-8, steps=self.steps, rng=0)
+
+    def time_step_on_workers(self, folder):
+        self._steps(self.there)
+
+    def time_step_in_process(self, folder):
+        self._steps(self.here)
+
+    def track_step_on_workers_over_in_process(self, folder):
+        return (best_time(lambda: self._steps(self.there), repeat=2, min_time=0.0)
+                / best_time(lambda: self._steps(self.here), repeat=2, min_time=0.0))
+
+    track_step_on_workers_over_in_process.unit = "ratio"
+
+    def track_theta_star_on_workers_over_in_process(self, folder):
+        from dpsolve.reference import reference_minimizer
+        there = best_time(lambda: reference_minimizer(self.there, cache=False), repeat=1,
+                          min_time=0.0)
+        here = best_time(lambda: reference_minimizer(self.here, cache=False), repeat=1,
+                         min_time=0.0)
+        return there / here
+
+    track_theta_star_on_workers_over_in_process.unit = "ratio"
+
+    def track_worker_peak_memory_over_chunks(self, folder):
+        self._steps(self.there)
+        chunk_bytes = self.n * self.p * 4 / len(self.client.scheduler_info()["workers"])
+        return max(self.client.run(_peak_rss).values()) / chunk_bytes
+
+    track_worker_peak_memory_over_chunks.unit = "ratio (peak RSS over a worker's share of X)"
 
 
 def main():

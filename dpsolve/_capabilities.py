@@ -11,14 +11,17 @@ nothing.
 """
 _SPARSE = []
 _MULTINOMIAL = []
+_CHUNKED = []
 
 
-def record(name, sparse, losses):
-    """Note that the solver ``name``, just registered, takes a sparse X if ``sparse`` and
-    ``loss="multinomial"`` if that is among ``losses``. Called by
-    :func:`dpsolve.solvers.register` only, once per name."""
+def record(name, sparse, losses, chunked=False):
+    """Note that the solver ``name``, just registered, takes a sparse X if ``sparse``,
+    ``loss="multinomial"`` if that is among ``losses`` and rows in chunks if ``chunked``.
+    Called by :func:`dpsolve.solvers.register` only, once per name."""
     if sparse:
         _SPARSE.append(name)
+    if chunked:
+        _CHUNKED.append(name)
     if "multinomial" in losses:
         _MULTINOMIAL.append(name)
 
@@ -26,6 +29,12 @@ def record(name, sparse, losses):
 def sparse_solvers():
     """The registered solvers that take a sparse X, in registration order (a tuple)."""
     return tuple(_SPARSE)
+
+
+def chunked_solvers():
+    """The registered solvers that take X in chunks of rows (a Dask array or a
+    :class:`~dpsolve.chunked.RowChunks`), in registration order (a tuple)."""
+    return tuple(_CHUNKED)
 
 
 def multinomial_solvers():

@@ -280,14 +280,31 @@ def check_tolerance(plan, solver):
             f"docs/perturbation.md); pass tolerance >= {plan.floor:.3g}")
 
 
+def _block_rows(p):
+    """Rows per block of :func:`_row_blocks`: about ``_BLOCK_BYTES`` of float64 rows."""
+    return max(256, _BLOCK_BYTES // (8 * p))
+
+
 def _row_blocks(problem):
     """The problem's rows in consecutive blocks of about ``_BLOCK_BYTES`` (views): each block's
     margins and gradient share one pass over its rows while they are in cache, which halves the
     memory traffic of a step on large X. The order of the sums changes, not their terms."""
-    rows = max(256, _BLOCK_BYTES // (8 * problem.p))
+    rows = _block_rows(problem.p)
     if rows >= problem.n:
         return [problem]
     return [problem._with_data(problem.X[s], problem.y[s]) for s in row_blocks(problem.n, rows)]
+
+
+def _gradient_parts(X, y, theta, loss, rows):
+    """``X_b^T loss'(X_b theta; y_b)`` for each block b of the rows X, y, cut as
+    :func:`_row_blocks` cuts a problem's rows (``rows`` per block); module level, to run where
+    a chunk of rows lives (:class:`dpsolve.chunked.RowChunks`)."""
+    n = X.shape[0]
+    parts = []
+    for s in ([slice(0, n)] if rows >= n else row_blocks(n, rows)):
+        Xb = as_float64(X[s])     # float32 X: this block in float64
+        parts.append(Xb.T @ loss.derivatives(Xb @ theta, y[s]))
+    return parts
 
 
 def minimize(problem, plan, *, linear=None, start=None):
@@ -297,9 +314,14 @@ def minimize(problem, plan, *, linear=None, start=None):
     Nothing here depends on the data but the values computed: the step count, the step size and
     the momentum are the plan's, there is no test, no stopping rule and no exception on the
     iterates (the projection is a multiplication by ``R / max(||x||, R)`` on every step).
+
+    Rows in chunks (:class:`dpsolve.chunked.RowChunks`): every step, each chunk's blocks'
+    gradient parts are computed where the chunk lives and added here in order, block after
+    block (with one chunk, the bits of the rows in memory).
     """
     n, shape = problem.n, problem.theta_shape
-    blocks = _row_blocks(problem)
+    chunks = problem.X if problem.is_chunked else None
+    blocks = None if chunks is not None else _row_blocks(problem)
     mu = plan.strong_convexity
     step, momentum = 1.0 / plan.smoothness, plan.momentum
     radius = problem.radius
@@ -307,7 +329,12 @@ def minimize(problem, plan, *, linear=None, start=None):
     y = x.copy()
     for _ in range(plan.steps):
         grad = np.zeros(shape)
-        for block in blocks:
+        if chunks is not None:
+            for parts in chunks.map(_gradient_parts, theta=y, loss=problem.loss_object,
+                                    rows=_block_rows(problem.p)):
+                for part in parts:
+                    grad += part
+        for block in blocks or ():
             X = as_float64(block.X)     # float32 X: this block in float64
             grad += X.T @ block._loss_derivatives(X @ y)
         grad /= n

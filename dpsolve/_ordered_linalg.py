@@ -117,9 +117,17 @@ def blocked_sum(block_result, blocks, out):
     return out
 
 
+def _is_row_chunks(X):
+    """Whether X is a :class:`dpsolve.chunked.RowChunks` (rows in chunks, each product run
+    where its chunk lives), told by its marker: this module sits below that one."""
+    return getattr(type(X), "_row_chunks", False) is True
+
+
 def weighted_gram(X, w):
     """``X^T diag(w) X`` (dense or CSR X) by blocks of rows (:func:`blocked_sum`): the same bits
     for any thread count, on every thread dpsolve's kernels may use."""
+    if _is_row_chunks(X):
+        return X.weighted_gram(w)
     from ._row_ops import weighted_gram as block_gram
     p = X.shape[1]
     return blocked_sum(lambda s: block_gram(X[s], w[s]), row_blocks(X.shape[0]),
@@ -133,6 +141,8 @@ def matvec(X, v):
     threads, one single-threaded BLAS product per block (each row's value is one block's, so
     the bits do not depend on the thread count); CSR: SciPy's product (sequential; float32 CSR
     by blocks of rows converted to float64, each row's sum as on the float64 matrix)."""
+    if _is_row_chunks(X):
+        return X.matvec(v)
     if v.ndim == 1:
         from ._kernels import gd
         from ._row_ops import kernel_rows
@@ -161,6 +171,8 @@ def rmatvec(X, r):
     docs/performance.md). For r of shape (n, K): BLAS (at one thread inside dpsolve's solves)
     over all rows at once; float32 X is first converted to a float64 copy (of X's size: BLAS's
     order of the sum over the rows cannot be reproduced block by block)."""
+    if _is_row_chunks(X):
+        return X.rmatvec(r)
     if r.ndim == 1:
         from ._kernels import gd
         from ._row_ops import kernel_rows

@@ -186,7 +186,15 @@ def refuse_sparse(problem, what, takers):
     takers : sequence of str
         The solvers that take a sparse X (``SolverSpec.sparse`` in the registry), named in the
         message; the caller supplies them, as this module sits below the registry.
+
+    Notes
+    -----
+    X in chunks of rows (a :class:`dpsolve.chunked.RowChunks`) is refused too: these callers
+    (the multi-party protocols, the audit's neighbours) index rows at random.
     """
+    if getattr(type(problem.X), "_row_chunks", False) is True:
+        raise TypeError(f"{what} does not take X in chunks of rows (a Dask array or a "
+                        "RowChunks): it needs random access to the rows; pass X in memory")
     if sparse.issparse(problem.X):
         raise TypeError(
             f"{what} does not take a sparse X; the solvers that do are "

@@ -36,7 +36,6 @@ from ._ordered_linalg import rmatvec as _rmatvec
 from ._ordered_linalg import weighted_gram as _weighted_gram
 from ._row_ops import kernel_rows, row_norms
 from .losses import DEFAULT_BINARY_CODINGS
-from .problem import Problem
 
 #: The fixed blocks of the clipped-gradient kernels' sums: rows of their scratch array
 #: (``_kernels/gd.pyx``).
@@ -152,6 +151,10 @@ def _chunk_row_norms(chunk):
     return _norms_of(chunk)
 
 
+def _chunk_labels(chunk):
+    return np.asarray(chunk[1])
+
+
 class _MapCall:
     """``fn(X_c, y_c, *args_c, **kwargs)`` as a picklable callable taking the chunk first."""
 
@@ -170,16 +173,16 @@ def _is_clip_warning(record):
     return issubclass(record.category, UserWarning) and "clipped" in str(record.message)
 
 
-def _validate_chunk(chunk, kwargs):
-    """Build ``Problem(X_c, y_c, **kwargs)`` on the worker: the validated chunk (kept there)
-    and public facts for the driver (shape, dtype, the clipped-row count, the default binary
-    codings the labels fit). Warnings are caught here: one per chunk would tell the driver
-    each chunk's count."""
+def _validate_chunk(chunk, problem_class, kwargs):
+    """Build ``problem_class(X_c, y_c, **kwargs)`` (a :class:`~dpsolve.Problem`) on the
+    worker: the validated chunk (kept there) and public facts for the driver (shape, dtype,
+    the clipped-row count, the default binary codings the labels fit). Warnings are caught
+    here: one per chunk would tell the driver each chunk's count."""
     X, y, _ = chunk
     # catch_warnings swaps process-wide state: workers sharing a process (threads) take turns
     with _WARNINGS_LOCK, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        problem = Problem(X, y, **kwargs)
+        problem = problem_class(X, y, **kwargs)
     clipped = 0
     others = []
     for record in caught:
@@ -231,22 +234,37 @@ class _Dask:
     """Chunks as futures held by workers; per-chunk functions are submitted to run where the
     chunk is and their results gathered in chunk order."""
 
-    def __init__(self, client, futures):
+    def __init__(self, client, futures, homes=None):
         self.client = client
         self.chunks = list(futures)
+        self._homes = homes
+
+    def homes(self):
+        """The worker holding each chunk. Every task on a chunk is pinned to it: left free,
+        Dask's work stealing would run a task on an idle worker and copy the chunk's rows
+        there (a memory-mapped chunk is sent as its bytes), until every worker held all of
+        X."""
+        if self._homes is None:
+            _require_distributed().wait(self.chunks)
+            held = self.client.who_has(self.chunks)
+            self._homes = [tuple(held[f.key])[:1] for f in self.chunks]
+        return self._homes
+
+    def _submit(self, c, fn, *args):
+        return self.client.submit(fn, *args, pure=False, workers=self.homes()[c],
+                                  allow_other_workers=False)
 
     def run(self, fn, per_chunk_args, shared=()):
-        futures = [self.client.submit(fn, chunk, *[a[c] for a in per_chunk_args], *shared,
-                                      pure=False)
+        futures = [self._submit(c, fn, chunk, *[a[c] for a in per_chunk_args], *shared)
                    for c, chunk in enumerate(self.chunks)]
         return self.client.gather(futures)
 
     def derive(self, fn, *shared):
-        pairs = [self.client.submit(fn, chunk, *shared, pure=False) for chunk in self.chunks]
-        new = [self.client.submit(_first, pair, pure=False) for pair in pairs]
-        infos = self.client.gather([self.client.submit(_second, pair, pure=False)
-                                    for pair in pairs])
-        return _Dask(self.client, new), infos
+        pairs = [self._submit(c, fn, chunk, *shared) for c, chunk in enumerate(self.chunks)]
+        new = [self._submit(c, _first, pair) for c, pair in enumerate(pairs)]
+        infos = self.client.gather([self._submit(c, _second, pair)
+                                    for c, pair in enumerate(pairs)])
+        return _Dask(self.client, new, self.homes()), infos
 
 
 def _sum_in_order(parts, shape):
@@ -318,6 +336,10 @@ class RowChunks:
     chunk's shape) and the driver adds the chunks in order. The driver never holds X: it
     receives p-vectors, (p, p) matrices and vectors of one value per row.
     """
+
+    #: Marks rows in chunks for the modules below this one (:mod:`dpsolve._ordered_linalg`),
+    #: which dispatch on it without importing this module.
+    _row_chunks = True
 
     def __init__(self, backend, chunk_rows, p, dtype, validated=False):
         self._backend = backend
@@ -447,8 +469,12 @@ class RowChunks:
             backend = _Local(_load_npy(a, b) for a, b in zip(x_paths, y_paths))
         else:
             _require_distributed()
-            backend = _Dask(client, [client.submit(_load_npy, a, b, pure=False)
-                                     for a, b in zip(x_paths, y_paths)])
+            # the chunks dealt to the workers in turn: each maps only its own files
+            workers = sorted(client.scheduler_info()["workers"])
+            backend = _Dask(client, [client.submit(_load_npy, a, b, pure=False,
+                                                   workers=[workers[c % len(workers)]],
+                                                   allow_other_workers=False)
+                                     for c, (a, b) in enumerate(zip(x_paths, y_paths))])
         rows, p, dtype = cls._check_layout(backend.run(_chunk_info, ()))
         return cls(backend, rows, p, dtype)
 
@@ -515,14 +541,18 @@ class RowChunks:
         return [np.ascontiguousarray(values[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
 
     # -- validation ------------------------------------------------------------------------
-    def validate(self, *, warn=True, **problem_kwargs):
-        """Each chunk validated on its worker as ``Problem(X_c, y_c, **problem_kwargs)``.
+    def validate(self, problem_class, *, warn=True, **problem_kwargs):
+        """Each chunk validated on its worker as ``problem_class(X_c, y_c, **problem_kwargs)``.
 
         The validated chunk (``problem.X``, ``problem.y``) and its row norms stay where the
         chunk is; the driver receives only shapes, the dtype and the number of rows clipped.
 
         Parameters
         ----------
+        problem_class : type
+            :class:`dpsolve.Problem` (or a subclass): the class built on each chunk. It is
+            passed in because this module sits below :mod:`dpsolve.problem`, which builds a
+            RowChunks for a Problem given a Dask array.
         warn : bool, default True
             Show the total clipped count in one warning, worded as Problem's (the per-chunk
             warnings are caught on the workers).
@@ -549,7 +579,7 @@ class RowChunks:
         The chunks of ``self`` are left as they were: drop this RowChunks to free them on the
         workers. Warnings other than the clipping one are shown once each on the driver.
         """
-        new, infos = self._backend.derive(_validate_chunk, dict(problem_kwargs))
+        new, infos = self._backend.derive(_validate_chunk, problem_class, dict(problem_kwargs))
         codings = [i["codings"] for i in infos if i["codings"] is not None]
         if codings:
             # each chunk's labels fit one coding; all of them together must fit the same one
@@ -757,4 +787,14 @@ class RowChunks:
         ndarray, shape (n,)
         """
         return np.concatenate(self._backend.run(_chunk_row_norms, ()))
+
+    def labels(self):
+        """y of every row (the coded labels once validated), concatenated in chunk order: one
+        value per row, which the driver may hold.
+
+        Returns
+        -------
+        ndarray, shape (n,)
+        """
+        return np.concatenate(self._backend.run(_chunk_labels, ()))
 

@@ -22,6 +22,7 @@ import numpy as np
 from scipy import sparse
 
 from . import _ordered_linalg
+from .chunked import RowChunks
 from ._row_ops import row_norms, scale_rows, scale_rows_onto
 from ._validation import check_choice, check_real
 from .losses import DEFAULT_BINARY_CODINGS  # noqa: F401 (a public name of this module)
@@ -244,6 +245,14 @@ def _checked_norms(X):
     return norms
 
 
+def _rows_in_chunks(X):
+    """Whether X is rows in chunks: a :class:`~dpsolve.chunked.RowChunks`, or a Dask array
+    (told by its type's module and ``to_delayed``, without importing dask)."""
+    if getattr(type(X), "_row_chunks", False) is True:
+        return True
+    return type(X).__module__.startswith("dask.") and hasattr(X, "to_delayed")
+
+
 def _first_shrink(dtype):
     """The largest number below 1 in X's dtype: the first factor of the nudge loops, the
     smallest change that moves every entry of a row."""
@@ -273,6 +282,23 @@ class Problem:
         ``scipy.sparse.csr_array`` (CSC, COO and the other formats converted; sorted indices,
         duplicates summed; float32 data kept) and never densified; the solvers registered with
         ``sparse=True`` take it, the others refuse it (docs/sparse.md).
+
+        X may also be a ``dask.array.Array`` chunked by rows only (y then a Dask array with
+        the same row chunks, or a numpy array), or a :class:`dpsolve.chunked.RowChunks` (y
+        then None: the chunks carry their labels). Each chunk is validated on the worker that
+        holds it, as a Problem of its own with these parameters (clipping, label coding and the
+        intercept column are per row; one warning gives the total clipped count), and stays
+        there: ``Problem.X`` is the validated RowChunks and ``Problem.y`` the coded labels
+        gathered to this process (one value per row). The solvers registered with
+        ``chunked=True`` (``clipped_gd``, ``dp_sgd``, ``output_perturbation``) take it: each
+        chunk's partial sums (clipped gradients, gradients of the inner solve) are computed on
+        its worker by dpsolve's kernels, added here in chunk order, and the noise is drawn
+        here; X itself never comes here (docs/cluster.md, "Rows on the workers"). The others, which
+        need random access to the rows, refuse it before any work.
+        :func:`dpsolve.reference_minimizer` (Newton for the smooth losses) and its certificate
+        take it too. A fit is bit-identical to the same chunks held locally
+        (``RowChunks.from_arrays``) and, with one chunk, to the plain in-memory Problem
+        (except ``dp_sgd``, whose Poisson sample is drawn chunk by chunk).
     y : array_like, shape (n,)
         Labels, each one of the public ``classes`` for the classification losses (see
         ``classes``); for ``"squared"``, real targets with ``|y_i| <= label_bound``.
@@ -424,6 +450,16 @@ class Problem:
         self.loss_object = make_loss(self.loss, huber_width=self.huber_width,
                                        label_bound=self.label_bound, n_classes=self.n_classes)
         self._check_numerical_range()
+        if _rows_in_chunks(X):
+            # every chunk validated where it lives, as a Problem of its own with these
+            # parameters: clipping, labels and the intercept column are per row
+            self.X, self.y = self._validate_chunks(X, y, dict(
+                loss=self.loss, radius=self.radius, reg=self.reg,
+                row_norm=self.feature_row_norm, label_bound=self.label_bound,
+                huber_width=self.huber_width, clip_rows=bool(clip_rows), classes=classes,
+                n_classes=n_classes, fit_intercept=self.fit_intercept,
+                intercept_scale=self.intercept_scale))
+            return
         self.X = self._validate_X(X, bool(clip_rows))
         if self.fit_intercept:
             self.X = _append_intercept_column(self.X, self.intercept_scale)
@@ -479,6 +515,24 @@ class Problem:
                 values = ", ".join(f"{name}={given[name]:g}" for name in dict.fromkeys(names))
                 raise ValueError(f"{values} put {what} = {value:.3g} outside {span}; rescale "
                                  "X (and y) and the bounds")
+
+    def _validate_chunks(self, X, y, kwargs):
+        """Rows in chunks validated on their workers: the validated RowChunks and the coded
+        labels gathered to the driver (one value per row, read-only)."""
+        if getattr(type(X), "_row_chunks", False) is True:
+            if y is not None:
+                raise ValueError(f"y must be None when X is a RowChunks (its chunks carry the "
+                                 f"labels), got {type(y).__name__}")
+        else:
+            X = RowChunks.from_dask(X, y)
+        chunks, n_clipped = X.validate(Problem, warn=False, **kwargs)
+        if n_clipped:
+            warnings.warn(f"{n_clipped} of {chunks.shape[0]} rows had norm above "
+                          f"row_norm={self.feature_row_norm:g} and were clipped to it",
+                          UserWarning, stacklevel=3)
+        labels = chunks.labels()
+        labels.flags.writeable = False
+        return chunks, labels
 
     def _validate_X(self, X, clip_rows):
         """X checked, held in its stored dtype and clipped: a read-only view of the caller's
@@ -587,6 +641,12 @@ class Problem:
     def is_sparse(self):
         """Whether X is held as a sparse (CSR) matrix."""
         return sparse.issparse(self.X)
+
+    @property
+    def is_chunked(self):
+        """Whether X is held in chunks of rows (a :class:`~dpsolve.chunked.RowChunks`, locally
+        or on Dask workers): only the solvers registered with ``chunked=True`` take it."""
+        return _rows_in_chunks(self.X)
 
     @property
     def n_features(self):
@@ -739,9 +799,12 @@ class Problem:
         re-validation, so a subset may hold a single class. Read-only views, not copies."""
         sub = object.__new__(type(self))
         sub.__dict__.update(self.__dict__)
-        sub.X = X if sparse.issparse(X) else X.view()
         sub.y = y.view()
-        _read_only(sub.X)
+        if _rows_in_chunks(X):          # validated chunks: shared as they are
+            sub.X = X
+        else:
+            sub.X = X if sparse.issparse(X) else X.view()
+            _read_only(sub.X)
         sub.y.flags.writeable = False
         return sub
 

@@ -52,7 +52,7 @@ def _kwargs(multinomial=False):
 def _validated(chunks, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return chunks.validate(**kwargs)[0]
+        return chunks.validate(Problem, **kwargs)[0]
 
 
 def _reductions(chunks, multinomial=False):
@@ -328,7 +328,7 @@ def test_validation_clips_on_the_workers_and_returns_only_the_count(client, watc
     rows = LAYOUTS["uneven"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks, n_clipped = _dask(X, y, rows, client).validate(**_kwargs())
+        chunks, n_clipped = _dask(X, y, rows, client).validate(Problem, **_kwargs())
     # one warning, Problem's, with the total; none per chunk
     assert [str(w.message) for w in caught] == [str(whole[0].message)]
     expected = int(np.count_nonzero(row_norms(X) > 1.0 + 1e-12))
@@ -338,10 +338,11 @@ def test_validation_clips_on_the_workers_and_returns_only_the_count(client, watc
     _assert_no_rows_of_X(watched, P)
     for info in watched[0]:                  # the layout check: shapes and dtypes only
         assert not list(_arrays_in(info))
-    quiet, count = _dask(X, y, rows, client).validate(warn=False, **_kwargs())
+    quiet, count = _dask(X, y, rows, client).validate(Problem, warn=False,
+                                                         **_kwargs())
     assert count == n_clipped
     with pytest.raises(ValueError, match="clip_rows=True"):
-        _dask(X, y, rows, client).validate(clip_rows=False, **_kwargs())
+        _dask(X, y, rows, client).validate(Problem, clip_rows=False, **_kwargs())
 
 
 def test_validation_keeps_the_intercept_column_on_the_workers(client):

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-import dpsolve
 from dpsolve import Parties, Problem
 from dpsolve._row_ops import row_norms, weighted_gram
 from dpsolve.estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression

@@ -8,7 +8,7 @@ logistic model) once, then runs each job in a fresh interpreter that opens the f
 - the peak of what Python and NumPy allocated (``tracemalloc``), i.e. memory beyond X;
 - the peak resident set (``ru_maxrss``), which counts the pages of the file the job touched.
 
-Run as ``python docs/scripts/beyond_memory.py --n 10000000 --p 100 --path /tmp/x.f32`` (the
+Run as ``python docs/scripts/beyond_memory.py --n 10000000 --p 100 --path /tmp/x.f32.npy`` (the
 file takes 4 n p bytes of disk; docs/performance.md quotes the figures of n = 10^7, p = 100).
 """
 import argparse
@@ -47,8 +47,9 @@ def write_data(path, n, p, seed=0):
     np.save(path + ".y.npy", y)
 
 
-def run_job(job, path):
-    """Run one job on the memory-mapped file; returns its measurements (a dict)."""
+def run_job(job, path, steps=None):
+    """Run one job on the memory-mapped file (``steps``: clipped_gd's, None for its default);
+    returns its measurements (a dict)."""
     import resource
     import tracemalloc
 
@@ -65,7 +66,8 @@ def run_job(job, path):
     result = {"job": job, "n": problem.n, "p": problem.p, "dtype": str(problem.X.dtype),
               "X_copied": not np.shares_memory(problem.X, X), "problem_seconds": built}
     if job == "clipped_gd":
-        fit = dpsolve.clipped_gd(problem, epsilon=1.0, delta=1.0 / problem.n ** 1.1, rng=0)
+        fit = dpsolve.clipped_gd(problem, epsilon=1.0, delta=1.0 / problem.n ** 1.1,
+                                 steps=steps, rng=0)
         result["steps"] = fit.steps
     else:
         solution = reference_minimizer(problem, cache=False)
@@ -83,15 +85,18 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=10_000_000)
     parser.add_argument("--p", type=int, default=100)
     parser.add_argument("--path", default="/tmp/dpsolve_beyond_memory.f32.npy")
+    parser.add_argument("--steps", type=int, default=100,
+                        help="clipped_gd's steps (its default, at n = 10^7, is thousands)")
     parser.add_argument("--job", choices=JOBS, help="run one job here (used by the driver)")
     args = parser.parse_args(argv)
     if args.job:
-        print(json.dumps(run_job(args.job, args.path)))
+        print(json.dumps(run_job(args.job, args.path, args.steps)))
         return
     if not os.path.exists(args.path):
         write_data(args.path, args.n, args.p)
     for job in JOBS:
-        out = subprocess.run([sys.executable, __file__, "--job", job, "--path", args.path],
+        out = subprocess.run([sys.executable, __file__, "--job", job, "--path", args.path,
+                              "--steps", str(args.steps)],
                              check=True, capture_output=True, text=True).stdout
         result = json.loads(out.strip().splitlines()[-1])
         gb = 1e9
@@ -101,6 +106,9 @@ def main(argv=None):
               f"peak RSS {result['max_rss_bytes'] / gb:.2f} GB"
               + (f", gap {result['gap']:.2e} ({result['method']})" if "gap" in result else "")
               + (f", {result['steps']} steps" if "steps" in result else ""))
+        if "steps" in result:
+            print(f"  {(result['seconds'] - result['problem_seconds']) / result['steps']:.3f} s "
+                  "a step")
 
 
 if __name__ == "__main__":

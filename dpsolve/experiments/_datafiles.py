@@ -1,7 +1,9 @@
 """Data files of the command line and of sweeps: their names checked before anything is read
 (:func:`check_data_file`, which a sweep's validation runs), and their rows read
-(:func:`load_file`). Imports nothing of dpsolve's own."""
+(:func:`load_file`); the ``.npy`` files of rows in chunks listed and checked from their
+headers (:func:`chunk_files`). Imports nothing of dpsolve's own."""
 import contextlib
+import glob
 import os
 import warnings
 import zipfile
@@ -53,6 +55,100 @@ def check_data_file(path, labels=None, names=("path", "labels")):
     if Path(path).suffix.lower() == ".npy" and labels is None:
         raise ValueError(f"{names[0]} {path}: an .npy file of rows needs its labels in a second "
                          f"file ({names[1]})")
+
+
+#: How a chunks source's ``rows`` and ``labels`` are given, for the messages.
+CHUNK_FORM = ('a list of .npy file names, or one glob pattern (a string such as '
+              '"data/x_*.npy", whose matches are sorted by name)')
+
+
+def _chunk_names(value, name):
+    """The files a chunks source's key names: a list as given, or a glob pattern's matches
+    sorted by name (relative names from the working directory, as a file source's)."""
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bool) and str(value):
+        files = sorted(glob.glob(str(value)))
+        if not files:
+            raise ValueError(f"{name} = {str(value)!r}: no file matches the pattern; "
+                             f"accepted: {CHUNK_FORM}")
+        return files
+    if (not isinstance(value, (list, tuple)) or not value
+            or not all(isinstance(v, (str, os.PathLike)) and str(v) for v in value)):
+        raise TypeError(f"{name} must be {CHUNK_FORM}, got {value!r}")
+    return [str(v) for v in value]
+
+
+def _npy_header(file, name, ndim):
+    """The shape and dtype of an ``.npy`` file, read from its header only (memory-mapped, as
+    each run maps it)."""
+    file = Path(file)
+    if file.suffix.lower() != ".npy":
+        raise ValueError(f"{name} {file}: must be a .npy file (each chunk is one .npy file); "
+                         f"accepted: {CHUNK_FORM}")
+    if file.is_dir():
+        raise ValueError(f"{name} {file}: is a directory, not a file")
+    if not file.is_file():
+        raise ValueError(f"{name} {file}: no such file")
+    try:
+        array = np.load(file, mmap_mode="r")
+    except (OSError, ValueError, EOFError) as exc:
+        raise ValueError(f"{name} {file}: cannot be memory-mapped as an .npy array: "
+                         f"{exc}") from None
+    shape, dtype = tuple(array.shape), array.dtype
+    del array
+    if len(shape) != ndim:
+        what = "2-D (rows by columns)" if ndim == 2 else "1-D (one label per row)"
+        raise ValueError(f"{name} {file}: must hold a {what} array, got shape {shape}")
+    return shape, dtype
+
+
+def chunk_files(rows, labels, names=("rows", "labels")):
+    """The ``.npy`` files of rows held in chunks, one pair per chunk, checked from their headers
+    before anything else is read.
+
+    Parameters
+    ----------
+    rows, labels : str or list of str
+        Each a list of ``.npy`` file names, in chunk order, or one glob pattern whose matches
+        are sorted by name (``"data/x_*.npy"``: ``x_10`` sorts before ``x_2``, so number the
+        chunks with leading zeros). Relative names are from the working directory.
+    names : (str, str)
+        How the two are named in messages (``("data.rows", "data.labels")`` in a sweep).
+
+    Returns
+    -------
+    rows, labels : list of str
+        The files, in chunk order.
+
+    Raises
+    ------
+    TypeError
+        If ``rows`` or ``labels`` is neither a non-empty list of names nor a pattern.
+    ValueError
+        If a pattern matches nothing, the two name different numbers of files, a file is
+        missing, not ``.npy`` or cannot be memory-mapped, a rows file is not 2-D or has no
+        rows, a labels file is not 1-D or has not its rows file's number of rows, or the rows
+        files differ in their columns or dtype.
+    """
+    rows, labels = _chunk_names(rows, names[0]), _chunk_names(labels, names[1])
+    if len(rows) != len(labels):
+        raise ValueError(f"{names[0]} and {names[1]} must name as many files (one pair per "
+                         f"chunk), got {len(rows)} and {len(labels)}")
+    first = None
+    for x_file, y_file in zip(rows, labels):
+        (n, p), dtype = _npy_header(x_file, names[0], 2)
+        (n_labels,), _ = _npy_header(y_file, names[1], 1)
+        if n == 0:
+            raise ValueError(f"{names[0]} {x_file}: holds no rows; drop empty chunks")
+        if n_labels != n:
+            raise ValueError(f"{names[1]} {y_file}: holds {n_labels} labels, but its rows file "
+                             f"{names[0]} {x_file} holds {n} rows (each pair is one chunk)")
+        if first is None:
+            first = (x_file, p, dtype)
+        elif (p, dtype) != first[1:]:
+            raise ValueError(f"{names[0]} {x_file}: {p} columns of {dtype}, but {first[0]} has "
+                             f"{first[1]} columns of {first[2]}: every chunk needs the same "
+                             "columns and dtype")
+    return rows, labels
 
 
 class _FileError(ValueError):

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from .. import bounds, datasets
+from ..chunked import RowChunks
 from ..parties import Parties
 from ..privacy import PrivacyWarning
 from ..problem import Problem
@@ -22,7 +23,8 @@ from .sweep import SweepError, _grid, _shown, canonical, data_seed, refuse, run_
 
 def load_data(data, root, names=("data.path", "data.labels")):
     """``(X, y)`` for a run's data spec (``names``: how a file source's keys are named in
-    messages)."""
+    messages); for a ``chunks`` source, ``(RowChunks, None)``: the ``.npy`` files memory-mapped
+    here, one chunk per pair."""
     source = data["source"]
     rng = data_seed({"data": data}, root)
     # the generators' own checks refuse a float, a bool or a value out of range
@@ -36,6 +38,10 @@ def load_data(data, root, names=("data.path", "data.labels")):
         return datasets.load_breast_cancer()
     if source == "digits":
         return datasets.load_digits()
+    if source == "chunks":
+        # memory-mapped in this process (a cluster's worker reads the files itself): X is
+        # never sent anywhere; the chunks carry their labels, so y is None
+        return RowChunks.from_npy(data["rows"], data["labels"]), None
     return load_file(data["path"], data.get("labels"), names=names)
 
 
@@ -142,9 +148,15 @@ def _tables(sweep, part):
 
 def _context(data, problem=None):
     """The runs an error concerns: their data and problem settings."""
-    def settings(cell):
-        return ", ".join(f"{k}={_shown(v)}" for k, v in cell.items())
-    text = f" (the runs on data {settings(data)}"
+    def shown(value, files):
+        if files and isinstance(value, list) and len(value) > 4:  # a chunks source's files
+            return (f"[{_shown(value[0])}, {_shown(value[1])}, ..., {_shown(value[-1])}] "
+                    f"({len(value)} files)")
+        return _shown(value)
+
+    def settings(cell, files=False):
+        return ", ".join(f"{k}={shown(v, files)}" for k, v in cell.items())
+    text = f" (the runs on data {settings(data, files=True)}"
     return text + ("" if problem is None else f" with problem {settings(problem)}") + ")"
 
 

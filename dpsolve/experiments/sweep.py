@@ -7,7 +7,7 @@ A sweep is a TOML file (or the same structure as a dict)::
     replicates = 5             # runs per grid cell, differing only in the solver's randomness
 
     [data]                     # list values are grid axes, scalars are fixed
-    source = "synthetic"       # synthetic | separable | breast_cancer | digits | file
+    source = "synthetic"       # synthetic | separable | breast_cancer | digits | file | chunks
     n = [500, 1000, 2000]
     p = 10
                                # several datasets: [[data]] tables, each with its own grid
@@ -62,7 +62,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import Integer, Real, check_parameters, check_real
-from ._datafiles import check_data_file
+from ._datafiles import CHUNK_FORM, check_data_file, chunk_files
 
 TEXT_KEYS = ("title", "description", "discussion")     # for the report page, not the runs
 TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", *TEXT_KEYS}
@@ -72,7 +72,11 @@ DATA_KEYS = {
     "breast_cancer": {"source"},
     "digits": {"source"},
     "file": {"source", "path", "labels"},
+    "chunks": {"source", "rows", "labels"},
 }
+#: The keys of a chunks source that name files: a list of names (one value, not an axis) or a
+#: glob pattern, expanded when the sweep is loaded.
+CHUNK_KEYS = ("rows", "labels")
 PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows",
                 "classes", "n_classes", "fit_intercept", "intercept_scale"}
 #: The data sources' numeric keys: the checks of dpsolve.datasets.make_synthetic and
@@ -347,6 +351,7 @@ def load_sweep(source):
     checked = [_check_solver_table(table, f"solver[{i}]", known)
                for i, table in enumerate(solvers)]
     _refuse_overlaps(("data", data), ("solver", checked))
+    _check_chunked_runs(data, problem, checked, known)
     spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
             "problem": problem, "solver": checked}
     return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
@@ -477,10 +482,54 @@ def _check_data(table, where):
                 raise SweepError(f"{where}.{key}: source {data['source']!r} needs {key}")
     if data["source"] == "file" and "path" not in data:
         raise SweepError(f"{where}.path: source 'file' needs path (a .npy, .npz or .csv file)")
+    if data["source"] == "chunks":
+        return _check_chunks(data, where)
     _check_values(data, where)
     for cell in _grid(data):
         _check_data_cell(cell, where)
     return data
+
+
+def _check_chunks(data, where):
+    """A chunks source: its files listed (a pattern expanded, sorted by name) and checked from
+    their ``.npy`` headers; returns a copy whose ``rows`` and ``labels`` are axes of one value,
+    the list of files, so that every run's spec names its files."""
+    names = (f"{where}.rows", f"{where}.labels")
+    for key, name in zip(CHUNK_KEYS, names):
+        if key not in data:
+            raise SweepError(f"{name}: source 'chunks' needs {key}, {CHUNK_FORM}")
+    try:
+        rows, labels = chunk_files(data["rows"], data["labels"], names=names)
+    except (TypeError, ValueError) as exc:
+        raise SweepError(str(exc)) from None
+    return {**data, "rows": [rows], "labels": [labels]}
+
+
+def _check_chunked_runs(data, problem, solvers, known):
+    """Rows in chunks (a ``chunks`` data table) are taken by the solvers registered with
+    ``chunked=True`` only, and measured against :func:`dpsolve.reference_minimizer`, which
+    solves the smooth losses only on chunks: both refused here, before the data are read."""
+    tables = [i for i, table in enumerate(data) if table["source"] == "chunks"]
+    if not tables:
+        return
+    source = "data" if len(data) == 1 else f"data[{tables[0]}]"
+    takers = [name for name, spec in known.items() if spec.chunked]
+    for i, table in enumerate(solvers):
+        # "auto": choose_solver passes over the solvers that refuse chunks (check_runs plans it)
+        if table["name"] != "auto" and not known[table["name"]].chunked:
+            raise SweepError(
+                f"solver[{i}].name = {_shown(table['name'])}: does not take X in chunks of rows "
+                f"({source}.source = \"chunks\"); the solvers that do are {', '.join(takers)}")
+    from ..losses import make_loss
+    for loss in dict.fromkeys(cell.get("loss", "logistic") for cell in _grid(problem)):
+        # smoothness depends on the loss's name only (the class count is a placeholder)
+        if not make_loss(loss, n_classes=2 if loss == "multinomial" else None).smooth:
+            raise SweepError(
+                f"problem.loss = {_shown(loss)}: not with {source}.source = \"chunks\": each run "
+                f"is measured against reference_minimizer's theta*, which does not take "
+                f"loss={loss!r} with X in chunks of rows (its active-set polish needs X in "
+                "memory); the smooth losses (logistic, squared, huber_hinge, multinomial) run "
+                "on chunks, or give the rows in one file (source \"file\")")
 
 
 def _check_data_cell(cell, where):

@@ -236,6 +236,23 @@ def _cone_fallback(problem, tol):
     return theta, alpha, gap, status, solver
 
 
+def _refuse_chunked(problem, method):
+    """Rows in chunks: only Newton on a smooth loss runs chunk by chunk (margins, gradients,
+    Hessians and the certificate as per-chunk sums); the hinge loss's active-set polish and
+    the cone solve need X whole."""
+    if not problem.is_chunked:
+        return
+    if method == "cvxpy":
+        raise ValueError("reference_minimizer with method='cvxpy' needs X in memory (the cone "
+                         "program holds every row); X in chunks of rows takes method='auto' or "
+                         "'newton', for the smooth losses")
+    if not problem.loss_object.smooth:
+        raise ValueError(f"reference_minimizer does not take loss={problem.loss!r} with X in "
+                         "chunks of rows (its active-set polish and cone fallback need X in "
+                         "memory); the smooth losses (logistic, squared, huber_hinge, "
+                         "multinomial) run chunk by chunk")
+
+
 def _solve(problem, tol, method):
     start = _time.perf_counter()
     theta = alpha = None
@@ -244,10 +261,15 @@ def _solve(problem, tol, method):
         try:
             theta, alpha, gap = _second_order(problem, tol)
         except (np.linalg.LinAlgError, ArithmeticError, ValueError):
-            if method == "newton":
+            if method == "newton" or problem.is_chunked:
                 raise
             theta = alpha = None                 # the cone solve below takes over
         status, solver = "optimal", "NEWTON"
+    if problem.is_chunked and method == "auto" and not gap <= tol:
+        # no cone fallback: it would need X in memory
+        raise RuntimeError(f"reference_minimizer's Newton method reached a certified gap of "
+                           f"{gap:.3g}, above tol={tol:g}, on X in chunks of rows, where the "
+                           f"cone fallback (which needs X in memory) cannot run ({problem!r})")
     if method == "cvxpy" or (method == "auto" and not gap <= tol):
         cone = _cone_fallback(problem, tol)
         if cone[2] < gap or theta is None:
@@ -344,11 +366,21 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
     -----
     The cache files hold ``theta`` and, for the hinge loss, the solver's dual point. Both are
     functions of the private data. Like the data, they must stay with the data holder.
+
+    X in chunks of rows (a Problem built from a Dask array or a
+    :class:`~dpsolve.chunked.RowChunks`): Newton runs for the smooth losses, every pass over X
+    (margins, gradients, Hessians, the certificate's block sums and the cache key's hash) a
+    per-chunk computation where the chunk lives, added here in chunk order; the driver holds
+    vectors of one value per row, never X. The result is bit-identical to the same chunks
+    held locally and, with one chunk, to the in-memory Problem. The hinge loss and
+    ``method="cvxpy"`` need X in memory and raise ValueError; with ``method="auto"`` a
+    certificate above ``tol`` raises RuntimeError (the cone fallback cannot run).
     """
     _check_problem(problem)
     tol = _check_tol(tol)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    _refuse_chunked(problem, method)
     directory = _cache.directory(cache)
     key = path = None
     if directory is not None:

@@ -38,13 +38,19 @@ def directory(cache):
 
 
 def key(problem, tol):
-    """sha256 of the data (a sparse X by its CSR arrays), the problem's description, ``tol``,
+    """sha256 of the data (a sparse X by its CSR arrays, rows in chunks by the digests of
+    their chunks, hashed where they live), the problem's description, ``tol``,
     the format version and dpsolve's version."""
     h = hashlib.sha256()
     h.update(f"dpsolve-reference-v{CACHE_FORMAT_VERSION}\ndpsolve {__version__}\n".encode())
     h.update(json.dumps(problem.describe(), sort_keys=True).encode())
     h.update(f"\ntol={float(tol)!r}\nX{problem.X.shape}{problem.X.dtype.str}\n".encode())
-    if sparse.issparse(problem.X):
+    if problem.is_chunked:
+        # each chunk's bytes hashed where it lives; their digests, in chunk order, here
+        h.update(f"chunks{problem.X.chunk_rows}\n".encode())
+        for digest in problem.X.map(_chunk_digest):
+            h.update(bytes.fromhex(digest))
+    elif sparse.issparse(problem.X):
         for part in (problem.X.indptr, problem.X.indices, problem.X.data):
             h.update(np.ascontiguousarray(part).tobytes())
     else:
@@ -55,6 +61,19 @@ def key(problem, tol):
             h.update(X[start:start + 4096])
     h.update(f"\ny{problem.y.shape}{problem.y.dtype.str}\n".encode())
     h.update(np.ascontiguousarray(problem.y).tobytes())
+    return h.hexdigest()
+
+
+def _chunk_digest(X, y):
+    """sha256 (hex) of one chunk's X, by blocks of rows (y is hashed on the driver)."""
+    h = hashlib.sha256()
+    if sparse.issparse(X):
+        for part in (X.indptr, X.indices, X.data):
+            h.update(np.ascontiguousarray(part).tobytes())
+    else:
+        X = np.ascontiguousarray(X)
+        for start in range(0, X.shape[0], 4096):
+            h.update(X[start:start + 4096])
     return h.hexdigest()
 
 

@@ -38,6 +38,39 @@ def sum_terms(n):
     return min(n, BLOCK_ROWS) + -(-n // BLOCK_ROWS) + 2
 
 
+def _problem_sum_terms(problem):
+    """:func:`sum_terms` of the problem's two-level sums as they run: rows in chunks are cut
+    into blocks chunk by chunk, so the blocks are the chunks' (at most ``BLOCK_ROWS`` rows
+    each, ``sum_c ceil(n_c / BLOCK_ROWS)`` of them)."""
+    if not problem.is_chunked:
+        return sum_terms(problem.n)
+    rows = problem.X.chunk_rows
+    return max(min(r, BLOCK_ROWS) for r in rows) + sum(-(-r // BLOCK_ROWS) for r in rows) + 2
+
+
+def _per_chunk(problem, values):
+    """An n-vector (or None) as one entry per chunk of the problem's rows."""
+    rows = problem.X.chunk_rows
+    if values is None:
+        return [None] * len(rows)
+    bounds = np.cumsum((0,) + rows)
+    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _block_parts(problem, parts_of, alpha=None, **kwargs):
+    """``parts_of(X, y, alpha, **kwargs)`` (the per-block parts of the rows X, y, by
+    :func:`row_blocks`) over all the rows: in memory at once; in chunks on each chunk's
+    worker, the chunks' lists of parts joined in chunk order (the blocks, in order)."""
+    if not problem.is_chunked:
+        return parts_of(problem.X, problem.y, alpha, **kwargs)
+    per_chunk = problem.X.map(parts_of, _per_chunk(problem, alpha), **kwargs)
+    joined = {key: [] for key in per_chunk[0]}
+    for parts in per_chunk:
+        for key, values in parts.items():
+            joined[key].extend(values)
+    return joined
+
+
 def _row_bounds(Xb, theta):
     """For one block: the row norms, enlarged by ``1 + gamma_{p+2}`` to cover their own
     rounding, and the bound ``gamma_{p+1} ||x_i|| ||theta_k||`` on ``|fl(z_ik) - z_ik|``.
@@ -84,12 +117,18 @@ def _record_sums(problem, theta, alpha):
     conj_extra : float
         The loss's extra conjugate allowance (of the last block; 0 without rows).
     """
-    X, y, n = problem.X, problem.y, problem.n
-    loss = problem.loss_object
-    sums = {key: [] for key in ("phi", "abs_phi", "phi_err", "conj", "conj_mag", "xa_norm")}
-    xa_parts = []
-    conj_extra = 0.0
-    for s in row_blocks(n):
+    parts = _block_parts(problem, _record_parts, alpha, theta=theta, loss=problem.loss_object)
+    xa_parts, extras = parts.pop("xa"), parts.pop("conj_extra")
+    total = {key: float(_total(values)) for key, values in parts.items()}
+    return total, _total(xa_parts), (extras[-1] if extras else 0.0)
+
+
+def _record_parts(X, y, alpha, theta, loss):
+    """The per-block parts of :func:`_record_sums` over the rows X, y (alpha: theirs, or
+    None), by blocks of rows; module level, to run where a chunk of rows lives."""
+    sums = {key: [] for key in ("phi", "abs_phi", "phi_err", "conj", "conj_mag", "xa_norm",
+                                "xa", "conj_extra")}
+    for s in row_blocks(X.shape[0]):
         Xb, yb = as_float64(X[s]), y[s]         # float32 X: this block in float64
         zb = Xb @ theta
         norms, z_err = _row_bounds(Xb, theta)
@@ -104,9 +143,9 @@ def _record_sums(problem, theta, alpha):
         sums["conj"].append(conj.sum())
         sums["conj_mag"].append(conj_mag.sum())
         sums["xa_norm"].append(np.sum(norms * np.abs(ab)))
-        xa_parts.append(Xb.T @ ab)
-    total = {key: float(_total(parts)) for key, parts in sums.items()}
-    return total, _total(xa_parts), conj_extra
+        sums["xa"].append(Xb.T @ ab)
+        sums["conj_extra"].append(conj_extra)
+    return sums
 
 
 def _regulariser_conjugate(nv, lam, R):
@@ -143,7 +182,7 @@ def duality_gap(problem, theta, alpha=None):
     """
     n, p = problem.n, problem.p
     lam, R = problem.reg, problem.radius
-    gn = gamma(sum_terms(n))
+    gn = gamma(_problem_sum_terms(problem))
     total, xa_sum, conj_extra = _record_sums(problem, theta, alpha)
 
     sq = float(np.dot(theta, theta))
@@ -199,30 +238,14 @@ def gradient_gap(problem, theta):
     ReferenceSolution stays below ``F(theta*)``. Like :func:`duality_gap`, the allowance is
     doubled.
     """
-    X, n = problem.X, problem.n
+    n = problem.n
     lam, R = problem.reg, problem.radius
     K = problem.n_classes
     d = problem.p * K
-    gn = gamma(sum_terms(n))
+    gn = gamma(_problem_sum_terms(problem))
     abs_theta = np.abs(theta)
-    kernel_err = (K + 8) * _EPS
-    xd_parts, sums = [], {key: [] for key in ("xd_norm", "xderr_norm", "abs_values",
-                                               "value_err")}
-    for s in row_blocks(n):
-        Xb, yb = as_float64(X[s]), problem.y[s]     # float32 X: this block in float64
-        zb = Xb @ theta
-        norms, z_err = _row_bounds(Xb, theta)
-        z_row_err = np.linalg.norm(z_err, axis=1)                            # per record, L2
-        D = problem.loss_object.derivatives(zb, yb)
-        # per record, the L2 norm over the K entries of the error in D
-        D_err = 0.5 * z_row_err + kernel_err * math.sqrt(K)
-        values = problem.loss_object.values(zb, yb)
-        xd_parts.append(Xb.T @ D)
-        sums["xd_norm"].append(np.sum(norms * np.linalg.norm(D, axis=1)))
-        sums["xderr_norm"].append(np.sum(norms * D_err))
-        sums["abs_values"].append(np.abs(values).sum())
-        sums["value_err"].append(np.sum(np.sqrt(2.0) * z_row_err
-                                        + kernel_err * (1.0 + np.abs(values))))
+    sums = _block_parts(problem, _gradient_parts, theta=theta, loss=problem.loss_object)
+    xd_parts = sums.pop("xd")
     total = {key: float(_total(parts)) for key, parts in sums.items()}
     g = _total(xd_parts) / n + lam * theta
     # |X|^T |D| and |X|^T D_err have Frobenius norms at most sum_i ||x_i|| ||.||_i
@@ -261,3 +284,27 @@ def default_gap(problem, theta):
     if problem.loss_object.is_multinomial:
         return gradient_gap(problem, theta)
     return duality_gap(problem, theta)
+
+
+def _gradient_parts(X, y, alpha, theta, loss):
+    """The per-block parts of :func:`gradient_gap` over the rows X, y (alpha unused), by
+    blocks of rows; module level, to run where a chunk of rows lives."""
+    K = theta.shape[1]
+    kernel_err = (K + 8) * _EPS
+    sums = {key: [] for key in ("xd_norm", "xderr_norm", "abs_values", "value_err", "xd")}
+    for s in row_blocks(X.shape[0]):
+        Xb, yb = as_float64(X[s]), y[s]     # float32 X: this block in float64
+        zb = Xb @ theta
+        norms, z_err = _row_bounds(Xb, theta)
+        z_row_err = np.linalg.norm(z_err, axis=1)                            # per record, L2
+        D = loss.derivatives(zb, yb)
+        # per record, the L2 norm over the K entries of the error in D
+        D_err = 0.5 * z_row_err + kernel_err * math.sqrt(K)
+        values = loss.values(zb, yb)
+        sums["xd"].append(Xb.T @ D)
+        sums["xd_norm"].append(np.sum(norms * np.linalg.norm(D, axis=1)))
+        sums["xderr_norm"].append(np.sum(norms * D_err))
+        sums["abs_values"].append(np.abs(values).sum())
+        sums["value_err"].append(np.sum(np.sqrt(2.0) * z_row_err
+                                        + kernel_err * (1.0 + np.abs(values))))
+    return sums

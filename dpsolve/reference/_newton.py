@@ -110,19 +110,15 @@ class _Model:
             H = weighted_gram(X, self.curv) / n
         else:
             K = problem.n_classes
-
-            def block(s):
-                Xb = as_float64(X[s])
-                Xb = Xb.toarray() if sparse.issparse(Xb) else Xb
-                Sb = self.curv[s]                        # the softmax rows
-                M = (Xb[:, :, None] * Sb[:, None, :]).reshape(Xb.shape[0], p * K)
-                Hb = -(M.T @ M)
-                Hb4 = Hb.reshape(p, K, p, K)             # a view: writes go into Hb
-                for k in range(K):
-                    Hb4[:, k, :, k] += Xb.T @ (Xb * Sb[:, k:k + 1])
-                return Hb
-
-            H = blocked_sum(block, row_blocks(n), np.zeros((p * K, p * K)))
+            if problem.is_chunked:
+                # each chunk's blocks on its worker, the chunks' sums added here in order
+                bounds = np.cumsum((0,) + X.chunk_rows)
+                H = np.zeros((p * K, p * K))
+                for part in X.map(_multinomial_hessian_sum,
+                                  [self.curv[a:b] for a, b in zip(bounds[:-1], bounds[1:])]):
+                    H += part
+            else:
+                H = _multinomial_hessian_sum(X, None, self.curv)
             H4 = H.reshape(p, K, p, K)
             H /= n
             omega = problem.smoothness + problem.reg
@@ -130,6 +126,27 @@ class _Model:
                 H4[j, :, j, :] += omega / K
         H.flat[:: H.shape[0] + 1] += problem.reg + self.mu
         return 0.5 * (H + H.T)
+
+
+def _multinomial_block(Xb, Sb):
+    """One block's ``sum_i (diag(s_i) - s_i s_i^T) kron x_i x_i^T`` (Sb: its softmax rows)."""
+    p, K = Xb.shape[1], Sb.shape[1]
+    Xb = as_float64(Xb)
+    Xb = Xb.toarray() if sparse.issparse(Xb) else Xb
+    M = (Xb[:, :, None] * Sb[:, None, :]).reshape(Xb.shape[0], p * K)
+    Hb = -(M.T @ M)
+    Hb4 = Hb.reshape(p, K, p, K)             # a view: writes go into Hb
+    for k in range(K):
+        Hb4[:, k, :, k] += Xb.T @ (Xb * Sb[:, k:k + 1])
+    return Hb
+
+
+def _multinomial_hessian_sum(X, y, S):
+    """The multinomial Hessian's sum over the rows X (S: their softmax rows; y unused) by
+    blocks of rows added in order; module level, to run where a chunk of rows lives."""
+    p, K = X.shape[1], S.shape[1]
+    return blocked_sum(lambda s: _multinomial_block(X[s], S[s]), row_blocks(X.shape[0]),
+                       np.zeros((p * K, p * K)))
 
 
 def ball_qp(H, c, R):

@@ -133,7 +133,10 @@ def _certified_minimizer(problem, tolerance, plan=None):
             return theta
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        solution = reference_minimizer(problem, tol=tolerance, cache=False)
+        # rows in chunks: Newton only (the cone solve needs X in memory), the fixed-iteration
+        # fallback below when it does not certify
+        solution = reference_minimizer(problem, tol=tolerance, cache=False,
+                                       method="newton" if problem.is_chunked else "auto")
     if solution.gap <= tolerance:
         return solution.theta
     if plan is None:

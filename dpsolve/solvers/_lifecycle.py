@@ -39,7 +39,7 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from .._ordered_linalg import one_blas_thread
-from .._capabilities import multinomial_solvers, sparse_solvers
+from .._capabilities import chunked_solvers, multinomial_solvers, sparse_solvers
 from .._row_ops import refuse_sparse
 from .._secure import check_secure, generator, release
 from .._validation import as_constraint, check_parameters, check_rng
@@ -281,6 +281,11 @@ class SolverSpec:
     sparse : bool, default False
         Whether it takes a Problem whose X is sparse (CSR); if not, such a Problem is refused
         with a TypeError naming the solvers that do (docs/sparse.md).
+    chunked : bool, default False
+        Whether it takes a Problem whose X is in chunks of rows (a Dask array or a
+        :class:`~dpsolve.chunked.RowChunks`): its ``run`` then reads the rows only through
+        the RowChunks' per-chunk reductions. If not, such a Problem is refused before any work
+        with a TypeError naming the solvers that do.
     draw : callable or None
         ``draw(problem, partition, plan, rng) -> Plan``: the plan completed by the public
         randomness its event depends on (``joint_sgd``'s owner schedule), drawn from the fit's
@@ -320,6 +325,7 @@ class SolverSpec:
     parts: int = 2
     loss_message: Optional[str] = None
     sparse: bool = False
+    chunked: bool = False
     draw: Optional[Callable] = None
     transcript_option: Optional[str] = None
     parties_option: Optional[str] = None
@@ -472,6 +478,11 @@ def check_problem(spec, problem):
                          f"{', '.join(spec.losses)}")
     if problem.is_sparse and not spec.sparse:
         refuse_sparse(problem, spec.name, sparse_solvers())
+    if problem.is_chunked and not spec.chunked:
+        raise TypeError(
+            f"{spec.name} does not take X in chunks of rows (a Dask array or a RowChunks): it "
+            f"needs random access to the rows; the solvers that do are "
+            f"{', '.join(chunked_solvers())}")
 
 
 @one_blas_thread()     # NumPy's sums in the same order for any thread count (_ordered_linalg.py)

@@ -31,8 +31,8 @@ def register(spec):
             raise ValueError(f"a solver named {spec.name!r} is already registered")
         return spec
     _REGISTRY[spec.name] = spec
-    # for the messages that name the solvers taking a sparse X or loss='multinomial'
-    _capabilities.record(spec.name, spec.sparse, spec.losses)
+    # for the messages that name the solvers taking a sparse X, loss='multinomial' or chunks
+    _capabilities.record(spec.name, spec.sparse, spec.losses, spec.chunked)
     return spec
 
 

@@ -184,6 +184,11 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     lecture releases them); the returned average is post-processing. The solver never stops
     early and never reports how many gradients were clipped (that count depends on the data).
 
+    X in chunks of rows (a Problem built from a Dask array or a
+    :class:`~dpsolve.chunked.RowChunks`): each chunk's clipped sum runs where the chunk lives,
+    the sums are added here in chunk order and the noise is drawn here; the result equals, bit
+    for bit, the one on the same chunks held locally (with one chunk, the in-memory one).
+
     Utility: :func:`dpsolve.bounds.clipped_gd_bound`.
 
     Source: the lecture notes "DP Gradient Descent" (docs/sources.md), Alg. DP-GD (steps 1-6)
@@ -233,23 +238,39 @@ def plan(problem, partition, target, options):
 
 
 def run(problem, partition, plan, rng):
-    """T full-batch steps: the clipped gradient sum in C, the update and projection in numpy."""
+    """T full-batch steps: the clipped gradient sum in C, the update and projection in numpy.
+
+    Rows in chunks: each chunk's clipped sum by the same kernel on its worker, the sums added
+    here in chunk order (:class:`dpsolve.chunked.RowChunks`); the noise, the update and the
+    projection here, as for rows in memory."""
     clip_norm, step_size = plan.settings["clip_norm"], plan.settings["step_size"]
     sigma, radius = plan.sigma, plan.run_inputs["radius"]
-    X, y = kernel_rows(problem.X), problem.y
-    norms = row_norms(problem.X)
     shape = problem.theta_shape
     w = np.zeros(shape)
     total = np.zeros(shape)
     grad = np.empty(shape)
-    scratch = np.empty((64, w.size))
-    if problem.loss_object.is_multinomial:
+    if problem.is_chunked:
+        chunks, loss = problem.X, problem.loss_object
+        if loss.is_multinomial:
+            def clipped_sum():
+                grad[...] = chunks.clipped_gradient_sum_multinomial(w, clip_norm)[0]
+        else:
+            def clipped_sum():
+                grad[...] = chunks.clipped_gradient_sum(w, loss.kernel_id, loss.kernel_param,
+                                                        clip_norm)[0]
+    elif problem.loss_object.is_multinomial:
+        X, y = kernel_rows(problem.X), problem.y
+        norms = row_norms(problem.X)
+        scratch = np.empty((64, w.size))
         work = np.empty((64, 2 * problem.n_classes))   # each block's logits and derivative
 
         def clipped_sum():
             _gd.clipped_gradient_sum_multinomial(X, y, w, norms, clip_norm, grad, scratch,
                                                  work)
     else:
+        X, y = kernel_rows(problem.X), problem.y
+        norms = row_norms(problem.X)
+        scratch = np.empty((64, w.size))
         loss = problem.loss_object
 
         def clipped_sum():
@@ -306,4 +327,4 @@ SPEC = register(SolverSpec(
     nonfinite_hint="reduce step_size or keep project=True",
     example={"epsilon": 1.0, "delta": 1e-6, "steps": 50},
     example_problem={"radius": 1.0, "reg": 0.01},
-    sparse=True))
+    sparse=True, chunked=True))

@@ -86,7 +86,10 @@ def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
     {{secure}}
     rng : None, int, SeedSequence or Generator
         Source of the samples (``rng.random(n)`` per step) and the noise
-        (``rng.standard_normal(p)`` per step), in that order.
+        (``rng.standard_normal(p)`` per step), in that order. X in chunks of rows (a Problem
+        built from a Dask array or a :class:`~dpsolve.chunked.RowChunks`): one
+        ``SeedSequence`` drawn from it first, spawned into one stream per chunk at every step;
+        each chunk draws its own sample where it lives (never stored, never returned).
     {{accountant}}
 
     Returns
@@ -101,7 +104,8 @@ def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
     Privacy: replacing one record changes the clipped sum by at most 2C whatever the sample, so
     each step is a subsampled Gaussian mechanism; T of them compose adaptively. The samples and
     their sizes stay inside the solver (amplification by sampling needs them secret), and so
-    does how many gradients were clipped.
+    does how many gradients were clipped. With X in chunks of rows every row is still in a
+    step's sample with probability q, independently of the others: the accounting is the same.
 
     Utility: :func:`dp_sgd_bound`.
     """
@@ -206,7 +210,15 @@ def _poisson_sample(rng, n, q):
 
 def run(problem, partition, plan, rng):
     """T sampled, clipped, noisy steps; the clipped sum is the DP-GD kernel on the sample's
-    rows, read in place (no copy of them)."""
+    rows, read in place (no copy of them).
+
+    Rows in chunks: chunk c draws its own Poisson sample at rate q, from a stream of its own
+    (one SeedSequence drawn from ``rng`` here, spawned into one child per chunk at every
+    step; it is never stored), and sums the sampled rows' clipped gradients on its worker;
+    the sums are added here in chunk order. Every row is still in the step's sample with
+    probability q, independently, so the accounting is the same."""
+    if problem.is_chunked:
+        return _run_chunked(problem, plan, rng)
     X, y, n, p = problem.X, problem.y, problem.n, problem.p
     loss = problem.loss_object
     settings = plan.settings
@@ -221,6 +233,27 @@ def run(problem, partition, plan, rng):
         rows = np.ascontiguousarray(_poisson_sample(rng, n, q), dtype=np.intp)
         _gd.clipped_gradient_sum(rows_of_X, y, loss.kernel_id, loss.kernel_param, w, norms,
                                  clip, grad, scratch, rows=rows)
+        noise = rng.standard_normal(p)
+        w -= eta * (scale * (grad + plan.sigma * noise) + problem.reg * w)
+        scale_onto_ball(w, radius)
+        total += w
+    return Released(theta=total / plan.steps)
+
+
+def _run_chunked(problem, plan, rng):
+    """:func:`run` on rows in chunks (a :class:`dpsolve.chunked.RowChunks`)."""
+    chunks, n, p = problem.X, problem.n, problem.p
+    loss = problem.loss_object
+    settings = plan.settings
+    q, clip, eta, radius = (settings["sampling_rate"], settings["clip_norm"],
+                            settings["step_size"], settings["radius"])
+    scale = 1.0 / (q * n)
+    # the chunks' sampling streams: a local only, spawned afresh at every step
+    streams = np.random.SeedSequence(rng.integers(0, 2 ** 63, size=4))
+    w, total = np.zeros(p), np.zeros(p)
+    for _ in range(plan.steps):
+        grad = chunks.sampled_clipped_gradient_sum(w, loss.kernel_id, loss.kernel_param, clip,
+                                                   q, streams.spawn(chunks.n_chunks))
         noise = rng.standard_normal(p)
         w -= eta * (scale * (grad + plan.sigma * noise) + problem.reg * w)
         scale_onto_ball(w, radius)
@@ -266,4 +299,4 @@ SPEC = register(SolverSpec(
     bound=bound, page="dp_sgd.md", nonfinite_hint="reduce step_size",
     example={"epsilon": 1.0, "delta": 1e-6, "sampling_rate": 0.2, "steps": 100},
     example_problem={"radius": 1.0, "reg": 0.01},
-    sparse=True))
+    sparse=True, chunked=True))

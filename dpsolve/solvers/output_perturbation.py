@@ -93,6 +93,10 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     Iyengar et al. 2019). In research mode, whether the certified path or the
     fallback ran is not in the fit, but the time the call takes reveals it; with ``secure``
     the inner solve is the same fixed computation on every dataset (docs/secure_noise.md).
+    X in chunks of rows (a Problem built from a Dask array or a
+    :class:`~dpsolve.chunked.RowChunks`, smooth losses only): every pass of the inner solve
+    is a per-chunk computation where the chunk lives, added here in chunk order (Newton in
+    research mode, no cone solve); the noise is drawn here.
     Utility: :func:`dpsolve.bounds.output_perturbation_bound`.
 
     Source: Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1, and its sensitivity claim, as
@@ -107,6 +111,10 @@ def plan(problem, partition, target, options):
     epsilon, delta, secure = target.epsilon, target.delta, target.secure
     noise, tolerance = options["noise"], options["tolerance"]
     calibration, project = options["calibration"], options["project"]
+    if problem.is_chunked and not problem.loss_object.smooth:
+        raise ValueError(f"output_perturbation with X in chunks of rows needs a smooth loss "
+                         f"(its inner solve runs chunk by chunk; loss={problem.loss!r} needs "
+                         "the cone solve, on X in memory): use loss='huber_hinge'")
     L = _inner._lipschitz("output_perturbation", problem)
     noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta, calibration,
                                                               problem.n)
@@ -157,4 +165,4 @@ SPEC = register(SolverSpec(
     bound=bound, page="perturbation.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon or reg",
     example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": 1.0, "reg": 0.1},
-    sparse=True))
+    sparse=True, chunked=True))
