@@ -76,19 +76,31 @@ def _check_distinct(values):
     return values
 
 
+#: Labels per block in :func:`_label_codes`: ``np.unique`` sorts a copy of what it is given,
+#: with an argsort and an inverse (about five values a label at once); by blocks that is a
+#: block's worth, and coding y costs one value a label beyond the result.
+_LABEL_BLOCK = 1 << 16
+
+
+def _python(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _label_codes(y, loss, classes, default_coding):
     """Each label's index in the public ``classes`` (intp), refusing labels outside the set;
     with ``default_coding`` (a binary loss without ``classes=``) the index in (-1, 1) or in
-    (0, 1), whichever holds every label, never a mix of the two."""
+    (0, 1), whichever holds every label, never a mix of the two. Read by blocks of labels."""
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError("y contains NaN or infinite values")
     if y.dtype.kind not in "biufUSO":
         raise TypeError(f"y must hold numbers or strings, got dtype {y.dtype}")
+    starts = range(0, y.shape[0], _LABEL_BLOCK)
     try:
-        present, inverse = np.unique(y, return_inverse=True)
+        present = np.unique(np.concatenate(
+            [np.unique(y[s:s + _LABEL_BLOCK]) for s in starts] or [y[:0]]))
     except TypeError as exc:           # an object array of values that cannot be ordered
         raise TypeError(f"y holds labels that cannot be compared: {exc}") from None
-    present = [v.item() if isinstance(v, np.generic) else v for v in present]
+    present = [_python(v) for v in present]
     codings = DEFAULT_BINARY_CODINGS if default_coding else (classes,)
     for coding in codings:
         index = {c: k for k, c in enumerate(coding)}
@@ -108,7 +120,12 @@ def _label_codes(y, loss, classes, default_coding):
             f"{present[:5]}{' ...' if len(present) > 5 else ''}: pass "
             "classes=(negative, positive), the public label set (it must not be read off the "
             "data: see Problem's Notes)")
-    return np.asarray(codes, dtype=np.intp)[inverse.reshape(-1)]
+    out = np.empty(y.shape[0], dtype=np.intp)
+    for s in starts:
+        block, inverse = np.unique(y[s:s + _LABEL_BLOCK], return_inverse=True)
+        out[s:s + inverse.size] = np.asarray([index[_python(v)] for v in block],
+                                             dtype=np.intp)[inverse.reshape(-1)]
+    return out
 
 
 @dataclasses.dataclass(frozen=True)

@@ -276,8 +276,8 @@ class Problem:
         no row needs clipping: ``Problem.X`` is then a read-only view of it. X is copied once,
         in its kept dtype, when it is writable (or a read-only view of a writable array, which
         its owner could still change), not C-contiguous, of another dtype, has rows to clip,
-        or with ``fit_intercept``. Checking X reads it once, by blocks of rows, and keeps one
-        float64 per row (its norm). A memory-mapped X must not be changed on disk while a
+        or with ``fit_intercept``. Checking X reads it once, by blocks of rows (the row norms,
+        one float64 per row while it runs). A memory-mapped X must not be changed on disk while a
         Problem uses it. A scipy.sparse matrix or array is copied once to a canonical
         ``scipy.sparse.csr_array`` (CSC, COO and the other formats converted; sorted indices,
         duplicates summed; float32 data kept) and never densified; the solvers registered with

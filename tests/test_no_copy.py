@@ -211,6 +211,21 @@ def test_a_fit_on_a_memmap_allocates_o_of_n_beyond_x(memmapped_problem, solver, 
     assert peak <= _fit_bound(N, P_COLS), peak
 
 
+def test_building_the_problem_on_a_memmap_allocates_o_of_n(memmapped_problem):
+    """Problem on the memory map: the coded labels it keeps (8 bytes a row), the row norms of
+    the validation pass (8) and its masks (4); one block of 4096 rows converted to float64 and
+    its squares; the labels are coded by blocks of 2**16 (``np.unique`` on all of y at once
+    sorted a copy with its argsort and inverse: about 40 bytes a row). Measured at n = 2e5,
+    p = 50: 4.9 MB, the block's 3.3 MB and 8 bytes a row."""
+    X = memmapped_problem.X
+    y = _labels(X)
+    bound = 8 * N + 8 * N + 4 * N + 2 * 8 * BLOCK * P_COLS + 2 ** 20
+    peak = _peak_beyond(lambda: Problem(X, y, "logistic", radius=1.0, reg=0.01,
+                                        clip_rows=False))
+    print(f"Problem: {peak} bytes beyond X, bound {bound}")
+    assert peak <= bound, peak
+
+
 def test_reference_minimiser_on_a_memmap_allocates_o_of_n(memmapped_problem):
     """θ* by Newton: the margins and the per-record curvature live across a step (16 bytes per
     row, measured 16.3), plus the blocks of rows in flight on dpsolve's threads (each converted
