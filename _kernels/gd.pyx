@@ -17,8 +17,8 @@ from libc.stdlib cimport free, malloc
 from _loss cimport (LOGISTIC, check_loss_parameter, logistic_derivative_at, loss_derivative,
                    multinomial_derivative)
 from _openmp cimport dps_max_threads
-from _rows cimport (Rows, add_rows, float_dots_at, has_avx, make_rows, margins16_float,
-                   row_axpy, row_dot, xvalue)
+from _rows cimport (Rows, add_rows, has_avx, make_rows, margins16_float, row_axpy, row_dot,
+                   row_dots_at, xvalue)
 
 # Thread control lives in dpsolve._kernels.threads; these names stay for callers outside the
 # package (docs/scripts/sgd_step_speed.py) written against gd.
@@ -182,7 +182,7 @@ def clipped_gradient_sum(
                         margins(&R, c0, c1, &theta[0], dz)
                         yc = &y[c0]
                     else:
-                        margins_at(&R, at + c0, c1 - c0, &theta[0], dz)
+                        row_dots_at(&R, at + c0, c1 - c0, &theta[0], dz)
                         gathered = ez + CHUNK
                         for k in range(c0, c1):
                             gathered[k - c0] = y[at[k]]
@@ -380,90 +380,6 @@ cdef Py_ssize_t float_margins(const float* X, Py_ssize_t p, Py_ssize_t c0, Py_ss
                        out + (i - c0))
         i += 8
     return i
-
-
-cdef void margins_at(const Rows* R, const Py_ssize_t* at, Py_ssize_t m, const double* t,
-                     double* out) noexcept nogil:
-    """out[k] = <x_{at[k]}, t> for k < m, each summed over j in order (as row_dot); dense rows
-    eight at a time (:func:`gathered_margins`)."""
-    cdef Py_ssize_t k = 0
-    if R.dense:
-        if R.single:
-            k = gathered_float_margins(R.X32, R.p, at, m, t, out)
-        else:
-            k = gathered_margins(R.X, R.p, at, m, t, out)
-    while k < m:
-        out[k] = row_dot(R, at[k], t)
-        k += 1
-
-
-cdef Py_ssize_t gathered_margins(const double* X, Py_ssize_t p, const Py_ssize_t* at,
-                                 Py_ssize_t m, const double* t, double* out) noexcept nogil:
-    """:func:`dense_margins` for the rows at[0], at[1], ...: returns the first k not done."""
-    cdef Py_ssize_t k = 0, j
-    cdef const double* x0
-    cdef const double* x1
-    cdef const double* x2
-    cdef const double* x3
-    cdef const double* x4
-    cdef const double* x5
-    cdef const double* x6
-    cdef const double* x7
-    cdef double s0, s1, s2, s3, s4, s5, s6, s7, tj
-    cdef bint prefetching = p >= 32
-    while k + 8 <= m:
-        x0 = X + at[k] * p
-        x1 = X + at[k + 1] * p
-        x2 = X + at[k + 2] * p
-        x3 = X + at[k + 3] * p
-        x4 = X + at[k + 4] * p
-        x5 = X + at[k + 5] * p
-        x6 = X + at[k + 6] * p
-        x7 = X + at[k + 7] * p
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-        for j in range(p):
-            if (j & 7) == 0 and prefetching and k + 16 <= m:
-                prefetch(X + at[k + 8] * p + j)
-                prefetch(X + at[k + 9] * p + j)
-                prefetch(X + at[k + 10] * p + j)
-                prefetch(X + at[k + 11] * p + j)
-                prefetch(X + at[k + 12] * p + j)
-                prefetch(X + at[k + 13] * p + j)
-                prefetch(X + at[k + 14] * p + j)
-                prefetch(X + at[k + 15] * p + j)
-            tj = t[j]
-            s0 += <double> x0[j] * tj
-            s1 += <double> x1[j] * tj
-            s2 += <double> x2[j] * tj
-            s3 += <double> x3[j] * tj
-            s4 += <double> x4[j] * tj
-            s5 += <double> x5[j] * tj
-            s6 += <double> x6[j] * tj
-            s7 += <double> x7[j] * tj
-        out[k] = s0
-        out[k + 1] = s1
-        out[k + 2] = s2
-        out[k + 3] = s3
-        out[k + 4] = s4
-        out[k + 5] = s5
-        out[k + 6] = s6
-        out[k + 7] = s7
-        k += 8
-    return k
-
-
-cdef Py_ssize_t gathered_float_margins(const float* X, Py_ssize_t p, const Py_ssize_t* at,
-                                       Py_ssize_t m, const double* t, double* out) noexcept nogil:
-    """:func:`float_margins` for the rows at[0], at[1], ...: returns the first k not done."""
-    cdef Py_ssize_t k = float_dots_at(X, p, at, m, t, out), r
-    cdef const float* rows[16]
-    cdef bint prefetching = p >= 32
-    while k + 8 <= m:
-        for r in range(16 if prefetching and k + 16 <= m else 8):
-            rows[r] = X + at[k + r] * p
-        margins8_float(rows, rows + 8 if prefetching and k + 16 <= m else NULL, p, t, out + k)
-        k += 8
-    return k
 
 
 # -- the multinomial loss's row operations, once per storage type ------------------------------

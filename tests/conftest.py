@@ -98,3 +98,31 @@ def synthetic_problem(n=200, p=5, loss="logistic", *, seed=0, **options):
 def make_problem():
     """:func:`synthetic_problem`, as a fixture (a factory: call it with the sizes and options)."""
     return synthetic_problem
+
+
+# -- rows on Dask workers (test_chunked.py, test_chunked_problem.py) ------------------------
+@pytest.fixture(scope="module")
+def client():
+    """A Dask cluster of two single-thread workers in this process, for the tests of rows in
+    chunks (test_cluster.py has its own, of worker processes)."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=":0")
+    with distributed.Client(cluster) as client:
+        yield client
+    cluster.close()
+
+
+@pytest.fixture
+def watched(client, monkeypatch):
+    """The values the driver gathers while the test runs (every result of ``client.gather``)."""
+    received = []
+    real = client.gather
+
+    def gather(futures, *args, **kwargs):
+        result = real(futures, *args, **kwargs)
+        received.append(result)
+        return result
+
+    monkeypatch.setattr(client, "gather", gather)
+    return received

@@ -94,31 +94,6 @@ def _assert_same_bits(a, b):
         assert x.tobytes() == y.tobytes(), name
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=":0")
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
-
-
-@pytest.fixture
-def watched(client, monkeypatch):
-    """The values the driver gathers while the test runs (every result of ``client.gather``)."""
-    received = []
-    real = client.gather
-
-    def gather(futures, *args, **kwargs):
-        result = real(futures, *args, **kwargs)
-        received.append(result)
-        return result
-
-    monkeypatch.setattr(client, "gather", gather)
-    return received
-
-
 def _arrays_in(value):
     if isinstance(value, np.ndarray):
         yield value

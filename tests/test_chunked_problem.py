@@ -17,6 +17,7 @@ from dpsolve import Problem, _fixed_iteration, reference_minimizer
 from dpsolve.chunked import RowChunks
 from dpsolve.reference import certificate
 from dpsolve.solvers import registry
+from test_chunked import _assert_no_rows_of_X
 from test_neighbour_metadata import release_metadata
 
 P, K = 5, 3
@@ -77,51 +78,6 @@ def _same_bits(a, b):
     a, b = np.asarray(a), np.asarray(b)
     assert a.dtype == b.dtype and a.shape == b.shape
     assert a.tobytes() == b.tobytes()
-
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                       dashboard_address=":0")
-    with distributed.Client(cluster) as client:
-        yield client
-    cluster.close()
-
-
-@pytest.fixture
-def watched(client, monkeypatch):
-    """The values the driver gathers while the test runs (every result of ``client.gather``)."""
-    received = []
-    real = client.gather
-
-    def gather(futures, *args, **kwargs):
-        result = real(futures, *args, **kwargs)
-        received.append(result)
-        return result
-
-    monkeypatch.setattr(client, "gather", gather)
-    return received
-
-
-def _arrays_in(value):
-    if isinstance(value, np.ndarray):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _arrays_in(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _arrays_in(item)
-
-
-def _assert_no_rows_of_X(received, p):
-    """No gathered array holds rows of X: only vectors (one value per row, or p), (p, K)
-    sums, (n_c, K) logits and (p, p) or (pK, pK) sums; the only ones with p columns are the
-    (p, p) sums."""
-    arrays = list(_arrays_in(received))
-    assert arrays                            # the watch did see the results
-    assert all(a.ndim == 1 or a.shape[-1] != p or a.shape == (p, p) for a in arrays)
 
 
 def _clipped_gd(problem):
