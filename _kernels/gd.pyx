@@ -298,7 +298,9 @@ cdef void margins(const Rows* R, Py_ssize_t c0, Py_ssize_t c1, const double* t,
                   double* out) noexcept nogil:
     """out[i - c0] = <x_i, t> for rows c0 .. c1 - 1, each summed over j in order (as row_dot);
     dense rows eight (float32 with AVX: sixteen) at a time (:func:`dense_margins`,
-    :func:`float_margins`)."""
+    :func:`float_margins`). Consecutive rows keep loops of their own rather than going through
+    ``row_dots_at`` on their indices: that way ``row_margins`` measured 12-15 % slower at
+    n = 10^6, p = 100 (the prefetch stops at every stretch of indices)."""
     cdef Py_ssize_t i = c0
     if R.dense:
         if R.single:

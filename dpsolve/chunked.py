@@ -42,12 +42,14 @@ from .losses import DEFAULT_BINARY_CODINGS
 _BLOCKS = 64
 
 
-def _require_distributed():
+def require_distributed(what="Rows on a Dask cluster"):
+    """The ``distributed`` module, or an ImportError saying that ``what`` needs it and how to
+    install it (the extra is optional)."""
     try:
         import distributed
     except ImportError:      # pragma: no cover - the extra is not installed
-        raise ImportError("rows on a Dask cluster need dask.distributed: pip install "
-                          "\"dpsolve[dask]\"") from None
+        raise ImportError(f"{what}: needs dask.distributed (pip install "
+                          "\"dpsolve[dask]\")") from None
     return distributed
 
 
@@ -245,7 +247,7 @@ class _Dask:
         there (a memory-mapped chunk is sent as its bytes), until every worker held all of
         X."""
         if self._homes is None:
-            _require_distributed().wait(self.chunks)
+            require_distributed().wait(self.chunks)
             held = self.client.who_has(self.chunks)
             self._homes = [tuple(held[f.key])[:1] for f in self.chunks]
         return self._homes
@@ -413,7 +415,7 @@ class RowChunks:
             If X splits its columns (``X.rechunk({1: -1})`` fixes it), has unknown chunk
             sizes, or y's chunks do not match X's rows.
         """
-        distributed = _require_distributed()
+        distributed = require_distributed()
         if getattr(X, "ndim", None) != 2 or not hasattr(X, "to_delayed"):
             raise TypeError(f"X must be a 2-D dask array, got {type(X).__name__} of shape "
                             f"{getattr(X, 'shape', None)}")
@@ -468,7 +470,7 @@ class RowChunks:
         if client is None:
             backend = _Local(_load_npy(a, b) for a, b in zip(x_paths, y_paths))
         else:
-            _require_distributed()
+            require_distributed()
             # the chunks dealt to the workers in turn: each maps only its own files
             workers = sorted(client.scheduler_info()["workers"])
             backend = _Dask(client, [client.submit(_load_npy, a, b, pure=False,

@@ -11,18 +11,10 @@ import collections
 import hashlib
 import os
 
+from ..chunked import require_distributed
 from ._cores import usable_cores
 from .runs import build_problem, execute, shared_reference
 from .sweep import canonical, run_id
-
-
-def _require_distributed():
-    try:
-        import distributed
-    except ImportError:      # pragma: no cover - the extra is not installed
-        raise ImportError("running a sweep on a Dask cluster needs dask.distributed: pip "
-                          "install 'dpsolve[dask]'") from None
-    return distributed
 
 
 def connect(scheduler):
@@ -39,7 +31,7 @@ def connect(scheduler):
     (distributed.Client, distributed.LocalCluster or None)
         The client, and the cluster it started (to close after the client), if any.
     """
-    distributed = _require_distributed()
+    distributed = require_distributed("A sweep on a Dask cluster")
     if not isinstance(scheduler, str) or not scheduler:
         raise ValueError(f"scheduler must be 'local:N' or a scheduler address, got "
                          f"{scheduler!r}")
@@ -184,7 +176,7 @@ def run_on_client(client, sweep, pending, store, counts, bar=None):
     dict
         ``counts``.
     """
-    distributed = _require_distributed()
+    distributed = require_distributed("A sweep on a Dask cluster")
     share_cores(client)
     references = {}
     for spec in pending:
