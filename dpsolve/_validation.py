@@ -1,7 +1,9 @@
 """Argument checks shared by the public API: each names the parameter and the accepted range."""
 import math
 import numbers
+import os
 import reprlib
+import stat
 
 import numpy as np
 
@@ -282,3 +284,95 @@ def check_parameters(constraints, values):
         raise TypeError(f"unexpected keyword arguments: {', '.join(sorted(unknown))}")
     return {name: as_constraint(constraint)(values[name], name)
             for name, constraint in constraints.items() if name in values}
+
+
+# -- files ------------------------------------------------------------------------------------
+def file_kind(mode):
+    """What a path that is not a regular file is, from its ``st_mode``, for the messages."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
+def check_input_file(path, what, error=ValueError):
+    """Check that ``path`` is an existing regular file, without opening it.
+
+    Opening a named pipe (FIFO) for reading blocks until some other process opens it for
+    writing, and a directory, a socket or a device is not a file of settings or data: each is
+    refused from :func:`os.stat`, before anything opens it.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        How the file is named in the messages, which start with it (``"--data d.csv"``,
+        ``"cannot read the sweep file s.toml"``).
+    error : type, default ValueError
+        The exception raised (a sweep's, a store's or the command line's).
+
+    Returns
+    -------
+    os.stat_result
+        The file's status.
+
+    Raises
+    ------
+    error
+        ``what: no such file``, ``what: is a named pipe (FIFO), not a regular file`` (or a
+        directory, a socket, a device), or the operating system's reason it cannot be looked up
+        (permission, a name too long, a symbolic link loop).
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise error(f"{what}: no such file") from None
+    except (OSError, ValueError) as exc:       # ValueError: a NUL byte in the name
+        raise error(f"{what}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{what}: is {file_kind(info.st_mode)}, not a regular file")
+    return info
+
+
+def open_input_file(path, what, error=ValueError):
+    """Open an existing regular file for reading, in binary mode, after
+    :func:`check_input_file`; the one way dpsolve opens a file it reads settings or results from.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    what : str
+        How the file is named in the messages (:func:`check_input_file`).
+    error : type, default ValueError
+        The exception raised.
+
+    Returns
+    -------
+    file object
+        Open for reading bytes; the caller closes it (``with open_input_file(...) as fh``).
+
+    Raises
+    ------
+    error
+        As :func:`check_input_file`, or if the file cannot be opened (permission).
+    """
+    check_input_file(path, what, error)
+    # O_NONBLOCK: a named pipe put in the file's place after the check still cannot block the
+    # open (the status of what was opened is checked again); it has no effect on a regular file
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise error(f"{what}: {exc.strerror or exc}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise error(f"{what}: is {file_kind(mode)}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

@@ -25,6 +25,9 @@ the chunking, which is part of the data's layout, as the order of the rows is.
 ``dask`` and ``distributed`` are an optional extra (``pip install "dpsolve[dask]"``), imported
 only when a Dask backend is asked for.
 """
+import collections.abc
+import numbers
+import os
 import threading
 import warnings
 
@@ -35,6 +38,7 @@ from ._ordered_linalg import matvec as _matvec
 from ._ordered_linalg import rmatvec as _rmatvec
 from ._ordered_linalg import weighted_gram as _weighted_gram
 from ._row_ops import kernel_rows, row_norms
+from ._validation import check_input_file
 from .losses import DEFAULT_BINARY_CODINGS
 
 #: The fixed blocks of the clipped-gradient kernels' sums: rows of their scratch array
@@ -61,9 +65,95 @@ def _pack(X, y):
     return (X, y, None)
 
 
-def _load_npy(x_path, y_path):
-    """A chunk memory-mapped from its two ``.npy`` files, where this runs."""
-    return (np.load(x_path, mmap_mode="r"), np.load(y_path, mmap_mode="r"), None)
+def _load_one_npy(path, name):
+    """The array of one ``.npy`` file, memory-mapped, or a ValueError naming ``name`` (the
+    parameter and the chunk, e.g. ``x_paths[2]``) when the file is missing, a directory, an
+    ``.npz`` archive or not an array NumPy can map. Checked where the file is read (with a
+    client, on the worker: the driver may not see the workers' files)."""
+    # a missing file, a directory or a named pipe (whose open would block) refused unopened
+    check_input_file(path, f"{name} {path!r}")
+    try:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        # pickled or object arrays, a truncated or foreign file: NumPy's reason is kept
+        raise ValueError(f"{name} {path!r} is not an .npy file of numbers NumPy can map: "
+                         f"{exc}") from None
+    if not isinstance(array, np.ndarray):
+        # np.load gives an NpzFile for an .npz archive (several named arrays)
+        close = getattr(array, "close", None)
+        if close is not None:
+            close()
+        raise ValueError(f"{name} {path!r} is an .npz archive, not an .npy file: save each "
+                         "chunk's X and y with np.save, one array per file")
+    return array
+
+
+def _load_npy(x_path, y_path, c=0):
+    """A chunk memory-mapped from its two ``.npy`` files, where this runs (chunk ``c``, named
+    in the errors)."""
+    return (_load_one_npy(x_path, f"x_paths[{c}]"), _load_one_npy(y_path, f"y_paths[{c}]"),
+            None)
+
+
+def _chunk_sequence(value, name, items):
+    """``value`` as a list of one entry per chunk, or a TypeError naming ``name``: a string,
+    a path, an array (a numpy, sparse, Dask or pandas object) or a mapping is one thing, not a
+    sequence of chunks, and iterating it would cut it into characters or rows."""
+    single = None
+    if isinstance(value, (str, bytes, os.PathLike)):
+        single = f"the single path {os.fspath(value)!r}"
+    elif hasattr(value, "shape") or sparse.issparse(value):
+        single = f"a single {type(value).__name__} of shape {getattr(value, 'shape', None)}"
+    elif isinstance(value, collections.abc.Mapping):
+        single = f"a {type(value).__name__} (a mapping)"
+    if single is not None:
+        raise TypeError(f"{name} must be a sequence (a list or tuple) of {items}, one per "
+                        f"chunk, got {single}; pass [{name[:-1]}] for one chunk")
+    try:
+        return list(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a sequence (a list or tuple) of {items}, one per "
+                        f"chunk, got {type(value).__name__}") from None
+
+
+def _check_x_chunk(X, name):
+    """One chunk of rows given to :meth:`RowChunks.from_arrays`: a numpy array (a memmap
+    included) or a scipy.sparse matrix of real numbers, else a TypeError naming ``name``.
+    Nothing is converted: the chunks are kept as given, so a list of rows or a DataFrame
+    (which would need a copy) is refused with the conversion to make."""
+    if not (isinstance(X, np.ndarray) or sparse.issparse(X)):
+        hint = ("; convert it with .to_numpy()" if hasattr(X, "to_numpy")
+                else "; convert it with np.asarray" if isinstance(X, (list, tuple)) else "")
+        raise TypeError(f"{name} must be a numpy array or a scipy.sparse matrix, got "
+                        f"{type(X).__name__}{hint}")
+
+
+def _check_real_dtype(dtype, what):
+    """A TypeError naming ``what`` unless ``dtype`` holds real numbers: integers or floats
+    (a Problem refuses booleans, complex numbers, strings and objects the same way)."""
+    if np.dtype(dtype).kind not in "iuf":
+        raise TypeError(f"{what} must hold real numbers (integers or floats), got dtype "
+                        f"{np.dtype(dtype)}")
+
+
+def _paths(value, name):
+    """``value`` as a list of path strings, one per chunk, or a TypeError naming ``name``
+    (and the entry) for a single path or an entry that is not a path."""
+    paths = _chunk_sequence(value, name, "paths to .npy files")
+    out = []
+    for c, path in enumerate(paths):
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"{name}[{c}] must be a path (a str or os.PathLike), got "
+                            f"{type(path).__name__}")
+        out.append(os.fsdecode(path))
+    return out
+
+
+def _check_client(client, distributed):
+    """``client``: None or a ``distributed.Client``, else a TypeError."""
+    if client is not None and not isinstance(client, distributed.Client):
+        raise TypeError(f"client must be a distributed.Client or None, got "
+                        f"{type(client).__name__}")
 
 
 def _chunk_info(chunk):
@@ -287,6 +377,10 @@ def _check_seeds(seeds, n_chunks):
 
 
 def _check_rate(rate):
+    # a bool or a string is not a rate (float() would take True and "0.5")
+    if isinstance(rate, (bool, np.bool_)) or not isinstance(rate, numbers.Real):
+        raise TypeError(f"sampling_rate must be a real number in (0, 1], got "
+                        f"{type(rate).__name__}")
     rate = float(rate)
     if not 0.0 < rate <= 1.0:
         raise ValueError(f"sampling_rate must be in (0, 1], got {rate!r}")
@@ -372,22 +466,39 @@ class RowChunks:
 
         Parameters
         ----------
-        X_chunks : sequence of 2-D arrays (or CSR matrices)
-            The blocks of rows, in order, all with the same number of columns and dtype.
-        y_chunks : sequence of 1-D arrays
-            The labels of each block (coded as the kernels read them once validated).
+        X_chunks : sequence of 2-D numpy arrays or scipy.sparse matrices
+            The blocks of rows, in order (a list or tuple, at least one), all with the same
+            number of columns (at least one) and the same real dtype, none empty. Kept as
+            given: a list of rows or a DataFrame is refused (pass ``np.asarray(chunk)`` or
+            ``chunk.to_numpy()``), and so is a single array (pass ``[X]`` for one chunk).
+        y_chunks : sequence of 1-D array_like
+            The labels of each block, as many as ``X_chunks``, each with its block's rows
+            (coded as the kernels read them once validated).
 
         Returns
         -------
         RowChunks
             Chunks held in this process; every per-chunk function runs here.
+
+        Raises
+        ------
+        TypeError
+            If ``X_chunks`` or ``y_chunks`` is not a sequence of chunks, or a chunk of X is not
+            a numpy array or a scipy.sparse matrix of real numbers (integers or floats).
+        ValueError
+            If the two sequences differ in length, are empty, or a chunk's shape does not fit
+            (X not 2-D, no rows or no columns, columns differing between chunks, y not 1-D
+            with its chunk's rows), or the chunks' dtypes differ.
         """
-        X_chunks, y_chunks = list(X_chunks), list(y_chunks)
+        X_chunks = _chunk_sequence(X_chunks, "X_chunks", "2-D arrays")
+        y_chunks = _chunk_sequence(y_chunks, "y_chunks", "1-D arrays of labels")
+        for c, X in enumerate(X_chunks):
+            _check_x_chunk(X, f"X_chunks[{c}]")
         if len(X_chunks) != len(y_chunks):
             raise ValueError(f"X_chunks and y_chunks must have as many chunks, got "
                              f"{len(X_chunks)} and {len(y_chunks)}")
         infos = [_chunk_info((X, y, None)) for X, y in zip(X_chunks, y_chunks)]
-        rows, p, dtype = cls._check_layout(infos)
+        rows, p, dtype = cls._check_layout(infos, ("X_chunks", "y_chunks"))
         return cls(_Local(zip(X_chunks, y_chunks, [None] * len(X_chunks))), rows, p, dtype)
 
     @classmethod
@@ -411,14 +522,19 @@ class RowChunks:
 
         Raises
         ------
+        TypeError
+            If ``client`` is not a ``distributed.Client`` (or None), X is not a 2-D Dask
+            array, or X's dtype is not a real one (integers or floats).
         ValueError
             If X splits its columns (``X.rechunk({1: -1})`` fixes it), has unknown chunk
             sizes, or y's chunks do not match X's rows.
         """
         distributed = require_distributed()
+        _check_client(client, distributed)
         if getattr(X, "ndim", None) != 2 or not hasattr(X, "to_delayed"):
             raise TypeError(f"X must be a 2-D dask array, got {type(X).__name__} of shape "
                             f"{getattr(X, 'shape', None)}")
+        _check_real_dtype(X.dtype, "X")
         row_chunks, col_chunks = X.chunks
         if any(np.isnan(c) for c in row_chunks + col_chunks):
             raise ValueError("X has unknown chunk sizes; call X.compute_chunk_sizes() first")
@@ -442,7 +558,7 @@ class RowChunks:
         x_parts = client.compute(x_blocks)
         chunks = [client.submit(_pack, xf, yf, pure=False) for xf, yf in zip(x_parts, y_parts)]
         backend = _Dask(client, chunks)
-        rows, p, dtype = cls._check_layout(backend.run(_chunk_info, ()))
+        rows, p, dtype = cls._check_layout(backend.run(_chunk_info, ()), ("X", "y"))
         return cls(backend, rows, p, dtype)
 
     @classmethod
@@ -453,8 +569,13 @@ class RowChunks:
         Parameters
         ----------
         x_paths, y_paths : sequence of str or path-like
-            The files of each chunk's X (2-D) and y (1-D), in order. With a client, every
-            worker must see the paths.
+            The files of each chunk's X (2-D, real numbers) and y (1-D), in order: a list or
+            tuple with one path per chunk, as many in each. A single path (a string or a
+            ``pathlib.Path``) is refused rather than read as one chunk: a string is a
+            sequence of characters, and a sweep that meant several files should not run on
+            one; pass ``[path]`` for one chunk. Each file must be an ``.npy`` file written by
+            ``np.save`` (not an ``.npz`` archive, not pickled objects). With a client, every
+            worker must see the paths (they are checked where they are read).
         client : distributed.Client, optional
             The cluster that loads and holds the chunks (one worker each); None: the files are
             mapped in this process (local backend).
@@ -462,38 +583,64 @@ class RowChunks:
         Returns
         -------
         RowChunks
+
+        Raises
+        ------
+        TypeError
+            If ``x_paths`` or ``y_paths`` is not a sequence of paths, or ``client`` is not a
+            ``distributed.Client`` (or None).
+        ValueError
+            If the two sequences differ in length or are empty, a file is missing, is a
+            directory, an ``.npz`` archive or not an array NumPy can map, or the chunks'
+            shapes or dtypes do not fit (as :meth:`from_arrays`).
         """
-        x_paths, y_paths = [str(p) for p in x_paths], [str(p) for p in y_paths]
+        x_paths = _paths(x_paths, "x_paths")
+        y_paths = _paths(y_paths, "y_paths")
         if len(x_paths) != len(y_paths):
             raise ValueError(f"x_paths and y_paths must name as many chunks, got "
                              f"{len(x_paths)} and {len(y_paths)}")
+        if not x_paths:
+            raise ValueError("x_paths and y_paths must name at least one chunk, got none")
         if client is None:
-            backend = _Local(_load_npy(a, b) for a, b in zip(x_paths, y_paths))
+            backend = _Local([_load_npy(a, b, c)
+                              for c, (a, b) in enumerate(zip(x_paths, y_paths))])
         else:
-            require_distributed()
+            _check_client(client, require_distributed())
             # the chunks dealt to the workers in turn: each maps only its own files
             workers = sorted(client.scheduler_info()["workers"])
-            backend = _Dask(client, [client.submit(_load_npy, a, b, pure=False,
+            backend = _Dask(client, [client.submit(_load_npy, a, b, c, pure=False,
                                                    workers=[workers[c % len(workers)]],
                                                    allow_other_workers=False)
                                      for c, (a, b) in enumerate(zip(x_paths, y_paths))])
-        rows, p, dtype = cls._check_layout(backend.run(_chunk_info, ()))
+        rows, p, dtype = cls._check_layout(backend.run(_chunk_info, ()),
+                                           ("x_paths", "y_paths"))
         return cls(backend, rows, p, dtype)
 
     @staticmethod
-    def _check_layout(infos):
-        """Rows per chunk, p and dtype from the chunks' public layouts, refusing a mismatch."""
+    def _check_layout(infos, names=None):
+        """Rows per chunk, p and dtype from the chunks' public layouts, refusing a mismatch;
+        ``names``, the parameters that gave X's and y's chunks, prefix the messages."""
+        x_name, y_name = names if names is not None else (None, None)
+
+        def where(name, c):
+            return "" if name is None else f"{name}[{c}]: "
+
         if not infos:
-            raise ValueError("at least one chunk of rows is needed, got none")
-        for c, (shape, _, y_shape) in enumerate(infos):
+            raise ValueError(f"{x_name or 'X'}: at least one chunk of rows is needed, got "
+                             "none")
+        for c, (shape, dtype, y_shape) in enumerate(infos):
             if len(shape) != 2:
-                raise ValueError(f"chunk {c} of X must be 2-D, got shape {shape}")
+                raise ValueError(f"{where(x_name, c)}chunk {c} of X must be 2-D, got shape "
+                                 f"{shape}")
             if shape[0] == 0:
-                raise ValueError(f"chunk {c} of X has no rows; drop empty chunks (for a dask "
-                                 "array, rechunk its rows)")
+                raise ValueError(f"{where(x_name, c)}chunk {c} of X has no rows; drop empty "
+                                 "chunks (for a dask array, rechunk its rows)")
+            if shape[1] == 0:
+                raise ValueError(f"{where(x_name, c)}chunk {c} of X has no columns")
+            _check_real_dtype(dtype, f"{where(x_name, c)}chunk {c} of X")
             if y_shape != (shape[0],):
-                raise ValueError(f"chunk {c} of y must have shape ({shape[0]},) to match X's "
-                                 f"chunk, got {y_shape}")
+                raise ValueError(f"{where(y_name, c)}chunk {c} of y must have shape "
+                                 f"({shape[0]},) to match X's chunk, got {y_shape}")
         ps = {shape[1] for shape, _, _ in infos}
         dtypes = {dtype for _, dtype, _ in infos}
         if len(ps) != 1:

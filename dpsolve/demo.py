@@ -38,7 +38,7 @@ def demo_sweep(replicates=5, seed=0):
 
 
 def run_demo(*, seeds=5, seed=0, out="dpsolve-demo.png", db=None, jobs=None, progress=True,
-             stream=sys.stdout):
+             stream=None):
     """Run the demo sweep, print its report and write its figure.
 
     Parameters
@@ -55,14 +55,16 @@ def run_demo(*, seeds=5, seed=0, out="dpsolve-demo.png", db=None, jobs=None, pro
         Worker processes (default: every core).
     progress : bool, default True
         A progress bar on stderr, drawn only when stderr is a terminal.
-    stream : file, default sys.stdout
-        Where the report goes.
+    stream : file, optional
+        Where the report goes; default ``sys.stdout`` as it is when called (not when this
+        module was imported: a redirected or captured stdout is followed).
 
     Returns
     -------
     list of dict
         The summary cells (:func:`dpsolve.experiments.summarize`).
     """
+    stream = sys.stdout if stream is None else stream
     sweep = demo_sweep(seeds, seed)
     if importlib.util.find_spec("sklearn") is None:
         print("scikit-learn is not installed: skipping the breast-cancer data "

@@ -57,7 +57,7 @@ from ._secure import to_grid as _to_grid
 from .losses import LOSSES
 from .solvers import plan_fit
 from .privacy.accounting import PrivacyWarning, certify, pure_event
-from .privacy.budget import BudgetAccountant, ParallelGroup, spend_once
+from .privacy.budget import BudgetAccountant, ParallelGroup, charge
 from .privacy.counts import MIN_EPSILON, private_class_shares
 from .privacy.quantile import PrivateEstimate
 from .privacy.samplers import laplace_noise
@@ -352,14 +352,16 @@ class _DPLinearModel(BaseEstimator):
 
     def _solver_event(self, problem, spec, options, epsilon):
         """The event the solver's plan would release (public constants only): its plan by
-        :func:`dpsolve.solvers.plan_fit`, the one the fit itself goes through."""
+        :func:`dpsolve.solvers.plan_fit`, the one the fit itself goes through, certified as the
+        fit's is, so that whatever the fit's plan would refuse (a certification out of float64's
+        range among it) is refused before the budget is charged."""
         options = dict(options)
         delta = options.pop("delta", None)
         with warnings.catch_warnings():
             # the fit itself reports its certification; the plan is only read here
             warnings.simplefilter("ignore", PrivacyWarning)
             return plan_fit(spec, problem, None, epsilon, delta, secure=bool(self.secure),
-                            certify_plan=False, **options).event
+                            **options).event
 
     def _planned_event(self, X, y):
         """The DpEvent a fit on ``(X, y)`` would release, from the solver's plan (public
@@ -389,24 +391,25 @@ class _DPLinearModel(BaseEstimator):
         rng = self._noise_rng(rng)
         problem, spec, options, share = self._prepare(X, y, loss, classes, bounds)
         epsilon, prior_event = self._split_epsilon(share)
+        planned = None
         if self.accountant is not None:
-            # an estimate is released already: charge it (once) whether or not the fit runs
-            for estimate in self._estimates():
-                spend_once(self.accountant, estimate.dp_event, "private bound estimate")
-            if prior_event is not None:
-                # one charge for the counts and the fit (the plan's event is the fit's: public
-                # constants only), before the counts are drawn; the solver then charges nothing
-                self.accountant.spend(dp_accounting.ComposedDpEvent(
-                    [self._solver_event(problem, spec, options, epsilon), prior_event]),
-                    label=spec.name)
+            # one charge, before any noise is drawn: the solver's planned event (public
+            # constants only) with the class counts', and the estimates the bounds came from;
+            # the solver itself then charges nothing
+            planned = self._solver_event(problem, spec, options, epsilon)
+            event = planned if prior_event is None else dp_accounting.ComposedDpEvent(
+                [planned, prior_event])
+            charge(self.accountant, event, neighbours=spec.neighbours, label=spec.name,
+                   estimates=self._estimates())
         offset = 0.0
         if prior_event is not None:
             prior_rng, rng = _split_rng(rng, self.secure)
             problem, options, offset = self._apply_prior(y, problem, options,
                                                          prior_event.epsilon, prior_rng)
-        fit = spec.function(problem, epsilon, rng=rng, secure=self.secure,
-                            accountant=None if prior_event is not None else self.accountant,
-                            **options)
+        fit = spec.function(problem, epsilon, rng=rng, secure=self.secure, **options)
+        if planned is not None and fit.dp_event != planned:
+            raise RuntimeError(f"{spec.name} released {fit.dp_event!r}, not the planned "
+                               f"{planned!r} charged to the budget")
         coef, intercept = problem.split_theta(fit.theta)
         self._set_release(self._release(fit, prior_event))
         self.solver_ = spec.name
@@ -579,6 +582,9 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
                             ) from None
         if not np.all(np.isin(y, classes)):
             raise ValueError(f"y holds labels outside classes={classes.tolist()}")
+        # class_weight against the label set here, so that a plan (PrivateGridSearch's, made
+        # before its charge) refuses it as the fit does
+        self._prior_correction(classes)
         # the Problem gets codes: scikit-learn's label types (strings, ...) index classes
         index = {c: k for k, c in enumerate(classes.tolist())}
         codes = np.array([index[v] for v in present.tolist()], dtype=np.intp)[inverse]

@@ -39,8 +39,10 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
 from ._validation import check_choice, check_real, check_rng
-from .privacy.accounting import PrivacyReport, PureDpEvent, epsilon_of, tightest_accountant
-from .privacy.budget import check_accountant, spend_once
+from .privacy.accounting import (NEIGHBOURS, PrivacyReport, PureDpEvent, check_event,
+                                 epsilon_of, tightest_accountant)
+from .privacy.budget import charge, check_accountant
+from .privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
 
 METHODS = ("liu_talwar", "negative_binomial", "poisson")
 #: Largest E[K]: the selection runs K private fits, K about the mean; its privacy does not grow
@@ -171,7 +173,7 @@ def _truncated_negative_binomial(shape, gamma, rng):
 
 
 def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=1.0,
-           delta=0.0, rng=None, accountant=None):
+           delta=0.0, neighbours=NEIGHBOURS, rng=None, accountant=None):
     r"""Private selection: run a random candidate K times (K drawn independently of the
     data), release the best run.
 
@@ -200,6 +202,10 @@ def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=
         selection (Papernot & Steinke recommend eta in [0, 1]).
     delta : float, default 0.0
         The delta at which ``epsilon`` is reported; 0 only for a pure-DP geometric selection.
+    neighbours : {"replace_one", "add_remove"}, default "replace_one"
+        The relation under which ``run_event`` holds for every run (dpsolve's fits and
+        scores: replace-one, n public); the selection holds under the same one, and a budget
+        under another refuses it.
     rng : None, int, SeedSequence or Generator
         Source of K, of the candidates drawn and of each run's randomness. Nothing returned
         holds it: with None, the noise of the released run cannot be regenerated (unless
@@ -230,14 +236,18 @@ def select(run, candidates, run_event, *, method="liu_talwar", mean=None, shape=
     if not isinstance(run_event, dp_accounting.DpEvent):
         raise TypeError(f"run_event must be a dp_accounting DpEvent, got "
                         f"{type(run_event).__name__}")
+    try:
+        check_event(run_event)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"run_event: {exc}") from None
+    neighbours = check_choice(neighbours, "neighbours", ("replace_one", "add_remove"))
     check_accountant(accountant)
     mean = float(len(candidates)) if mean is None else mean
     event = repetition_event(run_event, method, mean, shape)
     delta = check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
     name, epsilon = _accounted(event, delta)
     rng = check_rng(rng)
-    if accountant is not None:
-        accountant.spend(event, label="private selection")
+    charge(accountant, event, neighbours=neighbours, label="private selection")
     k = draw_repetitions(event, rng)
     best = (-math.inf, None, None)
     for _ in range(k):
@@ -288,22 +298,16 @@ def noisy_accuracy(estimator, X, y, epsilon, *, rng=None, accountant=None):
         > 0.
     rng : None, int, SeedSequence or Generator
     accountant : BudgetAccountant, optional
-        Charged with ``LaplaceDpEvent(1/epsilon)`` before the records are read.
+        Charged with ``LaplaceDpEvent(1/epsilon)`` after every check has passed (the
+        arguments, the model fitted, the rows of its number of features and finite) and
+        before the predictions are computed.
 
     Returns
     -------
     float
         The noisy accuracy (may fall outside [0, 1]).
     """
-    epsilon = check_real(epsilon, "epsilon", low=0.0)
-    check_accountant(accountant)
-    rng = check_rng(rng)
-    y = _labels(y)
-    _check_rows(X, y)
-    if accountant is not None:
-        accountant.spend(laplace_event(epsilon), label="noisy accuracy")
-    correct = np.count_nonzero(np.asarray(estimator.predict(X)) == y)
-    return float((correct + rng.laplace(0.0, 1.0 / epsilon)) / len(y))
+    return AccuracyScorer(epsilon).score(estimator, X, y, rng=rng, accountant=accountant)
 
 
 def _labels(y):
@@ -328,6 +332,28 @@ def _check_rows(X, y):
                          f"and {len(y)} labels")
 
 
+def _model_rows(estimator, X):
+    """The fitted private model and the rows it will read: ``X`` through a pipeline's
+    transformers (fitted, so public with the model), checked to be real, finite and of the
+    model's number of features.
+
+    A message to the data holder before any charge, as a fit's refusal of a NaN row is: a
+    score must not be charged and then fail on rows it could have refused.
+    """
+    from sklearn.utils.validation import check_is_fitted
+    check_is_fitted(estimator)
+    final = _final(estimator)
+    if hasattr(estimator, "steps"):
+        X = estimator[:-1].transform(X)
+    # checked on a converted copy; the model predicts on X as given (feature names kept)
+    checked = _real_finite_rows(X)
+    expected = getattr(final, "n_features_in_", None)
+    if expected is not None and checked.shape[1] != expected:
+        raise ValueError(f"X has {checked.shape[1]} features, but {type(final).__name__} was "
+                         f"fitted with {expected}")
+    return final, X
+
+
 def laplace_event(epsilon):
     """DpEvent of a sensitivity-1 count with Laplace noise of scale ``1/epsilon``.
 
@@ -342,6 +368,28 @@ def laplace_event(epsilon):
         Noise multiplier ``1/epsilon`` (scale over sensitivity), read as epsilon-DP.
     """
     return dp_accounting.LaplaceDpEvent(1.0 / epsilon)
+
+
+def _real_finite_rows(X):
+    """``X`` as a checked array (a copy where it must be converted): real numbers, finite, 2-D,
+    else a TypeError or ValueError naming X."""
+    from sklearn.utils.validation import check_array
+    if hasattr(X, "dtype") and np.issubdtype(X.dtype, np.complexfloating):
+        raise TypeError("X must hold real numbers, got complex values")
+    return check_array(X, accept_sparse="csr", dtype="numeric", ensure_all_finite=True,
+                       input_name="X")
+
+
+def check_score_epsilon(epsilon, name):
+    """``epsilon`` of a noisy score, checked: a real number with ``1/epsilon`` at most
+    ``MAX_NOISE_SCALE`` (the Laplace event's noise multiplier, and the scale of a
+    sensitivity-1 score's noise), else a ValueError naming ``name``."""
+    epsilon = check_real(epsilon, name, low=0.0)
+    if not 1.0 / epsilon <= MAX_NOISE_SCALE:
+        raise ValueError(f"{name} must be at least {1.0 / MAX_NOISE_SCALE:g}, got {epsilon!r}: "
+                         f"the score's noise would have a scale beyond {MAX_NOISE_SCALE:g}, "
+                         "the largest dpsolve computes with")
+    return epsilon
 
 
 #: The private scorers by name, for each kind of estimator (``PrivateGridSearch(scoring=...)``).
@@ -376,7 +424,9 @@ class PrivateScorer:
     Parameters
     ----------
     epsilon : float
-        Per score, > 0.
+        Per score, at least ``1 / MAX_NOISE_SCALE`` (1e-100): the noise's scale,
+        ``sensitivity / epsilon``, must be a number dpsolve computes with (a scale that
+        overflows would release NaN or inf); checked again with the sensitivity at each score.
     accountant : BudgetAccountant or ParallelGroup, optional
         Charged with :attr:`dp_event` at each standalone call.
     random_state : None, int or numpy Generator
@@ -388,7 +438,7 @@ class PrivateScorer:
     kind = None             # "classifier" or "regressor"
 
     def __init__(self, epsilon, *, accountant=None, random_state=None):
-        self.epsilon = check_real(epsilon, "epsilon", low=0.0)
+        self.epsilon = check_score_epsilon(epsilon, "epsilon")
         self.accountant = check_accountant(accountant)
         if random_state is not None and not isinstance(random_state, np.random.Generator) and (
                 isinstance(random_state, (bool, np.bool_))
@@ -458,7 +508,9 @@ class PrivateScorer:
         rng : None, int, SeedSequence or Generator
             The noise's source (not kept).
         accountant : BudgetAccountant or ParallelGroup, optional
-            Charged with :attr:`dp_event` before the records are read.
+            Charged with :attr:`dp_event` after every check has passed (the model fitted and
+            of the right kind, the rows finite and of its number of features, the labels, the
+            noise's scale) and before the statistic is computed.
 
         Returns
         -------
@@ -469,14 +521,15 @@ class PrivateScorer:
         rng = check_rng(rng)
         y = _labels(y)
         _check_rows(X, y)
+        final, X = _model_rows(estimator, X)
         n = len(y)
-        scale = self.sensitivity(estimator, n) / self.epsilon
-        self._check_labels(estimator, y)
-        if accountant is not None:
-            accountant.spend(self.dp_event, label=f"noisy {self.name}")
-        statistic = np.atleast_1d(np.asarray(self._statistic(estimator, X, y), dtype=float))
+        scale = check_noise_scale(f"scoring={self.name!r}",
+                                  self.sensitivity(final, n) / self.epsilon, self.epsilon)
+        self._check_labels(final, y)
+        charge(accountant, self.dp_event, neighbours=NEIGHBOURS, label=f"noisy {self.name}")
+        statistic = np.atleast_1d(np.asarray(self._statistic(final, X, y), dtype=float))
         noisy = statistic + rng.laplace(0.0, scale, size=statistic.shape)
-        return float(self._finish(noisy, n, estimator))
+        return float(self._finish(noisy, n, final))
 
     def __call__(self, estimator, X, y):
         rng = self._stream if self._stream is not None else np.random.default_rng()
@@ -705,6 +758,9 @@ class _RegressionScorer(PrivateScorer):
 
     def _bound(self, estimator):
         return _label_bound(_final(estimator), self.label_bound, self.name)
+
+    def _check_labels(self, estimator, y):
+        _check_real_labels(y)
 
     def _squared_errors(self, estimator, X, y):
         bound = self._bound(estimator)
@@ -1101,16 +1157,21 @@ class PrivateGridSearch:
         y = _labels(y)
         _check_rows(X, y)
         _check_classes(final, y)
+        _check_records(self.estimator, scorer, X, y)
         seeds = np.random.SeedSequence(self.random_state).spawn(3)
         split_rng, run_rng, refit_rng = (np.random.default_rng(s) for s in seeds)
         train, val = _hold_out(X, y, fraction, split_rng)
         planned, run_event, delta, selection_event = self._plan(models, scorer, *train)
         # the refit of whichever setting wins, on all n records: an event for every one
         plan_all = self._plan_refit(models, X, y, selection_event, delta) if refit else None
-        _charge(budget, estimates, plan_all)
+        # one charge for the whole search, with the estimates its settings use, after every
+        # check and before any fit
+        charge(budget, selection_event if plan_all is None else plan_all.event,
+               neighbours=NEIGHBOURS, estimates=estimates,
+               label="private selection" + (" and refit" if refit else ""))
         selection = select(_runner(models, planned, scorer, train, val, own), range(len(grid)),
                            run_event, method=self.method, mean=self.mean, shape=self.shape,
-                           delta=delta, rng=run_rng, accountant=None if refit else budget)
+                           delta=delta, rng=run_rng)
         event, epsilon, certified_by = _search_privacy(selection, plan_all, estimates)
         best = selection.output
         if refit:
@@ -1149,7 +1210,7 @@ class PrivateGridSearch:
         ``random_state``); returns the first three."""
         fraction = check_real(self.validation_fraction, "validation_fraction", low=0.0,
                               high=1.0)
-        score_epsilon = check_real(self.score_epsilon, "score_epsilon", low=0.0)
+        score_epsilon = check_score_epsilon(self.score_epsilon, "score_epsilon")
         if not isinstance(self.refit, (bool, np.bool_)):
             raise TypeError(f"refit must be True or False, got {type(self.refit).__name__}")
         if self.random_state is not None and (isinstance(self.random_state, (bool, np.bool_))
@@ -1255,6 +1316,30 @@ def _check_classes(final, y):
         raise ValueError(f"y holds labels outside classes={np.asarray(classes).tolist()}")
 
 
+def _check_records(estimator, scorer, X, y):
+    """Refuse records that a run would refuse mid-selection, before the budget is charged:
+    rows (as the private model reads them, through the pipeline's stateless transformers)
+    that are not real and finite, and labels a regression scorer cannot score. The fits
+    refuse such a training row themselves; the held-out part is read only by the scores."""
+    from sklearn.base import clone
+
+    if hasattr(estimator, "steps"):
+        # stateless transformers only (_check_estimator): this fit learns nothing
+        X = clone(estimator[:-1]).fit_transform(X, y)
+    _real_finite_rows(X)
+    if scorer.kind == "regressor":
+        _check_real_labels(y)
+
+
+def _check_real_labels(y):
+    """A regressor's labels (an array) are real and finite, or a TypeError/ValueError naming
+    y (a NaN label would make every noisy score NaN)."""
+    if not (np.issubdtype(y.dtype, np.floating) or np.issubdtype(y.dtype, np.integer)):
+        raise TypeError(f"y must hold real numbers, got dtype {y.dtype}")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must be finite")
+
+
 def _hold_out(X, y, fraction, rng):
     """Split the records into a training part and a held-out part for scoring.
 
@@ -1282,19 +1367,6 @@ def _hold_out(X, y, fraction, rng):
     order = rng.permutation(n)
     val, train = order[:n_val], order[n_val:]
     return (_safe_indexing(X, train), y[train]), (_safe_indexing(X, val), y[val])
-
-
-def _charge(budget, estimates, plan_all):
-    """Charge ``budget`` (if any) before any fit: each private estimate once, and with a refit
-    (``plan_all`` not None) the whole search; without one :func:`select` charges the
-    selection."""
-    if budget is None:
-        return
-    # the estimates are released already: charge each once, whether or not this runs
-    for estimate in estimates:
-        spend_once(budget, estimate.dp_event, "private bound estimate")
-    if plan_all is not None:
-        budget.spend(plan_all.event, label="private selection and refit")
 
 
 def _check_released(model, planned, what):

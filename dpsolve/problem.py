@@ -122,6 +122,47 @@ def _canonical_csr(X):
     return X
 
 
+#: The scipy.sparse formats that can hold one entry more than once (duplicates are summed when
+#: the matrix is made canonical); their ``has_canonical_format`` tells when none is held.
+_FORMATS_WITH_DUPLICATES = ("csr", "csc", "coo", "bsr")
+
+
+def _sparse_canonical_copy(X):
+    """A new canonical CSR array holding the values of the scipy.sparse matrix ``X``: duplicate
+    entries summed in float64, stored in float32 when ``X`` is float32 and every stored value
+    is a float32 number, else in float64. ``X`` itself is not modified.
+
+    Duplicates are summed exactly as they are for the float64 copy ``X.astype(np.float64)``
+    (the same conversion, the same order of the terms, in float64), so that the stored values
+    equal that copy's: float32 is a storage format only (docs/conventions.md, "float32
+    data"). A float32 matrix that can hold no duplicate (canonical, or a format without
+    duplicates) is converted without sums, in float32. Integer duplicates are summed in
+    float64 too (summed in their own type they could wrap around).
+
+    A sum of float32 numbers is in general not a float32 number; rounding it would make the
+    rows differ from the float64 copy's, and a CSR array has one dtype, so then the whole
+    matrix is kept in float64 (the float64 copy's sums; twice the bytes of its values). No
+    warning says so: whether a sum is a float32 number depends on the data, and the dtype a
+    Problem holds X in is never part of a release.
+    """
+    can_sum = (X.format in _FORMATS_WITH_DUPLICATES
+               and not getattr(X, "has_canonical_format", False))
+    if X.dtype == np.float32 and not can_sum:
+        return _canonical_csr(sparse.csr_array(X, dtype=np.float32, copy=True))
+    if X.dtype == np.float64:
+        return _canonical_csr(sparse.csr_array(X, dtype=np.float64, copy=True))
+    given = X.dtype
+    # the values in float64 first (a copy in the same format, duplicates kept), then the same
+    # conversion as for float64 input: the sums are the float64 copy's, bit for bit
+    X = _canonical_csr(sparse.csr_array(X.astype(np.float64), dtype=np.float64, copy=False))
+    if given == np.float32:
+        with np.errstate(over="ignore"):       # a sum beyond float32's range: kept float64
+            values = X.data.astype(np.float32)
+        if np.array_equal(values, X.data):      # exact: every sum is a float32 number
+            X.data = values
+    return X
+
+
 def _read_only(X):
     """Mark X's buffers read-only (a CSR matrix's three arrays)."""
     for array in ((X.data, X.indices, X.indptr) if sparse.issparse(X) else (X,)):
@@ -270,7 +311,13 @@ class Problem:
         kept in float32 and float64 in float64; every other real dtype is converted to float64.
         float32 is a storage format only: every operation on the entries (norms, margins,
         gradients, Gram matrices, bounds, certificates) runs in float64 on their exact values,
-        so every result equals, bit for bit, the one on ``X.astype(np.float64)``.
+        so every release equals, bit for bit, the one on ``X.astype(np.float64)``, unless a
+        row is changed: a row clipped onto ``row_norm``, or with ``fit_intercept`` trimmed to
+        fit the augmented bound, is rounded to float32, so it and every release computed from
+        it may differ from the float64 copy's in the last bits (docs/conventions.md, "float32
+        data"). Duplicate entries of a sparse X are summed in float64, as for its float64
+        copy; X stays float32 only when every sum is a float32 number, else it is held in
+        float64.
         A C-contiguous float32 or float64 ndarray (an ``np.memmap`` included) that nothing can
         write to (read-only, and so is every array in its ``.base`` chain) is not copied when
         no row needs clipping: ``Problem.X`` is then a read-only view of it. X is copied once,
@@ -280,7 +327,8 @@ class Problem:
         one float64 per row while it runs). A memory-mapped X must not be changed on disk while a
         Problem uses it. A scipy.sparse matrix or array is copied once to a canonical
         ``scipy.sparse.csr_array`` (CSC, COO and the other formats converted; sorted indices,
-        duplicates summed; float32 data kept) and never densified; the solvers registered with
+        duplicates summed in float64; float32 data kept as above) and never densified; boolean
+        entries are refused, as for dense X. The solvers registered with
         ``sparse=True`` take it, the others refuse it (docs/sparse.md).
 
         X may also be a ``dask.array.Array`` chunked by rows only (y then a Dask array with
@@ -380,7 +428,8 @@ class Problem:
     X, y : ndarray (X: or scipy.sparse.csr_array)
         The validated data (read-only), labels mapped to -1/+1 (float64) for the binary
         classification losses and to 0 .. K-1 (intp) for multinomial. ``X`` is float32 when
-        the X given was (dense or sparse), else float64; it may be a view of the caller's
+        the X given was (dense, or sparse with every duplicate sum a float32 number), else
+        float64; it may be a view of the caller's
         read-only array (see ``X`` above). With ``fit_intercept``, ``X`` is the augmented matrix
         ``[X_clipped, s 1]`` of shape (n, n_features + 1), float32 only when s is a float32
         number (``np.float32(s) == s``), so that the column holds s exactly.
@@ -603,16 +652,18 @@ class Problem:
 
     def _validate_sparse_X(self, X):
         """A scipy.sparse X as a canonical CSR array with intp indices, copied once (CSC, COO
-        and the other formats converted), never densified; float32 data kept, every other real
-        dtype converted to float64. The finiteness check comes with the row norms
-        (:func:`_checked_norms`)."""
+        and the other formats converted), never densified; duplicates summed in float64,
+        float32 data kept when the values are float32 numbers (:func:`_sparse_canonical_copy`),
+        every other real dtype converted to float64. The finiteness check comes with the row
+        norms (:func:`_checked_norms`)."""
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
-        if X.dtype.kind not in "biuf":
+        # booleans refused as for dense X (a bool is not a real number)
+        if X.dtype.kind not in "iuf":
             raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        return _canonical_csr(sparse.csr_array(X, dtype=_stored_dtype(X.dtype), copy=True))
+        return _sparse_canonical_copy(X)
 
     def _validate_y(self, y, n, default_coding):
         y = np.asarray(y)

@@ -6,6 +6,7 @@ and this list the same.
 """
 import math
 import re
+import tempfile
 import warnings
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import scipy.sparse
 
 import dpsolve
+from dpsolve.chunked import RowChunks
 
 N, P = 60, 4
 _rng = np.random.default_rng(0)
@@ -224,6 +226,8 @@ CATALOGUE += [
         scipy.sparse.csr_matrix(_with(X, (0, 0), math.nan)), Y), ValueError, "X"),
     case("X-sparse-complex", lambda: dpsolve.Problem(scipy.sparse.csr_matrix(X.astype(complex)),
                                                      Y), TypeError, "X"),
+    case("X-sparse-bool", lambda: dpsolve.Problem(scipy.sparse.csr_matrix(X > 0), Y), TypeError,
+         "X must hold real numbers"),
     case("X-sparse-for-parties", lambda: dpsolve.Parties.from_sizes(
         dpsolve.Problem(scipy.sparse.csr_matrix(X), Y), [N // 2, N - N // 2]), TypeError,
          "sparse X"),
@@ -282,6 +286,103 @@ for label, value in (("negative", -1e-6), ("1", 1.0), ("nan", math.nan)):
 CATALOGUE.append(case("range-delta-1-minus-ulp-adassp",
                       lambda: SOLVERS["adassp"](d=1 - 2 ** -53), ValueError,
                       r"delta must lie in \(0, 0.5\)"))
+# -- rows in chunks (RowChunks) ---------------------------------------------------------------
+class _FrameLike:
+    """A stand-in for a pandas DataFrame (pandas is no test dependency): a shape, dtypes per
+    column and to_numpy, no dtype."""
+
+    def __init__(self, values):
+        self._values, self.shape = values, values.shape
+        self.dtypes = [values.dtype] * values.shape[1]
+
+    def to_numpy(self):
+        return self._values
+
+
+def _in_chunk_folder(call):
+    """``call(folder)`` with small chunk files in a temporary folder: x.npy and y.npy (X and
+    Y), x.npz, objects.npy (pickled objects); gone.npy does not exist."""
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        np.save(folder / "x.npy", X)
+        np.save(folder / "y.npy", Y)
+        np.savez(folder / "x.npz", X=X)
+        np.save(folder / "objects.npy", np.array([[{}]] * N, dtype=object), allow_pickle=True)
+        return call(folder)
+
+
+def _from_npy(x, y, **kwargs):
+    """``RowChunks.from_npy`` on names in the chunk folder (a str names one file, a list a
+    list of files)."""
+    def call(d):
+        def paths(v):
+            return [d / p for p in v] if isinstance(v, list) else str(d / v)
+        return RowChunks.from_npy(paths(x), paths(y), **kwargs)
+    return _in_chunk_folder(call)
+
+
+def _sampled_sum(rate):
+    chunks = RowChunks.from_arrays([X], [Y])
+    return chunks.sampled_clipped_gradient_sum(np.zeros(P), 0, 0.0, 1.0, rate,
+                                               [np.random.SeedSequence(0)])
+
+
+def _dask_array(values):
+    import dask.array as da
+    return da.from_array(values, chunks=(N // 2, P))
+
+
+CATALOGUE += [
+    case("rowchunks-from_arrays-list-chunk", lambda: RowChunks.from_arrays([X.tolist()], [Y]),
+         TypeError, r"X_chunks\[0\] must be a numpy array .* got list; convert it with "
+                    r"np\.asarray"),
+    case("rowchunks-from_arrays-dataframe-chunk",
+         lambda: RowChunks.from_arrays([_FrameLike(X)], [Y]), TypeError,
+         r"X_chunks\[0\] must be a numpy array .*convert it with \.to_numpy\(\)"),
+    case("rowchunks-from_arrays-one-array", lambda: RowChunks.from_arrays(X, [Y]), TypeError,
+         r"X_chunks must be a sequence .* pass \[X_chunk\] for one chunk"),
+    case("rowchunks-from_arrays-1-dimensional-chunk",
+         lambda: RowChunks.from_arrays([X[0]], [Y[:1]]), ValueError,
+         r"X_chunks\[0\]: chunk 0 of X must be 2-D"),
+    case("rowchunks-from_arrays-no-columns", lambda: RowChunks.from_arrays([X[:, :0]], [Y]),
+         ValueError, r"X_chunks\[0\]: chunk 0 of X has no columns"),
+    case("rowchunks-from_arrays-bool-chunk", lambda: RowChunks.from_arrays([X > 0], [Y]),
+         TypeError, r"X_chunks\[0\]: chunk 0 of X must hold real numbers"),
+    case("rowchunks-from_arrays-strings-chunk",
+         lambda: RowChunks.from_arrays([X.astype(str)], [Y]), TypeError,
+         r"X_chunks\[0\]: chunk 0 of X must hold real numbers"),
+    case("rowchunks-from_arrays-empty", lambda: RowChunks.from_arrays([], []), ValueError,
+         r"X_chunks: at least one chunk"),
+    case("rowchunks-from_npy-strings", lambda: _from_npy("x.npy", "y.npy"), TypeError,
+         r"x_paths must be a sequence .* got the single path .*; pass \[x_path\]"),
+    case("rowchunks-from_npy-pathlib-path", lambda: _in_chunk_folder(
+        lambda d: RowChunks.from_npy(d / "x.npy", [d / "y.npy"])), TypeError,
+         r"x_paths must be a sequence .* got the single path"),
+    case("rowchunks-from_npy-npz", lambda: _from_npy(["x.npz"], ["y.npy"]), ValueError,
+         r"x_paths\[0\] .*x\.npz' is an \.npz archive"),
+    case("rowchunks-from_npy-missing-file", lambda: _from_npy(["gone.npy"], ["y.npy"]),
+         ValueError, r"x_paths\[0\] .*gone\.npy': no such file"),
+    case("rowchunks-from_npy-directory", lambda: _from_npy([""], ["y.npy"]), ValueError,
+         r"x_paths\[0\] .* is a directory"),
+    case("rowchunks-from_npy-pickled-objects", lambda: _from_npy(["objects.npy"], ["y.npy"]),
+         ValueError, r"x_paths\[0\] .*objects\.npy' is not an \.npy file of numbers"),
+    case("rowchunks-from_npy-path-not-a-path", lambda: _in_chunk_folder(
+        lambda d: RowChunks.from_npy([d / "x.npy", 3], [d / "y.npy", d / "y.npy"])),
+         TypeError, r"x_paths\[1\] must be a path \(a str or os\.PathLike\)"),
+    case("rowchunks-from_npy-empty", lambda: RowChunks.from_npy([], []), ValueError,
+         r"x_paths and y_paths must name at least one chunk"),
+    case("rowchunks-from_dask-client-int",
+         lambda: RowChunks.from_dask(_dask_array(X), Y, client=3), TypeError,
+         r"client must be a distributed\.Client or None, got int"),
+    case("rowchunks-from_npy-client-str",
+         lambda: _from_npy(["x.npy"], ["y.npy"], client="tcp://127.0.0.1:8786"), TypeError,
+         r"client must be a distributed\.Client or None, got str"),
+    case("rowchunks-from_dask-bool", lambda: RowChunks.from_dask(_dask_array(X > 0), Y),
+         TypeError, r"X must hold real numbers"),
+    case("rowchunks-sampling_rate-string", lambda: _sampled_sum("0.5"), TypeError,
+         r"sampling_rate must be a real number in \(0, 1\]"),
+]
+# (END rows in chunks)
 # -- randomness --------------------------------------------------------------------------------
 for label, value, error in (("negative", -1, ValueError), ("float", 1.5, TypeError),
                             ("string", "a", TypeError), ("bool", True, TypeError),
@@ -436,6 +537,7 @@ def _events():
 def _spend(make_event, *, epsilon=1.0, delta=1e-6, **kwargs):
     """``BudgetAccountant(epsilon, delta).spend(event)`` for the event ``make_event`` builds
     from ``(dp_accounting, its dp_event module)``."""
+    kwargs.setdefault("neighbours", "replace_one")
     return dpsolve.BudgetAccountant(epsilon, delta).spend(make_event(*_events()), **kwargs)
 
 
@@ -449,7 +551,7 @@ def _in_parallel(action):
         if action == "nest":
             group.parallel()
     if action == "after":
-        group.spend(dpsolve.privacy.PureDpEvent(0.1))
+        group.spend(dpsolve.privacy.PureDpEvent(0.1), neighbours="replace_one")
 
 
 CATALOGUE += [
@@ -535,8 +637,15 @@ CATALOGUE += [
          ValueError, r"RepeatAndSelectDpEvent\.shape"),
     case("event-unsupported-kind",
          lambda: _spend(lambda d, e: e.ZCDpEvent(0.1, 0.0)), ValueError, "ZCDpEvent"),
-    case("event-not-an-event", lambda: dpsolve.BudgetAccountant(1.0).spend(0.5), TypeError,
+    case("event-not-an-event",
+         lambda: dpsolve.BudgetAccountant(1.0).spend(0.5, neighbours="replace_one"), TypeError,
          "DpEvent"),
+    case("budget-spend-neighbours-missing",
+         lambda: dpsolve.BudgetAccountant(1.0).spend(dpsolve.privacy.PureDpEvent(0.1)),
+         ValueError, "neighbours"),
+    case("budget-check-neighbours-missing",
+         lambda: dpsolve.BudgetAccountant(1.0).check(dpsolve.privacy.PureDpEvent(0.1)),
+         ValueError, "neighbours"),
     case("budget-neighbours-empty", lambda: dpsolve.BudgetAccountant(1.0, neighbours=""),
          ValueError, "neighbours"),
     case("budget-spend-neighbours-empty",
@@ -695,6 +804,19 @@ def _sklearn_fitted(name):
     return getattr(linear_model, name)().fit(X, target)
 
 
+def _regressor_fitted():
+    return _estimator("DPLinearRegression", row_norm=1.0, label_bound=1.0,
+                      random_state=0).fit(X, 0.5 * Y)
+
+
+def _with_nan(values):
+    """A copy of ``values`` with a NaN in its last record (the held-out part of a search, or
+    its training part: either is refused before any charge)."""
+    values = np.array(values, dtype=float)
+    values[-1] = np.nan
+    return values
+
+
 def _public_logistic(**params):
     return _estimator("DPLogisticRegression", **{"row_norm": 1.0, "classes": [-1, 1],
                                                  **params})
@@ -789,6 +911,37 @@ CATALOGUE += [
     case("select-candidates-not-iterable", lambda: _select(candidates=3), TypeError,
          "candidates"),
     case("select-mean-above-max", lambda: _select(mean=1e150), ValueError, "mean"),
+    case("scorer-epsilon-tiny", lambda: _scorer("accuracy", 5e-324), ValueError, "epsilon"),
+    case("scorer-noise-scale-overflows", lambda: _scorer("r2", 1e-99, label_bound=10.0)(
+        _regressor_fitted(), X, 0.5 * Y), ValueError, "epsilon"),
+    case("scorer-unfitted", lambda: _scorer("accuracy", 0.5)(_public_logistic(), X, Y),
+         ValueError, "not fitted"),
+    case("scorer-X-wrong-features", lambda: _scorer("accuracy", 0.5)(
+        _public_logistic().fit(X, Y), X[:, :3], Y), ValueError, "features"),
+    case("scorer-X-nan", lambda: _scorer("accuracy", 0.5)(
+        _public_logistic().fit(X, Y), _with_nan(X), Y), ValueError, "NaN"),
+    case("scorer-regression-y-nan", lambda: _scorer("neg_mean_squared_error", 0.5)(
+        _regressor_fitted(), X, _with_nan(0.5 * Y)), ValueError, "y must be finite"),
+    case("noisy-accuracy-unfitted", lambda: __import__(
+        "dpsolve.private_selection").private_selection.noisy_accuracy(
+        _public_logistic(), X, Y, 1.0), ValueError, "not fitted"),
+    case("search-score-epsilon-tiny", lambda: _search_with(_public_logistic(),
+                                                           score_epsilon=5e-324),
+         ValueError, "score_epsilon"),
+    case("search-X-nan", lambda: _search_with(_public_logistic(), X_=_with_nan(X)),
+         ValueError, "NaN"),
+    case("search-regressor-y-nan", lambda: _search_with(_estimator(
+        "DPLinearRegression", row_norm=1.0, label_bound=1.0), y_=_with_nan(0.5 * Y)),
+         ValueError, "y must be finite"),
+    case("search-grid-class_weight-unknown-class", lambda: __import__(
+        "dpsolve.private_selection").private_selection.PrivateGridSearch(
+        _public_logistic(), {"class_weight": [None, {7: 2.0}]}).fit(X, Y), ValueError,
+         "class_weight"),
+    case("select-run-event-negative", lambda: _select(
+        run_event=__import__("dp_accounting").LaplaceDpEvent(-1.0)), ValueError,
+         r"run_event.*LaplaceDpEvent\.noise_multiplier"),
+    case("select-neighbours-unknown", lambda: _select(neighbours="swap"), ValueError,
+         "neighbours"),
     case("estimator-solver-options-unknown-for-auto",
          lambda: _estimator_fit(solver_options={"steps": 5}), ValueError, "solver_options"),
     case("make_synthetic-noise-nan", lambda: dpsolve.datasets.make_synthetic(10, 2,
@@ -820,7 +973,8 @@ def _cli(*argv):
     lines = err.getvalue().strip().splitlines()
     assert status == 2, (status, lines)
     assert lines and lines[-1].startswith("dpsolve: error: "), lines
-    assert all(line.startswith("usage: ") for line in lines[:-1]), lines
+    # argparse's usage, its continuation lines indented
+    assert all(line.startswith(("usage: ", " ")) for line in lines[:-1]), lines
     raise ValueError(lines[-1])
 
 
@@ -837,6 +991,8 @@ def _cli_with(files, *argv, after=None):
                 np.save(path, content)
             elif isinstance(content, np.ndarray):
                 np.savetxt(path, content, delimiter=",")
+            elif isinstance(content, bytes):
+                path.write_bytes(content)
             else:
                 path.write_text(content.replace("{d}", d))
         try:
@@ -1008,6 +1164,85 @@ CATALOGUE += [
     case("cli-solve-csv-not-numbers", lambda: _cli_solve("--data", "{d}/h.csv",
                                                          files={"h.csv": "a,b\n1,1\n"}),
          ValueError, r"--data .*h\.csv: cannot be read"),
+]
+def _cli_run_text(text, *argv):
+    """``dpsolve run`` of the sweep file ``text`` (str or bytes); the results database must not
+    have been created."""
+    def no_database(folder):
+        assert not (folder / "r.db").exists(), "the database was created"
+
+    _cli_with({"s.toml": text}, "run", "{d}/s.toml", "--out", "{d}/r.db", "--quiet", *argv,
+              after=no_database)
+
+
+_SWEEP_TEXT = ('name = "bad"\nreplicates = 1\n[data]\n' + _SWEEP["data"] + "[problem]\n"
+               + _SWEEP["problem"] + "[[solver]]\n" + _SWEEP["solver"])
+
+CATALOGUE += [
+    # files the command reads: regular files, UTF-8 sweeps, a bounded number of runs
+    case("cli-run-sweep-not-utf8",
+         lambda: _cli_run_text(_SWEEP_TEXT.replace('"bad"', '"d\xe9mo"').encode("latin-1")),
+         ValueError, r"cannot read the sweep file .*s\.toml: it is not UTF-8 text \(byte 0xe9 "
+                     r"at line 1, column 10\); a sweep file is TOML, which must be UTF-8"),
+    case("cli-run-sweep-directory",
+         lambda: _cli_with({"folder.toml": None}, "run", "{d}/folder.toml", "--out", "{d}/r.db"),
+         ValueError, r"cannot read the sweep file .*folder\.toml: is a directory, not a regular "
+                     r"file"),
+    case("cli-run-replicates-huge",
+         lambda: _cli_run_text(_SWEEP_TEXT.replace("replicates = 1", "replicates = 1000000000")),
+         ValueError, r"the sweep has 1 grid cells x 1000000000 replicates = 1000000000 runs, "
+                     r"more than the 1000000"),
+    case("cli-run-jobs-0", lambda: _cli_run_text(_SWEEP_TEXT, "--jobs", "0"),
+         ValueError, r"argument --jobs: must be an integer in \[1, \d+\]"),
+    case("cli-run-jobs-huge", lambda: _cli_run_text(_SWEEP_TEXT, "--jobs", "100000"),
+         ValueError, r"argument --jobs: must be an integer in \[1, \d+\] \(4 worker processes "
+                     r"per core"),
+    case("cli-run-scheduler-local-huge",
+         lambda: _cli_run_text(_SWEEP_TEXT, "--scheduler", "local:100000"),
+         ValueError, r"--scheduler local:100000: N must be at most \d+"),
+    case("cli-report-plots-missing-folder",
+         lambda: _cli_report("{d}/e.db", "--plots", "{d}/no/figs", files={"e.db": ""}),
+         ValueError, r"--plots .*figs: the folder .*no does not exist"),
+    case("cli-report-plots-a-file",
+         lambda: _cli_report("{d}/e.db", "--plots", "{d}/e.db", files={"e.db": ""}),
+         ValueError, r"--plots .*e\.db: exists and is not a directory"),
+    # dpsolve demo: every option before the sweep
+    case("cli-demo-seed-negative", lambda: _cli("demo", "--seed", "-1", "--out", ""),
+         ValueError, r"argument --seed: seeds are integers >= 0, got '-1'"),
+    case("cli-demo-seeds-1", lambda: _cli("demo", "--seeds", "1", "--out", ""),
+         ValueError, r"argument --seeds: must be an integer >= 2"),
+    case("cli-demo-seeds-huge", lambda: _cli("demo", "--seeds", "1000000000", "--out", ""),
+         ValueError, r"--seeds 1000000000: the sweep has \d+ grid cells x 1000000000 "
+                     r"replicates"),
+    case("cli-demo-out-format", lambda: _cli_with({}, "demo", "--out", "{d}/fig.xyz"),
+         ValueError, r"--out .*fig\.xyz: cannot write a \.xyz figure: Format 'xyz' is not "
+                     r"supported"),
+    case("cli-demo-out-no-suffix", lambda: _cli_with({}, "demo", "--out", "{d}/fig"),
+         ValueError, r"--out .*fig: needs a suffix that names the figure's format"),
+    # dpsolve solve: each number by its option, before the data are read
+    case("cli-solve-seed-negative", lambda: _cli_solve("--data", "{d}/d.csv", "--seed", "-1"),
+         ValueError, r"argument --seed: seeds are integers >= 0, got '-1'"),
+    case("cli-solve-epsilon-nan",
+         lambda: _cli_with({}, "solve", "--data", "{d}/d.csv", "--epsilon", "nan"),
+         ValueError, r"argument --epsilon: epsilon must be a number in \(0, inf\), got 'nan'"),
+    case("cli-solve-delta-1", lambda: _cli_solve("--data", "{d}/d.csv", "--delta", "1"),
+         ValueError, r"argument --delta: delta must be a number in \(0, 1\), got '1'"),
+    case("cli-solve-reg-negative", lambda: _cli_solve("--data", "{d}/d.csv", "--reg", "-1"),
+         ValueError, r"argument --reg: reg must be a number in \[0, inf\), got '-1'"),
+    case("cli-solve-row-norm-inf", lambda: _cli_solve("--data", "{d}/d.csv", "--row-norm", "inf"),
+         ValueError, r"argument --row-norm: row_norm must be a number in \(0, inf\)"),
+    case("cli-solve-row-norm-huge",
+         lambda: _cli_solve("--data", "{d}/d.csv", "--row-norm", "1e308"),
+         ValueError, r"--row-norm: row_norm must lie in \[1e-150, 1e\+150\]"),
+    case("cli-solve-radius-nan", lambda: _cli_solve("--data", "{d}/d.csv", "--radius", "nan"),
+         ValueError, r"argument --radius: radius must be a number in \(0, inf\) or 'none'"),
+    case("cli-solve-intercept-scale-0",
+         lambda: _cli_solve("--data", "{d}/d.csv", "--fit-intercept", "--intercept-scale", "0"),
+         ValueError, r"argument --intercept-scale: intercept_scale must be a number in "
+                     r"\(0, inf\)"),
+    case("cli-solve-data-directory",
+         lambda: _cli_solve("--data", "{d}/folder.csv", files={"folder.csv": None}),
+         ValueError, r"--data .*folder\.csv: is a directory, not a regular file"),
 ]
 # (END command line)
 

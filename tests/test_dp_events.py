@@ -268,12 +268,12 @@ def test_every_reader_refuses_an_event_out_of_range(event, field):
         accounting.tightest_accountant(event)
     for budget in (dpsolve.BudgetAccountant(1.0), dpsolve.BudgetAccountant(1.0, 1e-6)):
         with pytest.raises(ValueError, match=match):
-            budget.check(event)
+            budget.check(event, neighbours="replace_one")
         with pytest.raises(ValueError, match=match):
-            budget.spend(event)
+            budget.spend(event, neighbours="replace_one")
         with budget.parallel() as group:
             with pytest.raises(ValueError, match=match):
-                group.spend(event)
+                group.spend(event, neighbours="replace_one")
         assert budget.ledger == () and budget.spent() == (0.0, 0.0)
 
 
@@ -282,9 +282,9 @@ def test_a_refused_negative_release_leaves_nothing_to_spend_twice():
     for credit in (dp_accounting.LaplaceDpEvent(-1.0),
                    dp_accounting.SelfComposedDpEvent(PureDpEvent(0.5), -3)):
         with pytest.raises(ValueError):
-            budget.spend(credit)
+            budget.spend(credit, neighbours="replace_one")
     with pytest.raises(dpsolve.privacy.BudgetExceededError):
-        budget.spend(PureDpEvent(1.5))
+        budget.spend(PureDpEvent(1.5), neighbours="replace_one")
     assert budget.spent() == (0.0, 0.0)
 
 
@@ -334,10 +334,10 @@ def test_a_release_with_no_noise_to_speak_of_costs_infinity(event):
             assert "choose another accountant" in str(exc)
     budget = dpsolve.BudgetAccountant(1.0, 1e-6)
     with pytest.raises(dpsolve.privacy.BudgetExceededError, match="epsilon=inf|epsilon=1e"):
-        budget.spend(event)
+        budget.spend(event, neighbours="replace_one")
     pure_budget = dpsolve.BudgetAccountant(1.0)       # refuses it, over budget or unread
     with pytest.raises(ValueError, match="epsilon=inf|epsilon=1e|cannot compose"):
-        pure_budget.spend(event)
+        pure_budget.spend(event, neighbours="replace_one")
     assert budget.ledger == () and pure_budget.ledger == ()
 
 
@@ -357,7 +357,7 @@ def test_a_huge_noise_multiplier_costs_next_to_nothing(multiplier):
     assert 0.0 <= epsilon_of(sampled, 1e-6, "pld", "add_remove") < 1e-49
     assert 0.0 <= epsilon_of(sampled, 1e-6, "rdp", "add_remove") < 1e-49
     budget = dpsolve.BudgetAccountant(1.0, 1e-6)
-    budget.spend(event)
+    budget.spend(event, neighbours="replace_one")
     assert budget.spent()[0] < 1e-49
 
 

@@ -620,3 +620,17 @@ def test_solver_auto_in_a_sweep():
         assert result["bound"] == pytest.approx(choice.bound, rel=1e-9)
     with pytest.raises(SweepError, match=r"solver\[0\]\.steps: not an option of auto"):
         load_sweep(_with(solver=[{"name": "auto", "epsilon": 1.0, "steps": 10}]))
+
+
+def test_a_data_file_that_is_a_named_pipe_is_named_so(tmp_path):
+    # a named pipe is not "no such file": the message says what it is, without opening it
+    # (an open for reading would block until a writer came)
+    import os
+
+    from dpsolve.experiments._datafiles import _npy_header, check_data_file
+    pipe = tmp_path / "rows.npy"
+    os.mkfifo(pipe)
+    with pytest.raises(ValueError, match=r"path .*rows\.npy: is a named pipe \(FIFO\)"):
+        check_data_file(pipe, pipe)
+    with pytest.raises(ValueError, match=r"rows\[0\] .*rows\.npy: is a named pipe \(FIFO\)"):
+        _npy_header(pipe, "rows[0]", 2)

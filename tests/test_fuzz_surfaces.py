@@ -110,7 +110,7 @@ def test_budget_is_never_credited(events):
     budget = dpsolve.BudgetAccountant(1.0, delta=1e-6)
     spent = 0.0
     for make, arguments in events:
-        _run(lambda: budget.spend(make(*arguments)))
+        _run(lambda: budget.spend(make(*arguments), neighbours="replace_one"))
         now = budget.spent()[0]
         assert now >= spent - 1e-12 and now <= 1.0 * (1 + 1e-9)
         spent = now

@@ -15,7 +15,7 @@ from dpsolve._kernels import losses as _losses
 from dpsolve.privacy import PrivacyWarning, epsilon_of, group_privacy
 from dpsolve.privacy.calibration import DEFAULT_STEPS_SLACK, nsgd_paper_sigma
 from dpsolve.solvers import joint_sgd as joint_solver
-from dpsolve.privacy.mechanisms import gaussian_epsilon, gaussian_sigma_analytic
+from dpsolve.privacy.mechanisms import _quotient_down, gaussian_epsilon, gaussian_sigma_analytic
 
 
 def _binary(n=120, p=3, sizes=(40, 50, 30), reg=0.01, radius=1.0, seed=0):
@@ -691,7 +691,10 @@ def test_fit_reports_the_gradient_bounds(case):
                                            personal_radius=radii[1])
         assert fit.settings["gradient_bound"] == bound.shared
         assert fit.settings["personal_gradient_bound"] == (bound.shared if cols else 0.0)
-        assert fit.sigma / _gaussian_multiplier(fit.dp_event) == 2.0 * bound.shared
+        # the event's multiplier is sigma / (2 L_u), rounded down (never more noise read than
+        # added)
+        assert _gaussian_multiplier(fit.dp_event) == _quotient_down(fit.sigma,
+                                                                    2.0 * bound.shared)
         if problem.loss != "squared":       # the margin does not matter
             assert bound.shared == problem.lipschitz
 

@@ -4,13 +4,15 @@ bytes, pinned here (docs/conventions.md, "Same bits on every machine").
 A failure means a release's bits changed on this platform. Either
 
 * a real change (a solver, a calibration, a sampler or an order of summation changed): record it
-  in the changelog with the new hashes and update :data:`PINNED`; or
-* a platform the promise does not cover. The pinned values belong to :data:`PINNED_ON`. Five of
+  in the changelog with the new hashes and update :data:`PINNED_BY_KERNEL`; or
+* a platform the promise does not cover. The pinned values belong to :data:`PINNED_ON`, one set
+  per OpenBLAS kernel family (:data:`PINNED_BY_KERNEL`, chosen by the kernels in use). Five of
   the seven releases depend on more than the seed: ``clipped_gd``, ``output_perturbation``,
   ``objective_perturbation`` and ``theta*`` on OpenBLAS's kernel family (its dot, gemv, gemm
   and LAPACK's eigh sum in different orders on AVX2 and AVX-512 kernels), and ``dp_sgd`` on
   NumPy's SIMD targets, NumPy, SciPy and dp_accounting (its PLD calibration of sigma), and
-  through its projection on the kernel family too. The failure message shows this
+  through its projection possibly on the kernel family (not in this example: its pins agree on
+  both families). The failure message shows this
   environment next to :data:`PINNED_ON`.
 
 Thread counts are covered by tests/test_ordered_linalg.py and tests/test_kernels.py.
@@ -30,35 +32,51 @@ import dpsolve
 from dpsolve import Problem, reference_minimizer
 from dpsolve.solvers import registry
 
-#: Where the hashes below were computed: Linux x86_64 (AMD EPYC, AVX-512), pip wheels.
+#: Where the hashes below were computed: Linux x86_64 (AMD EPYC, AVX-512), pip wheels, OpenBLAS on
+#: each of its two x86-64 kernel families (chosen by hand with OPENBLAS_CORETYPE, never in a test).
 PINNED_ON = {
     "platform": "Linux x86_64",
     "numpy": "2.4.6",
     "scipy": "1.17.1",
     "dp_accounting": "0.6.0",
-    "blas": ["openblas 0.3.30 Haswell", "openblas 0.3.31.188.0 Haswell"],   # SciPy's, NumPy's
+    "blas": ["openblas 0.3.30", "openblas 0.3.31.188.0"],       # SciPy's, NumPy's
     "numpy_simd": ["X86_V2", "X86_V3", "X86_V4", "AVX512_ICL"],     # baseline and dispatched
 }
 
-#: sha256 of the released theta's float64 bytes (C order); "data" is X's bytes then y's.
-PINNED = {
-    "data":
-        "07dfa5f0dbf0907c573294584baf0124cdc9169a50a393865a7eb70c78c87a93",
-    "noisy_sgd":
-        "ae5185c9fe74e99a43fa93eb7e5a594fe30b2b66fb74fa556a0e2c4e0a1f4d96",
-    "clipped_gd":
-        "78333c7637e52e5dbddc0e932be8d77afbbb20206b1580b491b045baa336efd1",
-    "minibatch_sgd":
-        "e56e09a25c08af63881ee280ac461673dab7d254167f2c12ad19a31c2210d3b1",
-    "output_perturbation":
-        "cecef76058e4c3c1509c8ea4ddca930e053122ca6dea0824cfcac6b189702b5a",
-    "objective_perturbation":
-        "25a05cc2b7bc7b13aaef952cc7ec0210c85659cfa44bfef8b5d0be3d4ea31c00",
-    "dp_sgd":
-        "981a58ccf0865545545dd9a4584f2eae81194f31060838fe59407e14131b3761",
-    "theta*":
-        "31f7c50088da38957eee59f1b2361b03a4e5e20e01be0136832e274fc9084575",
+#: The releases whose bits depend on the BLAS kernel family (docs/conventions.md).
+BLAS_DEPENDENT = {"clipped_gd", "output_perturbation", "objective_perturbation", "theta*"}
+
+_SAME_ON_EVERY_KERNEL = {
+    "data": "07dfa5f0dbf0907c573294584baf0124cdc9169a50a393865a7eb70c78c87a93",
+    "noisy_sgd": "ae5185c9fe74e99a43fa93eb7e5a594fe30b2b66fb74fa556a0e2c4e0a1f4d96",
+    "minibatch_sgd": "e56e09a25c08af63881ee280ac461673dab7d254167f2c12ad19a31c2210d3b1",
+    "dp_sgd": "60e872a119061077816cd8eb5489c2d80520bedf78aa1565d6caca757c4d0933",
 }
+
+#: sha256 of the released theta's float64 bytes (C order); "data" is X's bytes then y's. By
+#: OpenBLAS kernel family (threadpoolctl's ``architecture``: Haswell for AVX2 and, by default,
+#: older AMD Zen; SkylakeX for AVX-512, an AMD Zen 4 included).
+PINNED_BY_KERNEL = {
+    "Haswell": {
+        **_SAME_ON_EVERY_KERNEL,
+        "clipped_gd": "9a9b970f0c6c73b8d022301abe277bc12e9ccb259b84232937af25dbf0c30184",
+        "output_perturbation":
+            "74dae9a1808bc519f51e3431bdfeaf4b2eb36e37483082c2f34b6ef5ce83ca91",
+        "objective_perturbation":
+            "ae823726502a964d4753b5c9de11b98e8d296a23ddbae5d191bf28947ac9151a",
+        "theta*": "31f7c50088da38957eee59f1b2361b03a4e5e20e01be0136832e274fc9084575",
+    },
+    "SkylakeX": {
+        **_SAME_ON_EVERY_KERNEL,
+        "clipped_gd": "a6eba026408c0f045918507bd52d88ee897fcb553a1939c3914fcfb3936f6565",
+        "output_perturbation":
+            "8e7801228157d4291cabe42077eedcda8d54d45458a4f73e5723d0b1de1f328e",
+        "objective_perturbation":
+            "fc47cf3b76ac5efbc50c76fc683cc5f0c48e9db11823ac1415217c22b18e8488",
+        "theta*": "2fbe4b0dc23ad1884e9eef69320fb40776fe9441f7f1164f79dca29e8000f591",
+    },
+}
+PINNED = PINNED_BY_KERNEL["Haswell"]       # the names, in order
 
 def _digest(*arrays):
     h = hashlib.sha256()
@@ -111,7 +129,8 @@ def environment():
     import scipy
     from importlib.metadata import version
     blas = sorted(f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}"
-                  for i in threadpool_info() if i.get("user_api") == "blas")
+                  for i in threadpool_info() if i.get("user_api") == "blas"
+                  and _numpy_or_scipy(i.get("filepath", "")))
     return {"platform": f"{platform.system()} {platform.machine()}",
             "numpy": np.__version__, "scipy": scipy.__version__,
             "dp_accounting": version("dp-accounting"), "blas": blas,
@@ -119,15 +138,41 @@ def environment():
             + [t for t in __cpu_dispatch__ if __cpu_features__.get(t)]}
 
 
+def kernel_family():
+    """OpenBLAS's kernel family of NumPy's and SciPy's BLAS (they must agree), or None. Other
+    packages may load a BLAS of their own (SCS, say): the releases do not call it."""
+    from threadpoolctl import threadpool_info
+    families = {i.get("architecture") for i in threadpool_info() if i.get("user_api") == "blas"
+                and _numpy_or_scipy(i.get("filepath", ""))}
+    return families.pop() if len(families) == 1 else None
+
+
+def _numpy_or_scipy(path):
+    """Whether a loaded library is NumPy's or SciPy's own (their wheels' ``*.libs`` folders)."""
+    return os.path.basename(os.path.dirname(path)) in ("numpy.libs", "scipy.libs")
+
+
 def test_releases_keep_their_bits():
+    family = kernel_family()
+    assert family in PINNED_BY_KERNEL, (
+        f"no pins for the BLAS kernels here: {environment()['blas']} (pinned: "
+        f"{sorted(PINNED_BY_KERNEL)}); see docs/conventions.md, 'Same bits on every machine'")
+    pinned = PINNED_BY_KERNEL[family]
     got = release_hashes()
-    changed = {name: got[name] for name in PINNED if got[name] != PINNED[name]}
+    changed = {name: got[name] for name in PINNED if got[name] != pinned[name]}
     assert not changed, (
         f"release bits changed: {json.dumps(changed, indent=1)}\n"
-        f"pinned on {json.dumps(PINNED_ON, indent=1)}\n"
+        f"pinned on {json.dumps(PINNED_ON, indent=1)}, {family} kernels\n"
         f"this platform {json.dumps(environment(), indent=1)}\n"
         "A real change: record it in the changelog with the new hashes. Another platform: "
         "see docs/conventions.md, 'Same bits on every machine'.")
+
+
+def test_the_kernel_families_differ_in_the_blas_dependent_releases_only():
+    """The two families' pins, computed by one build of this code, differ exactly where
+    docs/conventions.md says a release depends on the kernels: the pins can tell them apart."""
+    haswell, skylake = PINNED_BY_KERNEL["Haswell"], PINNED_BY_KERNEL["SkylakeX"]
+    assert {name for name in PINNED if haswell[name] != skylake[name]} == BLAS_DEPENDENT
 
 
 def _hashes_under(variables, names):
@@ -143,28 +188,14 @@ def _hashes_under(variables, names):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _cpu_has_avx512():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx512f " in f.read().replace("\n", " ")
-    except OSError:
-        return False
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not (sys.platform.startswith("linux") and platform.machine() == "x86_64"
-                         and _cpu_has_avx512()),
-                    reason="needs Linux x86_64 with AVX-512 (to force other kernels)")
-def test_pins_catch_other_kernels():
-    """The pins are able to fail: OpenBLAS's AVX-512 kernels (what an AVX-512 Intel Xeon gets)
-    change the BLAS-dependent releases, NumPy without its AVX-512 targets changes dp_sgd's
-    calibrated sigma, and neither changes the releases computed in the kernels."""
-    if "Haswell" not in " ".join(environment()["blas"]):
-        pytest.skip("the pins were taken on OpenBLAS's Haswell kernels")
-    blas = _hashes_under({"OPENBLAS_CORETYPE": "SkylakeX"}, PINNED)
-    assert {n for n in PINNED if blas[n] != PINNED[n]} == {
-        "clipped_gd", "output_perturbation", "objective_perturbation", "theta*"}
+def test_pins_catch_other_simd_targets():
+    """The pins are able to fail: NumPy without its AVX-512 targets changes dp_sgd's calibrated
+    sigma, and nothing else (the kernels' releases are computed without NumPy's SIMD loops)."""
+    family = kernel_family()
+    if family not in PINNED_BY_KERNEL:
+        pytest.skip("no pins for these BLAS kernels (test_releases_keep_their_bits says so)")
     if not {"X86_V4", "AVX512_ICL"} <= set(environment()["numpy_simd"]):
         pytest.skip("NumPy's AVX-512 targets are not in use here")
     simd = _hashes_under({"NPY_DISABLE_CPU_FEATURES": "AVX512_ICL X86_V4"}, PINNED)
-    assert {n for n in PINNED if simd[n] != PINNED[n]} == {"dp_sgd"}
+    assert {n for n in PINNED if simd[n] != PINNED_BY_KERNEL[family][n]} == {"dp_sgd"}

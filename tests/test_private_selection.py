@@ -169,12 +169,20 @@ def test_gaussian_runs_are_accounted_by_rdp():
         epsilon_of(event, 1e-6, "pld")
 
 
-class _Constant:
-    def __init__(self, labels):
-        self.labels = labels
+def _constant(labels):
+    """A fitted classifier predicting ``labels`` whatever the rows."""
+    from sklearn.base import BaseEstimator, ClassifierMixin
 
-    def predict(self, X):
-        return self.labels
+    class Constant(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y):
+            return self
+
+        def predict(self, X):
+            return self.labels_
+
+    model = Constant()
+    model.labels_ = labels
+    return model
 
 
 def test_noisy_accuracy_is_the_count_plus_laplace():
@@ -182,7 +190,7 @@ def test_noisy_accuracy_is_the_count_plus_laplace():
     pred = y.copy()
     pred[:250] = 1 - pred[:250]
     rng = np.random.default_rng(0)
-    draws = np.array([noisy_accuracy(_Constant(pred), np.zeros((len(y), 1)), y, 0.5, rng=rng)
+    draws = np.array([noisy_accuracy(_constant(pred), np.zeros((len(y), 1)), y, 0.5, rng=rng)
                       for _ in range(4000)])
     # (750 + Laplace(2)) / 1000: mean 0.75, sd 2 sqrt(2) / 1000; 5 standard errors
     assert abs(draws.mean() - 0.75) < 5 * 2 * math.sqrt(2) / 1000 / math.sqrt(len(draws))
@@ -357,6 +365,9 @@ def _stub_classifier(n_classes=2):
         def __init__(self, classes=None):
             self.classes = classes
 
+        def fit(self, X, y):
+            return self
+
         def predict_log_proba(self, X):
             return log_softmax(np.asarray(X)[:, :len(self.classes_)], axis=1)
 
@@ -381,10 +392,15 @@ def _stub_regressor(label_bound):
         def __init__(self, label_bound=None):
             self.label_bound = label_bound
 
+        def fit(self, X, y):
+            return self
+
         def predict(self, X):
             return np.asarray(X, dtype=float)[:, 0]
 
-    return Stub(label_bound=label_bound)
+    stub = Stub(label_bound=label_bound)
+    stub.fitted_ = True
+    return stub
 
 
 def _max_change(scorer, model, pairs):

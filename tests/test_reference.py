@@ -29,7 +29,7 @@ GRID = [pytest.param(loss, radius, reg, id=f"{loss}-{setting}",
         for j, ((radius, reg), setting) in enumerate(zip(SETTINGS, SETTING_IDS))]
 
 
-def make_problem(loss, n=300, p=5, radius=1.0, reg=0.0, seed=0):
+def make_problem(loss, n=300, p=5, radius=1.0, reg=0.0, seed=0, dtype=np.float64):
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, p))
     X /= np.linalg.norm(X, axis=1).max()
@@ -38,7 +38,7 @@ def make_problem(loss, n=300, p=5, radius=1.0, reg=0.0, seed=0):
         y = np.clip(z / 3.0 + 0.1 * rng.standard_normal(n), -1.0, 1.0)
     else:   # noisy labels: not separable, so the unregularised minimiser is interior
         y = np.where(z + rng.standard_normal(n) > 0, 1, -1)
-    return Problem(X, y, loss, radius=radius, reg=reg)
+    return Problem(X.astype(dtype), y, loss, radius=radius, reg=reg)
 
 
 def random_points_in_ball(P, rng, k, scale):

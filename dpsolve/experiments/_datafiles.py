@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from .._validation import check_input_file
+
 #: The data file formats :func:`load_file` reads, and those of a separate labels file.
 DATA_SUFFIXES = (".npy", ".npz", ".csv")
 LABEL_SUFFIXES = (".npy", ".csv")
@@ -50,8 +52,7 @@ def check_data_file(path, labels=None, names=("path", "labels")):
                              f"{suffixes[-1]} file")
         if file.is_dir():
             raise ValueError(f"{name} {file}: is a directory, not a file")
-        if not file.is_file():
-            raise ValueError(f"{name} {file}: no such file")
+        check_input_file(file, f"{name} {file}")
     if Path(path).suffix.lower() == ".npy" and labels is None:
         raise ValueError(f"{names[0]} {path}: an .npy file of rows needs its labels in a second "
                          f"file ({names[1]})")
@@ -86,8 +87,7 @@ def _npy_header(file, name, ndim):
                          f"accepted: {CHUNK_FORM}")
     if file.is_dir():
         raise ValueError(f"{name} {file}: is a directory, not a file")
-    if not file.is_file():
-        raise ValueError(f"{name} {file}: no such file")
+    check_input_file(file, f"{name} {file}")
     try:
         array = np.load(file, mmap_mode="r")
     except (OSError, ValueError, EOFError) as exc:

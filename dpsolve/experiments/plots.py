@@ -74,6 +74,8 @@ def plot_axis(cells, axis, paths, title=None):
     ------
     ValueError
         If no cell has the parameter ``axis``.
+    OSError
+        If a figure cannot be written; its ``filename`` is the path.
     """
     from matplotlib.figure import Figure
     from matplotlib.ticker import NullFormatter
@@ -126,5 +128,12 @@ def plot_axis(cells, axis, paths, title=None):
     with matplotlib.rc_context({"svg.hashsalt": "dpsolve"}):
         for path in paths:
             metadata = {"Date": None} if str(path).lower().endswith((".svg", ".pdf")) else {}
-            fig.savefig(path, dpi=120, metadata=metadata)
+            try:
+                fig.savefig(path, dpi=120, metadata=metadata)
+            except OSError as exc:
+                if exc.filename is not None:
+                    raise
+                # a failure at the write or the close (no space left on the device) names no
+                # file: name the figure, so that a caller can tell which output failed
+                raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     return list(paths)

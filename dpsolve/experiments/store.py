@@ -13,9 +13,11 @@ the hash of the released parameters); no label value or cell of the data, and no
 import json
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 
+from .._validation import open_input_file
 from .sweep import canonical, cell_id, run_id
 
 SCHEMA = """
@@ -60,24 +62,32 @@ def check_database(path, *, create=False):
     Raises
     ------
     StoreError
-        If the path is a directory, its folder does not exist, or the file is not an SQLite
-        database; without ``create``, also if it is missing or empty.
+        If the path is a directory, its folder does not exist, it is not a regular file (a
+        named pipe is refused before it is opened, which would block until a writer came), or
+        the file is not an SQLite database; without ``create``, also if it is missing or empty.
     """
     path = Path(path)
-    if path.is_dir():
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except (OSError, ValueError) as exc:        # permission, a name too long, a NUL byte
+        reason = getattr(exc, "strerror", None) or exc
+        raise StoreError(f"cannot read {path}: {reason}") from None
+    if mode is not None and stat.S_ISDIR(mode):
         raise StoreError(f"{path} is a directory, not a results database")
-    if not path.exists():
+    if mode is None:
         if not create:
             raise StoreError(f"no results database at {path}")
         folder = path.parent
         if not folder.is_dir():
             raise StoreError(f"the folder {folder} of {path} does not exist")
         return False
-    try:
-        with open(path, "rb") as fh:
+    with open_input_file(path, f"{path} cannot be a results database", StoreError) as fh:
+        try:
             head = fh.read(len(SQLITE_HEADER))
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not head:
         if not create:
             raise StoreError(f"{path} is empty, not a results database")

@@ -61,7 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._validation import Integer, Real, check_parameters, check_real
+from .._validation import Integer, Real, check_parameters, check_real, open_input_file
 from ._datafiles import CHUNK_FORM, check_data_file, chunk_files
 
 TEXT_KEYS = ("title", "description", "discussion")     # for the report page, not the runs
@@ -100,6 +100,11 @@ SOLVER_EXCLUDED = {"problem", "rng", "sigma", "parties", "owners", "record_trans
 #: dataset of useful size; below it, what fits is checked against the machine's memory once
 #: n and p are known (:func:`dpsolve.experiments.runs.check_class_memory`).
 MAX_CLASSES = 2 ** 16
+#: The most runs a sweep may have (its grid cells times ``replicates``; ``dpsolve demo
+#: --seeds``). Every run's spec is listed and hashed before the first run starts, about 0.2 KB
+#: and 80 microseconds each: a million runs take 0.2 GB and over a minute before any work, and
+#: ``replicates = 1000000000`` had the sweep filling the memory for hours before it could fail.
+MAX_RUNS = 10 ** 6
 
 
 class SweepError(ValueError):
@@ -308,7 +313,9 @@ def load_sweep(source):
     SweepError
         Before any run, with a message naming the offending key (``solver[0].clip``,
         ``data[1].n``, ...): an unknown key, a missing required one, a value of the wrong
-        type, an empty list, or two tables that repeat a setting.
+        type, an empty list, two tables that repeat a setting, or more than :data:`MAX_RUNS`
+        runs. A sweep file that is missing, not a regular file (a named pipe is refused
+        before it is opened, which would block), or not UTF-8 text is refused naming the file.
     """
     raw = _read_sweep(source)
     unknown = set(raw) - TOP_KEYS
@@ -324,6 +331,7 @@ def load_sweep(source):
     replicates = raw.get("replicates", 5)
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise SweepError(f"replicates: must be a positive integer, got {replicates!r}")
+    _check_run_count(raw, replicates)
 
     text = {}
     for key in TEXT_KEYS:
@@ -368,14 +376,70 @@ def _read_sweep(source):
     text = source
     if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source
                                     and source.endswith(".toml")):
-        try:
-            text = Path(source).read_text()
-        except OSError as exc:
-            raise SweepError(f"cannot read the sweep file {source}: {exc}") from exc
+        text = _read_sweep_file(source)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SweepError(f"the sweep is not valid TOML: {exc}") from exc
+
+
+def _read_sweep_file(path):
+    """The text of the sweep file at ``path``: a regular file (:func:`open_input_file`) of
+    UTF-8 text, which is what TOML is (the locale's encoding does not matter)."""
+    what = f"cannot read the sweep file {path}"
+    with open_input_file(path, what, SweepError) as fh:
+        try:
+            data = fh.read()
+        except OSError as exc:
+            raise SweepError(f"{what}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SweepError(f"{what}: it is not UTF-8 text (byte 0x{data[exc.start]:02x} at line "
+                         f"{line}, column {column}); a sweep file is TOML, which must be "
+                         "UTF-8: save it as UTF-8") from None
+
+
+def _grid_size(table, axes=None):
+    """The number of cells of a table's grid (:func:`_grid`), without listing them; a table
+    that is not a dict counts as one (it is refused later). ``axes``: for each key whose value
+    is an axis of other values than its list entries, that axis' length."""
+    if not isinstance(table, dict):
+        return 1
+    size = 1
+    for key, value in table.items():
+        if axes is not None and key in axes:
+            size *= axes[key]
+        elif isinstance(value, list):
+            size *= max(len(value), 1)
+    return size
+
+
+def _check_run_count(raw, replicates):
+    """Refuse a sweep of more than :data:`MAX_RUNS` runs, counted from the tables before any
+    grid cell is listed or checked."""
+    def as_list(value):
+        return value if isinstance(value, list) else [value]
+
+    data = 0
+    for table in as_list(raw.get("data")):
+        # a chunks source's file lists are one value each, not axes
+        chunks = isinstance(table, dict) and table.get("source") == "chunks"
+        data += _grid_size(table, dict.fromkeys(CHUNK_KEYS, 1) if chunks else None)
+    problem = raw.get("problem")
+    classes = problem.get("classes") if isinstance(problem, dict) else None
+    # classes: a list of labels is one value, a list of such lists an axis
+    sets = len(classes) if isinstance(classes, list) and classes and all(
+        isinstance(v, list) for v in classes) else 1
+    cells = data * _grid_size(problem, {"classes": sets}) * sum(
+        _grid_size(table) for table in as_list(raw.get("solver")))
+    if cells * replicates > MAX_RUNS:
+        raise SweepError(f"the sweep has {cells} grid cells x {replicates} replicates = "
+                         f"{cells * replicates} runs, more than the {MAX_RUNS} a sweep may have "
+                         "(dpsolve.experiments.sweep.MAX_RUNS: every run is listed and hashed "
+                         "before the first starts); split it into several sweeps")
 
 
 def _check_problem_table(raw):

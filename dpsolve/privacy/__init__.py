@@ -14,19 +14,23 @@ neighbour relation (see :mod:`.accounting`).
 - accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``, ``epsilon_of``, ``delta_of``, ``calibrate``,
   ``check_event``, ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
 - budget: ``BudgetAccountant`` (a budget across releases; ``BudgetExceededError``; the
-  ``ParallelGroup`` its ``parallel()`` block yields);
+  ``ParallelGroup`` its ``parallel()`` block yields) and ``charge``, the one path by which every
+  release reaches a budget;
 - quantile: ``private_quantile`` (Smith 2011), ``estimate_row_norm``, ``estimate_label_bound``
   (``PrivateEstimate``): norm bounds chosen privately;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
-  and ``Stream``, the faster stream (SFC64 and a ziggurat, inlined) that noisy SGD draws from.
+  and ``Stream``, the faster stream (SFC64 and a ziggurat, inlined) that noisy SGD draws from;
+- discrete: ``discrete_laplace``, ``discrete_gaussian``, ``bernoulli_exp`` (exact integer noise,
+  Canonne, Kamath & Steinke 2020) and ``BitSource``, the uniform integers they draw.
 """
 from .accounting import (ACCOUNTANTS, NEIGHBOURS, ApproxDpEvent, PoissonSampling, PrivacyReport, PrivacyWarning,
                          PureDpEvent, UniformSampling, calibrate, certify, check_event, delta_of,
                          epsilon_of, gaussian_event, pure_event, tightest_accountant)
-from .budget import BudgetAccountant, BudgetExceededError, ParallelGroup
+from .budget import BudgetAccountant, BudgetExceededError, ParallelGroup, charge
 from .composition import (basic_composition, drv_composition, gaussian_zcdp, group_privacy,
                           seed000_lemma1_composition, simplified_strong_composition,
                           strong_composition, zcdp_to_dp)
+from .discrete import BitSource, bernoulli_exp, discrete_gaussian, discrete_laplace
 from .mechanisms import (gaussian_epsilon, gaussian_log_delta, gaussian_sigma_analytic,
                          gaussian_sigma_classic, gamma_norm_scale, laplace_scale)
 from .quantile import (PrivateEstimate, estimate_label_bound, estimate_row_norm,
@@ -34,13 +38,14 @@ from .quantile import (PrivateEstimate, estimate_label_bound, estimate_row_norm,
 from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
-    "ACCOUNTANTS", "NEIGHBOURS", "ApproxDpEvent", "BudgetAccountant", "BudgetExceededError", "ParallelGroup", "PoissonSampling", "PrivateEstimate",
-    "estimate_label_bound", "estimate_row_norm", "private_quantile", "PrivacyReport", "PrivacyWarning", "PureDpEvent",
-    "Stream",
-    "UniformSampling", "basic_composition", "calibrate", "certify", "check_event", "delta_of",
-    "drv_composition", "epsilon_of", "gamma_norm_noise", "gamma_norm_scale", "gaussian_noise", "gaussian_epsilon", "gaussian_event",
-    "gaussian_log_delta", "group_privacy", "pure_event", "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp",
-    "laplace_noise", "laplace_scale", "simplified_strong_composition", "strong_composition",
-    "tightest_accountant",
-    "zcdp_to_dp",
+    "ACCOUNTANTS", "ApproxDpEvent", "basic_composition", "bernoulli_exp", "BitSource",
+    "BudgetAccountant", "BudgetExceededError", "calibrate", "certify", "charge", "check_event",
+    "delta_of", "discrete_gaussian", "discrete_laplace", "drv_composition", "epsilon_of",
+    "estimate_label_bound", "estimate_row_norm", "gamma_norm_noise", "gamma_norm_scale",
+    "gaussian_epsilon", "gaussian_event", "gaussian_log_delta", "gaussian_noise",
+    "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp", "group_privacy",
+    "laplace_noise", "laplace_scale", "NEIGHBOURS", "ParallelGroup", "PoissonSampling",
+    "PrivacyReport", "PrivacyWarning", "private_quantile", "PrivateEstimate", "pure_event",
+    "PureDpEvent", "simplified_strong_composition", "Stream", "strong_composition",
+    "tightest_accountant", "UniformSampling", "zcdp_to_dp",
 ]

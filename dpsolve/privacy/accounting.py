@@ -169,7 +169,8 @@ def gaussian_event(sigma, sensitivity, *, steps=1, sampling=None):
     Returns
     -------
     dp_accounting.DpEvent
-        ``GaussianDpEvent`` with noise multiplier ``sigma / sensitivity``, wrapped in a
+        ``GaussianDpEvent`` with noise multiplier ``sigma / sensitivity`` (rounded down: the
+        accountants never read more noise than was added), wrapped in a
         ``PoissonSampledDpEvent`` (rate < 1) or ``SampledWithoutReplacementDpEvent`` (sample
         smaller than the dataset), then in a ``SelfComposedDpEvent`` when ``steps > 1``; a
         ``NonPrivateDpEvent`` when ``sigma = 0``.
@@ -179,7 +180,9 @@ def gaussian_event(sigma, sensitivity, *, steps=1, sampling=None):
     check_int(steps, "steps", low=1)
     if sigma == 0.0:
         return dp_accounting.NonPrivateDpEvent()
-    event = dp_accounting.GaussianDpEvent(noise_multiplier=sigma / sensitivity)
+    # rounded down: the accountant reads at most the noise that was added
+    event = dp_accounting.GaussianDpEvent(
+        noise_multiplier=mechanisms._quotient_down(sigma, sensitivity))
     if isinstance(sampling, PoissonSampling):
         if sampling.rate < 1.0:
             event = dp_accounting.PoissonSampledDpEvent(sampling.rate, event)
@@ -916,7 +919,8 @@ def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant
     Returns
     -------
     float
-        The noise standard deviation sigma per coordinate and release.
+        The noise standard deviation sigma per coordinate and release: the certified noise
+        multiplier times ``sensitivity``, rounded up (never below the noise certified).
     """
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     delta = check_real(delta, "delta", low=0.0, high=1.0)
@@ -927,7 +931,9 @@ def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant
     rtol = check_real(rtol, "rtol", low=0.0, high=0.1, high_inclusive=True)
     if sampling is not None and not isinstance(sampling, (PoissonSampling, UniformSampling)):
         raise TypeError("sampling must be None, PoissonSampling or UniformSampling")
-    return sensitivity * _calibrate(epsilon, delta, steps, sampling, accountant, neighbours, rtol)
+    # rounded up: at least the certified multiplier times the sensitivity
+    return mechanisms._product_up(sensitivity, _calibrate(epsilon, delta, steps, sampling,
+                                                          accountant, neighbours, rtol))
 
 
 # -- what a fit reports --------------------------------------------------------------------------

@@ -4,17 +4,34 @@
 After diffprivlib's ``BudgetAccountant`` and Tumult's sessions, with dpsolve's accountants: the
 budget composes the DpEvents of what it admitted (PLD or RDP, not a sum of epsilons) and refuses,
 before any data is read, a release that would take the composition beyond ``(epsilon, delta)``.
+
+Every release dpsolve makes reaches a budget through one function, :func:`charge`: it needs the
+release's neighbour relation and its event, books the private estimates the release depends on,
+and admits the lot or nothing. A budget lives in one process: a copy that pickling carries into
+another process (joblib, Dask, multiprocessing) refuses every release, since what it admitted
+could never reach the original.
 """
 import contextlib
 import dataclasses
 import itertools
 import math
+import os
+import secrets
 import threading
+import weakref
 
 import dp_accounting
 
 from .._validation import check_choice, check_real
 from .accounting import NEIGHBOURS, _RELATIONS, check_event, epsilon_of
+
+#: The relation of dpsolve's private estimates (:func:`~dpsolve.privacy.private_quantile`): n
+#: is public, one record replaced.
+ESTIMATE_NEIGHBOURS = "replace_one"
+
+#: The budgets and groups alive in this process, by token: an unpickling in the same process
+#: gives back the object itself (as copies do); in another process there is none to find.
+_LIVE = weakref.WeakValueDictionary()
 
 #: Beyond this many ways of placing the changed record among parallel groups' parts, the
 #: groups are composed as if sequential (still a valid bound, a looser one).
@@ -66,11 +83,12 @@ class BudgetAccountant(SharedByCopies):
     Pass it as ``accountant=`` to a solver function (``dpsolve.clipped_gd(problem, 1.0,
     accountant=budget)``), an estimator of :mod:`dpsolve.estimators`, a private quantile
     (:func:`dpsolve.privacy.estimate_row_norm`) or a private selection
-    (:mod:`dpsolve.private_selection`), or call :meth:`spend` with a DpEvent. Each release is
-    checked before it reads any data: if the composition of everything admitted so far and the
-    new release would certify an epsilon above ``epsilon`` at ``delta``, a
-    :class:`BudgetExceededError` (a ValueError) says the budget, what was spent and what the
-    release needs, and nothing is charged.
+    (:mod:`dpsolve.private_selection`), or call :meth:`spend` with a DpEvent and the neighbour
+    relation it holds under. Each release is checked after its public checks and before it
+    reads any data (:func:`charge`, the one path every release of dpsolve takes): if the
+    composition of everything admitted so far and the new release would certify an epsilon
+    above ``epsilon`` at ``delta``, a :class:`BudgetExceededError` (a ValueError) says the
+    budget, what was spent and what the release needs, and nothing is charged.
 
     Parameters
     ----------
@@ -91,13 +109,25 @@ class BudgetAccountant(SharedByCopies):
     Notes
     -----
     Composition is adaptive: a later release may depend on earlier ones. Everything admitted is
-    charged, also a fit that then fails (its data were read). Parallel composition
-    (:meth:`parallel`): releases on disjoint parts of the records (a public, data-independent
-    partition) together cost what one part's release costs, since a changed record lies in
-    one part only; the ledger takes the worst placement of the record across all groups. The
-    parts are the releases charged to the group object the block yields, never those charged
-    to the budget itself, so a release charged from elsewhere (another thread, say) during the
-    block is an ordinary sequential charge.
+    charged, also a fit that then fails (its data were read); a refused release charges
+    nothing. A release under another neighbour relation than the budget's is refused: dpsolve's
+    releases are private under replace-one neighbours (n public), and under add/remove some
+    would reveal n outright.
+
+    One process: copies, deep copies, scikit-learn's ``clone`` and a pickle unpickled in the
+    same process are the budget itself; a pickle unpickled in another process (joblib's or
+    Dask's workers, ``cross_val_score(..., n_jobs=2)``, a model saved and loaded again) is a
+    copy that refuses every release with a ValueError, since what it admitted could never
+    reach this budget. Run the releases charged to a budget in its process (``n_jobs=1``), or
+    charge a parallel computation's whole event up front and run it with ``accountant=None``.
+
+    Parallel composition (:meth:`parallel`): releases on disjoint parts of the records (a
+    public, data-independent partition) together cost what one part's release costs, since a
+    changed record lies in one part only; the ledger takes the worst placement of the record
+    across all groups. The parts are the releases charged to the group object the block
+    yields, never those charged to the budget itself, so a release charged from elsewhere
+    (another thread, say) during the block is an ordinary sequential charge. A private
+    estimate a part's release uses is charged sequentially (:func:`charge`).
 
     Examples
     --------
@@ -117,19 +147,22 @@ class BudgetAccountant(SharedByCopies):
         self._ledger = []
         self._groups = []       # the open parallel groups, in the order their blocks began
         self._lock = threading.RLock()
+        self._detached = False  # True for a copy unpickled in another process
+        self._token = secrets.token_hex(16)
+        _LIVE[self._token] = self
 
     def __repr__(self):
         return (f"BudgetAccountant(epsilon={self.epsilon:g}, delta={self.delta:g}, "
                 f"accountant={self.accountant!r}, neighbours={self.neighbours!r})")
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
+    def __reduce__(self):
+        # a pickle names the budget by its token: unpickled in this process it is the budget
+        # itself, elsewhere a copy that refuses every release (_restore)
+        with self._lock:
+            state = {key: value for key, value in self.__dict__.items()
+                     if key not in ("_lock", "_groups")}
+            state["_ledger"] = list(self._ledger)
+        return (_restore_budget, (type(self), self._token, os.getpid(), state))
 
     # -- composition ---------------------------------------------------------------------------
     def _epsilon_of(self, event, delta):
@@ -153,18 +186,17 @@ class BudgetAccountant(SharedByCopies):
         return max(self._epsilon_of(dp_accounting.ComposedDpEvent(list(choice)), delta)
                    for choice in placements)
 
-    def _entries(self, group=None, event=None):
-        """The ledger as tuples of events: the charges, then each open group's parts; with
-        ``event`` added as a part of ``group``, or as a sequential charge if ``group`` is None."""
+    def _entries(self, additions=()):
+        """The ledger as tuples of events: the charges, then each open group's parts; with the
+        releases ``additions`` (as in :meth:`_admit`) added as parts of their groups, or as
+        sequential charges."""
         ledger = [c.events for c in self._ledger]
         for open_group in self._groups:
-            parts = list(open_group._events)
-            if open_group is group:
-                parts.append(event)
+            parts = list(open_group._events) + [event for event, _, _, group in additions
+                                                if group is open_group]
             if parts:
                 ledger.append(tuple(parts))
-        if group is None and event is not None:
-            ledger.append((event,))
+        ledger.extend((event,) for event, _, _, group in additions if group is None)
         return ledger
 
     # -- the public interface ------------------------------------------------------------------
@@ -176,9 +208,11 @@ class BudgetAccountant(SharedByCopies):
         event : dp_accounting.DpEvent or Fit
             What the release will be (a fit's plan, dpsolve's convention; every parameter and
             count in range, :func:`~dpsolve.privacy.accounting.check_event`).
-        neighbours : str, optional
+        neighbours : str
             The release's neighbour relation (``"replace_one"``, ``"add_remove"``, or a
-            solver's wording such as ``"replace-one record"``); refused if not the budget's.
+            solver's wording such as ``"replace-one record"``); required (a Fit carries its
+            own), and refused if not the budget's: an event alone does not say under which
+            relation it is private.
         label : str, default "release"
             Named in the error.
 
@@ -193,12 +227,13 @@ class BudgetAccountant(SharedByCopies):
             If that epsilon is above the budget's.
         ValueError
             If the event has a parameter or count out of range (negative, NaN, infinite), the
-            accountant cannot read it, ``neighbours`` names no relation, or the neighbour
-            relations differ.
+            accountant cannot read it, ``neighbours`` is missing or names no relation, the
+            neighbour relations differ, or this is a copy of a budget unpickled in another
+            process.
         """
         event, neighbours, label = _unwrap_fit(event, neighbours, label)
         with self._lock:
-            return self._admit(event, neighbours, label, charge=False)
+            return self._admit([(event, neighbours, label, None)], charge=False)
 
     def spend(self, event, *, neighbours=None, label="release"):
         """Admit and charge ``event`` (or a Fit's ``dp_event``), or raise as :meth:`check`.
@@ -207,8 +242,10 @@ class BudgetAccountant(SharedByCopies):
         ----------
         event : dp_accounting.DpEvent or Fit
             The release.
-        neighbours, label : str, optional
-            As in :meth:`check`.
+        neighbours : str
+            Its neighbour relation, required (a Fit carries its own), as in :meth:`check`.
+        label : str, default "release"
+            Named in the ledger and in errors.
 
         Returns
         -------
@@ -217,22 +254,32 @@ class BudgetAccountant(SharedByCopies):
         """
         event, neighbours, label = _unwrap_fit(event, neighbours, label)
         with self._lock:
-            return self._admit(event, neighbours, label, charge=True)
+            return self._admit([(event, neighbours, label, None)], charge=True)
 
-    def _admit(self, event, neighbours, label, charge, group=None):
-        """Check ``event`` and compose it with the ledger, as a sequential charge or (``group``
-        given) as a new part of that open group; charge it if ``charge``. Called under the
-        lock."""
-        if not isinstance(event, dp_accounting.DpEvent):
-            raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
-        check_event(event)
-        if neighbours is not None and _relation(neighbours) != self.neighbours:
-            raise ValueError(f"the {label} is private under {neighbours} neighbours, the "
-                             f"budget under {self.neighbours}: they do not compose")
-        if group is not None and group not in self._groups:
-            raise ValueError(f"the parallel group of the {label} is closed: charge a group "
-                             "only inside its budget.parallel() block")
-        candidate = self._entries(group, event)
+    def _admit(self, additions, charge):
+        """Check the releases ``additions``, a list of ``(event, neighbours, label, group)``
+        (``group`` None: a sequential charge; else a new part of that open group), and compose
+        them with the ledger; charge them all if ``charge``, or none. Called under the lock."""
+        if self._detached:
+            raise ValueError(_DETACHED)
+        for event, neighbours, label, group in additions:
+            if not isinstance(event, dp_accounting.DpEvent):
+                raise TypeError(f"event must be a dp_accounting DpEvent, got "
+                                f"{type(event).__name__}")
+            check_event(event)
+            if neighbours is None:
+                raise ValueError(
+                    f"neighbours must be given with the {label}: the relation under which it "
+                    f"is private, one of {sorted(_RELATIONS)} (the budget's is "
+                    f"{self.neighbours!r}); an event alone does not say it")
+            if _relation(neighbours) != self.neighbours:
+                raise ValueError(f"the {label} is private under {neighbours} neighbours, the "
+                                 f"budget under {self.neighbours}: they do not compose")
+            if group is not None and group not in self._groups:
+                raise ValueError(f"the parallel group of the {label} is closed: charge a group "
+                                 "only inside its budget.parallel() block")
+        label = " with ".join(dict.fromkeys(label for _, _, label, _ in reversed(additions)))
+        candidate = self._entries(additions)
         try:
             total = self._ledger_epsilon(candidate, self.delta)
         except ValueError as exc:
@@ -240,7 +287,8 @@ class BudgetAccountant(SharedByCopies):
                              f"{label} with the ledger: {exc}") from None
         if not total <= self.epsilon * (1.0 + 1e-9):
             spent = self._ledger_epsilon(self._entries(), self.delta)
-            alone = self._epsilon_of(event, self.delta)
+            alone = self._epsilon_of(dp_accounting.ComposedDpEvent(
+                [event for event, *_ in additions]), self.delta)
             raise BudgetExceededError(
                 f"the {label} would exceed the privacy budget: the budget is (epsilon="
                 f"{self.epsilon:g}, delta={self.delta:g}); {len(self._ledger)} release(s) "
@@ -248,12 +296,13 @@ class BudgetAccountant(SharedByCopies):
                 f"with what was spent the {self._accountant_name(candidate)} accountant "
                 f"certifies epsilon={total:.4g}. Nothing was charged and the release did not run.")
         if charge:
-            if group is not None:
-                group._events.append(event)
-                group._labels.append(label)
-            else:
-                self._ledger.append(Charge((event,), (label,),
-                                           self._epsilon_of(event, self.delta)))
+            for event, _, label, group in additions:
+                if group is not None:
+                    group._events.append(event)
+                    group._labels.append(label)
+                else:
+                    self._ledger.append(Charge((event,), (label,),
+                                               self._epsilon_of(event, self.delta)))
         return total
 
     def _accountant_name(self, ledger):
@@ -323,6 +372,8 @@ class BudgetAccountant(SharedByCopies):
         ParallelGroup
             The group; it refuses charges once the block ends.
         """
+        if self._detached:
+            raise ValueError(_DETACHED)
         group = ParallelGroup(self)
         with self._lock:
             self._groups.append(group)
@@ -384,6 +435,13 @@ class ParallelGroup(SharedByCopies):
         self.budget = budget
         self._events = []
         self._labels = []
+        self._token = secrets.token_hex(16)
+        _LIVE[self._token] = self
+
+    def __reduce__(self):
+        # as the budget's: the group itself in this process, elsewhere a group of the
+        # budget's refusing copy
+        return (_restore_group, (self.budget, self._token, os.getpid()))
 
     def __repr__(self):
         return f"<ParallelGroup of {len(self._labels)} part(s) of {self.budget!r}>"
@@ -415,7 +473,7 @@ class ParallelGroup(SharedByCopies):
         """
         event, neighbours, label = _unwrap_fit(event, neighbours, label)
         with self.budget._lock:
-            return self.budget._admit(event, neighbours, label, charge=False, group=self)
+            return self.budget._admit([(event, neighbours, label, self)], charge=False)
 
     def spend(self, event, *, neighbours=None, label="release"):
         """Admit and charge ``event`` (or a Fit's ``dp_event``) as a new part of the group, or
@@ -425,8 +483,10 @@ class ParallelGroup(SharedByCopies):
         ----------
         event : dp_accounting.DpEvent or Fit
             The release on one part.
-        neighbours, label : str, optional
-            As in :meth:`BudgetAccountant.check`.
+        neighbours : str
+            Its neighbour relation, required (a Fit carries its own).
+        label : str, default "release"
+            As in :meth:`BudgetAccountant.spend`.
 
         Returns
         -------
@@ -435,7 +495,7 @@ class ParallelGroup(SharedByCopies):
         """
         event, neighbours, label = _unwrap_fit(event, neighbours, label)
         with self.budget._lock:
-            return self.budget._admit(event, neighbours, label, charge=True, group=self)
+            return self.budget._admit([(event, neighbours, label, self)], charge=True)
 
     def parallel(self):
         """Refused: parallel groups do not nest.
@@ -477,25 +537,103 @@ def _relation(neighbours):
     return words[0]
 
 
-def spend_once(accountant, event, label):
-    """Charge ``event`` to ``accountant`` unless its ledger already holds that very object (a
-    release, such as a private bound estimate, that several fits use but that happened once).
+def charge(accountant, event, *, neighbours, label, estimates=()):
+    """Charge a release to ``accountant``: the one path by which every release of dpsolve (a
+    fit, a score, a selection, a quantile, a base rate, a refit) reaches a budget.
+
+    Call it after every public check has passed and before the data is read. It admits the
+    release and the estimates it depends on together, or raises and charges nothing.
 
     Parameters
     ----------
-    accountant : BudgetAccountant or ParallelGroup
+    accountant : BudgetAccountant, ParallelGroup or None
+        None charges nothing (returns None).
     event : dp_accounting.DpEvent
+        The release's event (dpsolve's convention), from public constants only.
+    neighbours : str
+        The relation under which ``event`` is private; refused if not the budget's.
     label : str
+        What the release is, for the ledger and errors.
+    estimates : iterable of PrivateEstimate, optional
+        The released private statistics the release uses (bounds). Each is booked once, as a
+        sequential charge to the budget itself, also when ``accountant`` is a parallel group:
+        the budget cannot tell which records an estimate read, and one read on all of them
+        moves with a changed record in any part, so it is no part of the partition. An
+        estimate already charged sequentially (the same object: copies are itself) is not
+        charged again; one charged only as a group's part is, once, sequentially.
 
     Returns
     -------
-    bool
-        Whether it was charged now.
+    float or None
+        The epsilon the ledger certifies after the charge.
+
+    Raises
+    ------
+    BudgetExceededError
+        If the composition would exceed the budget (nothing charged).
+    ValueError, TypeError
+        As :meth:`BudgetAccountant.spend`.
     """
-    if any(e is event for charge in accountant.ledger for e in charge.events):
-        return False
-    accountant.spend(event, label=label)
-    return True
+    if accountant is None:
+        return None
+    accountant = check_accountant(accountant)
+    group = accountant if isinstance(accountant, ParallelGroup) else None
+    budget = accountant.budget if group is not None else accountant
+    with budget._lock:
+        booked = {id(e) for c in budget._ledger if len(c.events) == 1
+                  for e in _leaves(c.events[0])}
+        additions, seen = [], set()
+        for estimate in estimates:
+            if id(estimate.dp_event) not in booked | seen:
+                seen.add(id(estimate.dp_event))
+                additions.append((estimate.dp_event, ESTIMATE_NEIGHBOURS,
+                                  "private bound estimate", None))
+        additions.append((event, neighbours, label, group))
+        return budget._admit(additions, charge=True)
+
+
+def _leaves(event):
+    """The events a composition is made of, the event itself otherwise (depth first)."""
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return [leaf for inner in event.events for leaf in _leaves(inner)]
+    return [event]
+
+
+#: Why a budget's copy in another process refuses (:func:`_restore_budget`).
+_DETACHED = (
+    "this BudgetAccountant is a copy unpickled in another process (joblib's or Dask's "
+    "workers, multiprocessing, or a model saved and loaded again): what it admitted could "
+    "never reach the original budget, so it refuses every release. Run the releases that "
+    "charge a budget in the budget's own process (n_jobs=1 for scikit-learn's "
+    "cross-validation and searches), or charge the whole parallel computation to the budget "
+    "up front (budget.spend(event, neighbours=...)) and run it with accountant=None")
+
+
+def _restore_budget(cls, token, pid, state):
+    """Unpickle a budget: the budget itself if it is alive in this process, else a copy that
+    refuses every release (its ledger readable)."""
+    if pid == os.getpid():
+        live = _LIVE.get(token)
+        if live is not None:
+            return live
+    copy = cls.__new__(cls)
+    copy.__dict__.update(state)
+    copy._lock = threading.RLock()
+    copy._groups = []
+    copy._detached = True
+    return copy
+
+
+def _restore_group(budget, token, pid):
+    """Unpickle a parallel group: the group itself if it is alive in this process, else a
+    closed group of the (refusing) budget."""
+    if pid == os.getpid():
+        live = _LIVE.get(token)
+        if live is not None:
+            return live
+    group = ParallelGroup.__new__(ParallelGroup)
+    group.budget, group._events, group._labels, group._token = budget, [], [], token
+    return group
 
 
 def check_accountant(accountant):

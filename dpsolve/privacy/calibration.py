@@ -18,17 +18,27 @@ always agree on the noise. Three kinds of calibration:
 
 The default number of steps of the iterative solvers is :func:`fewest_steps_near_best` over the
 solver's bound at the calibrated noise: public constants only, never the data.
+
+Every calibration errs on the private side by construction, down to the last bit: a noise scale
+is never below what its claim needs, and an epsilon read from a noise never below the true one.
+The exact Gaussian calibration checks a certified upper bound on delta
+(:func:`~dpsolve.privacy.gaussian_log_delta`) and rounds sigma up; a product or quotient that
+scales a calibrated noise (a sensitivity times a multiplier, ``sqrt(T)`` times a unit sigma,
+``Delta / epsilon``) is rounded up, not to nearest. The sources' formulas are reproduced as
+stated: their claims are checked by the accountants, not by rounding.
 """
 import functools
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 
 from .._deprecation import deprecated_alias
 from .._validation import check_choice, check_real
 from .accounting import PoissonSampling, PrivacyWarning, UniformSampling, calibrate, epsilon_of
-from .mechanisms import gaussian_sigma_analytic, gaussian_sigma_classic
+from .mechanisms import (_LIBM, _dn, _product_up, _quotient_up, _up, gaussian_sigma_analytic,
+                         gaussian_sigma_classic)
 
 #: Default numbers of steps are searched in [1, MAX_DEFAULT_STEPS] ...
 MAX_DEFAULT_STEPS = 10_000
@@ -169,8 +179,9 @@ def gaussian_sigma(solver, *, n, epsilon, delta, sigma, calibration, calibration
     -------
     sigma : float
         The noise standard deviation: the paper's formula, the accountant's least noise
-        (:func:`dpsolve.privacy.calibrate`; for Poisson-sampled releases under ``"pld"``,
-        :func:`poisson_pld_sigma`, whose work is bounded), or the user's ``sigma``.
+        (:func:`dpsolve.privacy.calibrate`, its certified multiplier times ``sensitivity``
+        rounded up; for Poisson-sampled releases under ``"pld"``, :func:`poisson_pld_sigma`,
+        whose work is bounded), or the user's ``sigma``.
     epsilon : float or None
         The claimed epsilon (None for an explicit ``sigma``).
     delta : float
@@ -344,6 +355,8 @@ def poisson_pld_sigma(epsilon, delta, *, sensitivity, steps, rate, rtol=1e-3):
     for attempt in range(_MAX_ROUNDS):
         event = gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling)
         if epsilon_of(event, delta, "pld") <= epsilon:
+            # the event holds sigma / sensitivity rounded down (gaussian_event): the
+            # multiplier certified is never above the noise returned
             return sigma
         sigma *= 1.0 + rtol * 2.0 ** attempt
     raise ValueError(f"no noise certified epsilon={epsilon:g} at delta={delta:g} for {steps} "
@@ -356,6 +369,12 @@ def exact_gaussian_sigma(sensitivity, steps, epsilon, delta):
     they compose exactly to one with ``mu = sqrt(T) Delta / sigma`` (Dong, Roth & Su 2019), so
     ``sigma = sqrt(T) Delta sigma_1`` with ``sigma_1`` the analytic Gaussian mechanism's
     (Balle & Wang 2018) at sensitivity 1. ``steps`` may be an array.
+
+    ``sigma_1`` is rounded up (:func:`~dpsolve.privacy.gaussian_sigma_analytic`), and so is the
+    product: for one T, to the least float at or above the exact ``sqrt(T) Delta sigma_1``; for
+    an array, by four ulps of the product as computed, which cover its three roundings (the
+    square root and two products, each within half an ulp, and an ulp is more than 2^-53 of the
+    value) without an exact check per entry.
 
     Parameters
     ----------
@@ -371,10 +390,32 @@ def exact_gaussian_sigma(sensitivity, steps, epsilon, delta):
     Returns
     -------
     float or ndarray
-        ``sqrt(T) Delta sigma_1``, of the shape of ``steps``.
+        ``sqrt(T) Delta sigma_1``, rounded up, of the shape of ``steps``.
     """
-    return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * gaussian_sigma_analytic(
-        1.0, epsilon, delta)
+    sigma_1 = gaussian_sigma_analytic(1.0, epsilon, delta)
+    steps = np.asarray(steps, dtype=float)
+    if steps.ndim == 0:
+        return _root_times_up(float(steps), _product_up(sensitivity, sigma_1))
+    with np.errstate(over="ignore"):
+        sigma = sensitivity * np.sqrt(steps) * sigma_1
+        for _ in range(4):
+            sigma = np.nextafter(sigma, np.inf)
+    return sigma
+
+
+def _root_times_up(steps, scale):
+    """The least float at or above the exact ``sqrt(steps) scale`` (``steps, scale >= 0``): the
+    nearest float to the computed product, moved to the least one whose square is at least
+    ``steps scale^2``, checked exactly."""
+    sigma = math.sqrt(steps) * scale
+    if not math.isfinite(sigma):
+        return sigma
+    square = Fraction(steps) * Fraction(scale) ** 2
+    while Fraction(sigma) ** 2 < square:
+        sigma = math.nextafter(sigma, math.inf)
+    while sigma > 0.0 and Fraction(math.nextafter(sigma, 0.0)) ** 2 >= square:
+        sigma = math.nextafter(sigma, 0.0)
+    return sigma
 
 
 def fewest_steps_near_best(grid, values, slack=DEFAULT_STEPS_SLACK):
@@ -489,8 +530,9 @@ def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
         Target delta, in (0, 1).
     calibration : str
         ``"paper"`` (:func:`dpgd_paper_sigma`), ``"pld"`` (exact, in closed form:
-        ``(2C/n) sqrt(T) sigma_1``, :func:`exact_gaussian_sigma`), or another accountant's name
-        (:func:`dpsolve.privacy.calibrate` for T releases).
+        ``(2C/n) sqrt(T) sigma_1``, :func:`exact_gaussian_sigma`, rounded up), or another
+        accountant's name (:func:`dpsolve.privacy.calibrate` for T releases, its multiplier
+        times the sensitivity rounded up).
 
     Returns
     -------
@@ -502,8 +544,7 @@ def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
     sensitivity = 2.0 * clip_norm / n
     if calibration == "pld":
         # T Gaussians compose exactly to one with mu = sqrt(T) Delta / s
-        sigma_1 = gaussian_sigma_analytic(1.0, epsilon, delta)
-        return sensitivity * np.sqrt(np.asarray(steps, dtype=float)) * sigma_1
+        return exact_gaussian_sigma(sensitivity, steps, epsilon, delta)
     return calibrate(epsilon, delta, sensitivity=sensitivity, steps=int(steps),
                      accountant=calibration)
 
@@ -594,11 +635,19 @@ def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
     Returns
     -------
     float
-        The least sigma that zCDP certifies.
+        The least sigma that zCDP certifies, rounded up: ``sqrt(rho)`` is taken as
+        ``epsilon / (sqrt(ln(1/delta) + epsilon) + sqrt(ln(1/delta)))``, which subtracts no close
+        numbers (the difference of square roots loses ``ln(1/delta) / epsilon`` ulps, either way),
+        with ``ln(1/delta)`` bounded above (``sqrt(rho)`` decreases in it) and every rounding
+        charged towards more noise: a few ulps above the exact value.
     """
-    log_inv = math.log(1.0 / delta)
-    root_rho = math.sqrt(log_inv + epsilon) - math.sqrt(log_inv)
-    return math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho)
+    # ln(1/delta) = -ln delta, one libm call; the rest counted in roundoffs (mechanisms._up)
+    log_inv = _up(-math.log(delta), _LIBM)
+    # sqrt(log_inv + epsilon): the sum's roundoff halves under the root, plus the root's own
+    denominator = _up(_up(math.sqrt(log_inv + epsilon), 2) + _up(math.sqrt(log_inv), 1), 1)
+    root_rho = _dn(epsilon / denominator, 1)
+    # sqrt(2T) Delta / (2 sqrt(rho)): the root, the product and the quotient
+    return _up(math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho), 3)
 
 
 def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
@@ -694,8 +743,9 @@ def resolve_output_noise(noise, epsilon, delta, calibration, n, output_share=1.0
 
 def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
     """Scale of one release of L2 ``sensitivity``: the gamma-norm scale ``Delta / epsilon``
-    (epsilon-DP), or the Gaussian sigma of the classic mechanism (``"paper"``, Dwork-Roth, as in
-    Chen's 2019 slides, for epsilon, delta in (0, 1)) or of an accountant.
+    rounded up (epsilon-DP), or the Gaussian sigma of the classic mechanism (``"paper"``,
+    Dwork-Roth, as in Chen's 2019 slides, for epsilon, delta in (0, 1)) or of an accountant (its
+    certified multiplier times ``Delta``, rounded up).
 
     Parameters
     ----------
@@ -718,8 +768,8 @@ def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
     """
     solver = "the output noise"
     if noise == "gamma_norm":
-        with np.errstate(over="ignore"):
-            return check_noise_scale(solver, float(np.float64(sensitivity) / epsilon), epsilon)
+        # rounded up: the privacy loss Delta / s is then at most epsilon
+        return check_noise_scale(solver, _quotient_up(sensitivity, epsilon), epsilon)
     if calibration == "paper":
         scale = gaussian_sigma_classic(sensitivity, epsilon, delta)
     else:

@@ -13,13 +13,13 @@ import numpy as np
 
 from .._validation import check_real, check_rng
 from .accounting import pure_event
-from .budget import SharedByCopies, check_accountant
+from .budget import ESTIMATE_NEIGHBOURS, SharedByCopies, charge, check_accountant
 
 
 @dataclasses.dataclass(frozen=True)
 class PrivateEstimate(SharedByCopies):
     """A released private statistic. One release is one object (copies and clones are itself):
-    that is how a budget tells it already paid for it (:func:`~dpsolve.privacy.budget.spend_once`).
+    that is how a budget tells it already paid for it (:func:`~dpsolve.privacy.budget.charge`).
 
     Attributes
     ----------
@@ -39,22 +39,46 @@ class PrivateEstimate(SharedByCopies):
 
 def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
                      accountant=None):
-    r"""The ``quantile`` of ``values`` by Smith (2011)'s exponential mechanism, epsilon-DP.
+    r"""The ``quantile`` of ``values`` by Smith (2011)'s exponential mechanism, epsilon-DP,
+    with the two ends of the interval as possible outputs.
 
     The values are clipped to the public interval ``[lower, upper]`` and sorted,
-    ``lower = v_(0) <= v_(1) <= ... <= v_(n) <= v_(n+1) = upper``. The output has the density,
-    on ``[lower, upper]``,
+    ``lower = v_(0) <= v_(1) <= ... <= v_(n) <= v_(n+1) = upper``. The score of an output x
+    is its distance, in ranks, from being a q-quantile of the clipped values:
 
     .. math::
 
-        p(x) \propto \exp\left(-\frac{\epsilon}{2} \left| \#\{i : v_i < x\} - q n \right|\right),
+        u(x) = -\max\left(\#\{i : v_i < x\} - q n,\; q n - \#\{i : v_i \le x\},\; 0\right),
 
-    so the interval ``(v_(k), v_(k+1))`` is drawn with weight
-    ``(v_(k+1) - v_(k)) exp(-epsilon |k - q n| / 2)`` (by the Gumbel-max trick on log weights)
-    and the output is uniform in it. Replacing one record moves every count
-    ``#{i : v_i < x}`` by at most 1, so the density and its normaliser each change by at most
-    ``e^{epsilon/2}``: epsilon-DP under replace-one neighbours (n is public). Never outside
-    ``[lower, upper]``; empty intervals (ties) have weight 0.
+    which is 0 exactly when x is a q-quantile, and ``-|#{i : v_i < x} - q n|`` at every x
+    that no value equals. The output is drawn with probability proportional to
+    ``exp(epsilon u(x) / 2)`` against the base measure ``mu = Lebesgue on [lower, upper] +
+    w (point mass at lower) + w (point mass at upper)``, with ``w = (upper - lower) / (n + 1)``
+    (the length of each gap if the n values were evenly spread). So the gap
+    ``(v_(k), v_(k+1))`` is drawn with weight ``(v_(k+1) - v_(k)) exp(-epsilon |k - q n| / 2)``
+    and the output is uniform in it (Smith's mechanism), and the end ``upper`` itself with
+    weight ``w exp(-epsilon max(n - b - q n, 0) / 2)``, b the number of values at or above
+    ``upper``; ``lower`` with ``w exp(-epsilon max(q n - a, 0) / 2)``, a the number at or below
+    ``lower`` (one Gumbel-max draw over the n + 3 candidates). Gaps of length 0 (ties) have
+    weight 0.
+
+    The ends are needed because clipping piles values onto them: when every value is at or
+    above ``upper`` the q-quantile of the clipped values is ``upper``, but without the point
+    mass the only gap of positive length is ``[lower, upper)``, where every x scores
+    ``-q n``, and the estimate would be uniform on it, below every value, whatever epsilon.
+    With it the estimate is ``upper`` with probability at least
+    ``1 - (n + 1) exp(-epsilon q n / 2)``.
+
+    Privacy: replacing one record (n is public) changes each of the counts
+    ``#{i : v_i < x}`` and ``#{i : v_i <= x}`` by at most 1, so u has sensitivity 1 at every
+    x; the base measure mu depends only on the public ``lower``, ``upper`` and n. By McSherry
+    and Talwar (2007) the output's density against mu changes by at most ``e^{epsilon/2}`` in
+    the numerator and in the normaliser: epsilon-DP under replace-one neighbours. Never
+    outside ``[lower, upper]``.
+
+    Ties inside the interval remain the weak point, as in Smith's mechanism: no point mass
+    can sit at a value that many records share (the base measure would then depend on the
+    data), so the output lands somewhere in one of the gaps beside the tie.
 
     Parameters
     ----------
@@ -72,8 +96,9 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
         Source of the randomness (a Gumbel draw per interval, then a uniform).
     accountant : BudgetAccountant or ParallelGroup, optional
         A budget (:class:`dpsolve.BudgetAccountant`, or a group of one's
-        :meth:`~dpsolve.BudgetAccountant.parallel` block) charged with the release before the
-        values are read (refused with a ValueError if it cannot afford it).
+        :meth:`~dpsolve.BudgetAccountant.parallel` block) charged with the release after
+        every check has passed and before the quantile is computed (refused with a ValueError
+        if it cannot afford it: nothing is charged).
 
     Returns
     -------
@@ -83,24 +108,26 @@ def private_quantile(values, quantile, epsilon, *, upper, lower=0.0, rng=None,
     Raises
     ------
     ValueError, TypeError
-        For bad arguments: the public ones (``quantile``, ``epsilon``, ``upper``, ``lower``,
-        ``rng``, ``accountant``, and the shape and dtype of ``values``) before the charge;
-        non-finite ``values`` after it, since that reads the data (the release stays charged,
-        as a fit that fails does).
+        For bad arguments, all before the budget is charged: the public ones (``quantile``,
+        ``epsilon``, ``upper``, ``lower``, ``rng``, ``accountant``, and the shape and dtype of
+        ``values``), then non-finite ``values`` (a message to the data holder, as a fit's
+        refusal of a NaN row is).
 
     Notes
     -----
     Smith, "Privacy-preserving statistical estimation with optimal convergence rates", STOC
-    2011. The sampler works in floating point, like the rest of dpsolve's research mode: it is
-    not hardened against floating-point side channels (docs/secure_noise.md).
+    2011. McSherry and Talwar, "Mechanism design via differential privacy", FOCS 2007 (the
+    exponential mechanism over any base measure that does not depend on the data). The
+    sampler works in floating point, like the rest of dpsolve's research mode: it is not
+    hardened against floating-point side channels (docs/secure_noise.md).
     """
     quantile, epsilon, upper, lower, rng = _public_arguments(quantile, epsilon, upper, lower,
                                                              rng, accountant)
     array = _real_array(values, "values", 1)
-    event = _charge(epsilon, accountant)
-    # the values are read only now, after the charge: a failure from here on stays charged
+    # validation, a message to the data holder: refused before the charge, as a fit's rows are
     if not np.all(np.isfinite(array)):
         raise ValueError("values must be finite")
+    event = _charge(epsilon, accountant)
     return _release(array, quantile, epsilon, upper, lower, rng, event)
 
 
@@ -142,20 +169,50 @@ def _all_finite(stored):
 def _charge(epsilon, accountant):
     """The release's event, charged to ``accountant`` (from public arguments only)."""
     event = pure_event(epsilon)
-    if accountant is not None:
-        accountant.spend(event, label="private_quantile")
+    charge(accountant, event, neighbours=ESTIMATE_NEIGHBOURS, label="private_quantile")
     return event
 
 
-def _release(values, quantile, epsilon, upper, lower, rng, event):
-    """Smith's mechanism on ``values`` (1-D, no NaN; infinities are clipped like the rest)."""
+def _log_weights(values, quantile, epsilon, upper, lower):
+    """The mechanism's candidates (:func:`private_quantile`): the sorted clipped values with
+    the ends, ``edges`` (n + 2), and the log weights of the n + 1 gaps between them and of the
+    two ends, ``lower`` then ``upper``: ``log(mass under mu) + epsilon u / 2``."""
     n = values.size
-    edges = np.concatenate(([lower], np.sort(np.clip(values, lower, upper)), [upper]))
+    clipped = np.sort(np.clip(values, lower, upper))
+    edges = np.concatenate(([lower], clipped, [upper]))
     lengths = np.diff(edges)
+    qn = quantile * n
+    # the score u(x) of the docstring: -|k - q n| inside the gap above k values, where no
+    # value sits; at the ends the ties count, a = #{v_i <= lower}, b = #{v_i >= upper}
+    at_lower = int(np.searchsorted(clipped, lower, side="right"))
+    at_upper = n - int(np.searchsorted(clipped, upper, side="left"))
+    score_lower = -max(qn - at_lower, 0.0)
+    score_upper = -max(n - at_upper - qn, 0.0)
+    # w = (upper - lower) / (n + 1), written so that it cannot overflow for finite ends
     with np.errstate(divide="ignore"):
-        log_weights = np.log(lengths) - 0.5 * epsilon * np.abs(np.arange(n + 1) - quantile * n)
-    k = int(np.argmax(log_weights + rng.gumbel(size=n + 1)))
-    value = float(edges[k] + rng.random() * lengths[k])
+        log_w = np.log(upper / (n + 1) - lower / (n + 1))
+        gaps = np.log(lengths) - 0.5 * epsilon * np.abs(np.arange(n + 1) - qn)
+    ends = np.array([log_w + 0.5 * epsilon * score_lower, log_w + 0.5 * epsilon * score_upper])
+    return edges, lengths, gaps, ends
+
+
+def _release(values, quantile, epsilon, upper, lower, rng, event):
+    """The mechanism of :func:`private_quantile` on ``values`` (1-D, no NaN; infinities are
+    clipped like the rest)."""
+    n = values.size
+    edges, lengths, gaps, ends = _log_weights(values, quantile, epsilon, upper, lower)
+    # Gumbel-max over the n + 3 candidates. The draws for the gaps and the uniform inside one
+    # come first, the ends' two Gumbels last (independent draws in any order): when a gap
+    # wins, a seed gives the bits it gave before the ends were candidates.
+    gap_noise = gaps + rng.gumbel(size=n + 1)
+    inside = rng.random()
+    end_noise = ends + rng.gumbel(size=2)
+    k = int(np.argmax(gap_noise))
+    best = int(np.argmax(end_noise))
+    if end_noise[best] > gap_noise[k]:
+        value = lower if best == 0 else upper
+    else:
+        value = float(edges[k] + inside * lengths[k])
     return PrivateEstimate(value=min(max(value, lower), upper), epsilon=epsilon,
                            dp_event=event)
 
@@ -183,8 +240,9 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
     rng : None, int, SeedSequence or Generator
         Source of the randomness (:func:`private_quantile`).
     accountant : BudgetAccountant or ParallelGroup, optional
-        A budget charged with the release after the public arguments are checked and before
-        the data are read (:func:`private_quantile`).
+        A budget charged with the release after every check has passed (the public
+        arguments, then the finiteness of the data) and before the estimate is computed
+        (:func:`private_quantile`).
 
     Returns
     -------
@@ -199,7 +257,11 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
     if sparse.issparse(X):
         if not (np.issubdtype(X.dtype, np.floating) or np.issubdtype(X.dtype, np.integer)):
             raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
-        X = sparse.csr_array(X, dtype=float)          # a copy: the caller's X is untouched
+        # a copy in float64 first (the caller's X is untouched), then duplicate entries summed
+        # in float64: a row's norm is that of the sum of its duplicates (converting to CSR
+        # alone keeps a CSR's duplicates, and would sum a COO's in X's own dtype)
+        X = sparse.csr_array(X.astype(np.float64), copy=False)
+        X.sum_duplicates()
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
         if X.shape[0] == 0:
@@ -208,10 +270,9 @@ def estimate_row_norm(X, epsilon, *, upper, quantile=0.95, rng=None,
     else:
         # float32 kept: the row norms are computed in float64 on its exact values
         X = stored = _real_array(X, "X", 2, keep=(np.dtype(np.float32), np.dtype(np.float64)))
-    event = _charge(epsilon, accountant)
-    # X is read only now, after the charge: a failure from here on stays charged
     if not _all_finite(stored):
         raise ValueError("X must be finite")
+    event = _charge(epsilon, accountant)
     # a norm may overflow to inf for finite rows: it is clipped to upper like any other, with
     # no warning (a warning here would be a signal from the data beyond the release)
     with np.errstate(over="ignore"):
@@ -237,8 +298,9 @@ def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None,
     rng : None, int, SeedSequence or Generator
         Source of the randomness (:func:`private_quantile`).
     accountant : BudgetAccountant or ParallelGroup, optional
-        A budget charged with the release after the public arguments are checked and before
-        the data are read (:func:`private_quantile`).
+        A budget charged with the release after every check has passed (the public
+        arguments, then the finiteness of the data) and before the estimate is computed
+        (:func:`private_quantile`).
 
     Returns
     -------
@@ -248,9 +310,8 @@ def estimate_label_bound(y, epsilon, *, upper, quantile=0.95, rng=None,
     quantile, epsilon, upper, lower, rng = _public_arguments(quantile, epsilon, upper, 0.0,
                                                              rng, accountant)
     y = _real_array(y, "y", 1)
-    event = _charge(epsilon, accountant)
-    # y is read only now, after the charge: a failure from here on stays charged
     if not np.all(np.isfinite(y)):
         raise ValueError("y must be finite")
+    event = _charge(epsilon, accountant)
     return _release(np.abs(y), quantile, epsilon, upper, lower, rng, event)
 

@@ -25,7 +25,8 @@ Excess risk ``F(theta) - F(theta*)`` is the quantity every theorem in dpsolve bo
    better certified point is kept. The tests use the cone solve as an independent cross-check.
 
 Results are cached on disk (:mod:`._cache`). A cached file is never trusted: its certificate is
-recomputed before use.
+recomputed before use. It holds theta-hat and nothing per record: a hinge solution's dual point
+(whose signs are the labels) is rebuilt from theta-hat and the data when the file is read.
 """
 import math
 import time as _time
@@ -40,6 +41,7 @@ from ..problem import Problem
 from . import _cache
 from ._certificate import BALL_SLACK, default_gap, duality_gap, feasible_alpha
 from ._cone import cone_solve as _cone_solve
+from ._newton import _blas_margins, _hinge_active_set
 from ._newton import center, hinge_by_smoothing, minimise_smooth, project
 
 __all__ = ["ReferenceSolution", "certificate", "reference_minimizer", "excess_risk"]
@@ -285,21 +287,63 @@ def _solve(problem, tol, method):
                              status=status, solver=solver, time=elapsed, cached=False), alpha
 
 
+#: The huber_hinge widths of :func:`._newton.hinge_by_smoothing`'s stages: the pieces a cached
+#: hinge theta is read with when its dual point is rebuilt.
+_HINGE_WIDTHS = tuple(0.5 * 10.0 ** -k for k in range(0, 12))
+
+
+def _hinge_dual_point(problem, theta, tol):
+    """A dual point certifying the hinge solution ``theta``, rebuilt from theta and the data.
+
+    The cache keeps no dual point (its signs are the labels), and the default one, the
+    subgradient at theta, rarely certifies a hinge minimiser: the records on the margin need
+    their multipliers. For each smoothing width w (large to small), two candidates, as the
+    solve found them: the huber_hinge dual point at theta, ``b_i = clip((1 + w - y_i z_i) /
+    (2 w), 0, 1)``, and the multipliers of the active-set solve on the pieces theta's margins
+    give at w (:func:`._newton._hinge_active_set`). Either is dual-feasible once clipped, so
+    either gives a valid bound for theta; the best is kept, stopping once it is at the
+    rounding floor (``1e-3 tol``). A few passes over X per width, no Newton solve.
+
+    Returns
+    -------
+    ndarray or None
+        The dual point with the smallest gap, or None if none was finite.
+    """
+    margins = problem.y * _blas_margins(problem.X, theta)
+    best, best_gap = None, math.inf
+    for width in _HINGE_WIDTHS:
+        candidates = [np.clip((1.0 + width - margins) / (2.0 * width), 0.0, 1.0) * problem.y]
+        polished = _hinge_active_set(problem, theta, width)
+        if polished is not None:
+            candidates.append(polished[1])
+        for alpha in candidates:
+            alpha = feasible_alpha(problem, alpha)
+            gap = duality_gap(problem, theta, alpha)
+            if gap < best_gap:
+                best, best_gap = alpha, gap
+        if best_gap <= 1e-3 * tol:
+            break
+    return best
+
+
 def _load_cached(path, key, problem, tol):
     """A re-certified ReferenceSolution from ``path``, or None if it is missing, unreadable,
     from another problem or not certified to ``tol``."""
     found = _cache.read(path, key)
     if found is None:
         return None
-    theta, alpha, status, solver, elapsed = found
+    theta, status, solver, elapsed = found
     try:
         if theta.shape != problem.theta_shape or not np.all(np.isfinite(theta)):
             return None
         if problem.radius is not None and np.linalg.norm(theta) > problem.radius:
             return None
-        if alpha.shape != (problem.n,) or not np.all(np.isfinite(alpha)):
-            alpha = None
-        gap = certificate(problem, theta, alpha)
+        gap = certificate(problem, theta)
+        if not gap <= tol and problem.loss == "hinge":
+            # the file holds no dual point (see _cache): rebuild one from theta
+            alpha = _hinge_dual_point(problem, theta, tol)
+            if alpha is not None:
+                gap = certificate(problem, theta, alpha)
     except Exception:              # noqa: BLE001 - any invalid file is re-solved
         return None
     if not gap <= tol:
@@ -364,8 +408,11 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
 
     Notes
     -----
-    The cache files hold ``theta`` and, for the hinge loss, the solver's dual point. Both are
-    functions of the private data. Like the data, they must stay with the data holder.
+    The cache files hold ``theta`` and how it was found (the solver's status and name, its
+    time), nothing per record: a hinge solution's dual point, whose signs are the labels, is
+    not stored but rebuilt from ``theta`` and the data when the file is read (a few passes
+    over X). ``theta`` is a function of the private data: like the data, the files must stay
+    with the data holder.
 
     X in chunks of rows (a Problem built from a Dask array or a
     :class:`~dpsolve.chunked.RowChunks`): Newton runs for the smooth losses, every pass over X
@@ -390,9 +437,10 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
             hit = _load_cached(path, key, problem, tol)
             if hit is not None:
                 return hit
-    solution, alpha = _solve(problem, tol, method)
+    # the dual point is not cached: for the hinge loss its signs are the labels (_cache)
+    solution, _ = _solve(problem, tol, method)
     if directory is not None and solution.gap <= tol:
-        _cache.store(directory, path, key, solution, alpha)
+        _cache.store(directory, path, key, solution)
     return solution
 
 

@@ -1,5 +1,12 @@
 """The on-disk cache of reference solutions: keyed by a hash of the data and the problem,
-written atomically, never trusted (a cached theta is re-certified before use)."""
+written atomically, never trusted (a cached theta is re-certified before use).
+
+A file holds theta-hat and how it was found (the solver's status and name, its time), and
+nothing per record. The dual point that certifies a hinge solution is not stored: its entries
+are ``alpha_i = b_i y_i`` with ``b_i`` in [0, 1], so their signs are the labels of every record
+off the margin's far side; it is rebuilt from theta-hat and the data when the file is read. Nor
+are ``F(theta_hat)`` and the gap stored: both are recomputed (the certificate) on every read.
+"""
 import hashlib
 import json
 import os
@@ -14,11 +21,16 @@ from .._version import __version__
 
 #: Version of the on-disk cache format. Bump it when the format or the solver changes
 #: meaning; old files are then ignored. 3: theta's sums in an order fixed by the shapes
-#: (dpsolve/_ordered_linalg.py) and Newton's line search stopping below F's rounding. The key
-#: also holds dpsolve's version, so that a release never reads another's theta (equally
-#: certified, but not the same bits: a sweep's results would then depend on what a machine had
-#: cached).
-CACHE_FORMAT_VERSION = 3
+#: (dpsolve/_ordered_linalg.py) and Newton's line search stopping below F's rounding. 4: no
+#: per-record array (the hinge loss's dual point, whose signs are the labels) and no value or
+#: gap in the file. The key also holds dpsolve's version, so that a release never reads
+#: another's theta (equally certified, but not the same bits: a sweep's results would then
+#: depend on what a machine had cached).
+CACHE_FORMAT_VERSION = 4
+
+#: The arrays a cache file holds (``np.savez`` names), every one a scalar or a string but
+#: theta: nothing with one entry per record.
+FIELDS = ("version", "key", "theta", "status", "solver", "time")
 
 
 def directory(cache):
@@ -78,7 +90,7 @@ def _chunk_digest(X, y):
 
 
 def read(path, key):
-    """``(theta, alpha, status, solver, time)`` from a cache file, or None if it is missing,
+    """``(theta, status, solver, time)`` from a cache file, or None if it is missing,
     unreadable or from another problem (by its key). Nothing read is trusted: the caller
     re-certifies theta."""
     try:
@@ -86,15 +98,16 @@ def read(path, key):
             if (int(f["version"]) != CACHE_FORMAT_VERSION or str(f["key"]) != key):
                 return None
             theta = np.array(f["theta"], dtype=np.float64)
-            alpha = np.array(f["alpha"], dtype=np.float64)
             status, solver, elapsed = str(f["status"]), str(f["solver"]), float(f["time"])
     except Exception:              # noqa: BLE001 - any unreadable file is re-solved
         return None
-    return theta, alpha, status, solver, elapsed
+    return theta, status, solver, elapsed
 
 
-def store(directory, path, key, solution, alpha):
-    """Write ``solution`` (and its dual point) to ``path`` atomically; warn if it cannot."""
+def store(directory, path, key, solution):
+    """Write ``solution``'s theta and how it was found (:data:`FIELDS`) to ``path``
+    atomically; warn if it cannot. Nothing per record is written (see the module
+    docstring)."""
     tmp = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -102,11 +115,9 @@ def store(directory, path, key, solution, alpha):
                                          delete=False) as fh:
             tmp = fh.name
             np.savez(fh, version=np.int64(CACHE_FORMAT_VERSION), key=np.str_(key),
-                     theta=solution.theta,
-                     alpha=np.zeros(0) if alpha is None else np.asarray(alpha, np.float64),
+                     theta=np.asarray(solution.theta, dtype=np.float64),
                      status=np.str_(solution.status), solver=np.str_(solution.solver),
-                     time=np.float64(solution.time), value=np.float64(solution.value),
-                     gap=np.float64(solution.gap))
+                     time=np.float64(solution.time))
         os.replace(tmp, path)
         tmp = None
     except OSError as exc:

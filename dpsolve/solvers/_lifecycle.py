@@ -46,7 +46,7 @@ from .._validation import as_constraint, check_parameters, check_rng
 from ..fit import Fit
 from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
-from ..privacy.budget import check_accountant
+from ..privacy.budget import charge, check_accountant
 from ..problem import Problem, reject_multinomial
 
 #: Parameter documentation shared by every solver; a docstring line holding only ``{{name}}``
@@ -642,8 +642,7 @@ def run_plan(spec, problem, partition, plan, rng=None, accountant=None, *, stack
     accountant = check_accountant(accountant)
     rng = generator(rng, secure)
     report = plan.report
-    if accountant is not None:
-        accountant.spend(plan.event, neighbours=report.neighbours, label=spec.name)
+    charge(accountant, plan.event, neighbours=report.neighbours, label=spec.name)
 
     start = time.perf_counter()
     # no overflow warnings mid-run either: the only signal is the check on the release below
