@@ -1,12 +1,13 @@
 """Euclidean projection onto the ball ``{||theta|| <= radius}`` for the Python layer.
 
-The compiled kernels project inside their loops with ``_vector.pxd``'s ``scale_onto_ball``,
-whose norm is a sequential sum (``dpsolve._kernels.vector.project_l2_ball`` exposes it, for the
-Python replays of the kernels' protocols, which must match them bit for bit). Python-level
-solvers use this one: the same scaling, with the norm from numpy's ``dot`` (BLAS), which is
-faster at large p and is what every seeded result released so far was computed with.
+The compiled kernels project inside their loops with ``_vector.pxd``'s ``scale_onto_ball``; the
+Python-level solvers call the same code (``dpsolve._kernels.vector.project_onto_ball_in_place``):
+the squared norm summed in index order, never by BLAS, whose ``dot`` sums in an order that
+depends on the CPU's kernels (docs/conventions.md, "Same bits on every machine"). A norm whose
+square overflows (an iterate of entries near 1e200) is recomputed with scaling rather than taken
+as infinite, which would scale the iterate to 0.
 """
-import math
+import numpy as np
 
 
 def scale_onto_ball(theta, radius):
@@ -16,7 +17,7 @@ def scale_onto_ball(theta, radius):
     Parameters
     ----------
     theta : ndarray
-        Modified in place.
+        C-contiguous float64; modified in place.
     radius : float
         ``> 0``, or ``inf`` for no projection.
 
@@ -25,8 +26,8 @@ def scale_onto_ball(theta, radius):
     ndarray
         ``theta``.
     """
-    flat = theta.reshape(-1)
-    norm = math.sqrt(float(flat @ flat))
-    if norm > radius:
-        theta *= radius / norm
+    from ._kernels.vector import project_onto_ball_in_place
+    if not (theta.dtype == np.float64 and theta.flags.c_contiguous):
+        raise TypeError("scale_onto_ball projects a C-contiguous float64 array in place")
+    project_onto_ball_in_place(theta.reshape(-1), float(radius))
     return theta

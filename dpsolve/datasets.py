@@ -5,6 +5,8 @@ does not weaken a privacy guarantee stated for the transformed rows.
 """
 import numpy as np
 
+from ._kernels.vector import sequential_dot
+from ._ordered_linalg import matvec       # sums in a fixed order, never BLAS: the same data everywhere
 from ._validation import check_choice, check_int, check_real, check_rng
 
 
@@ -61,8 +63,8 @@ def make_synthetic(n=1000, p=10, *, task="classification", noise=0.1, rng=None):
     rng = check_rng(rng)
     X = unit_rows(rng.standard_normal((n, p)))
     w = rng.standard_normal(p)
-    w /= np.linalg.norm(w)
-    score = X @ w + noise * rng.standard_normal(n)
+    w /= np.sqrt(sequential_dot(w, w))
+    score = matvec(X, w) + noise * rng.standard_normal(n)
     if task == "classification":
         return X, np.where(score >= 0.0, 1.0, -1.0)
     return X, np.clip(score, -1.0, 1.0)
@@ -108,11 +110,11 @@ def make_separable(n=10_000, p=5, *, margin=0.001, rng=None):
             raise ValueError(f"margin={margin:g} rejects almost every point in p={p} "
                              "dimensions; choose a smaller margin")
         X = unit_rows(rng.standard_normal((2 * (n - kept) + 16, p)))
-        X = X[np.abs(X @ w) >= margin][: n - kept]
+        X = X[np.abs(matvec(X, w)) >= margin][: n - kept]
         rows.append(X)
         kept += X.shape[0]
     X = np.concatenate(rows)
-    return X, np.where(X @ w > 0.0, 1.0, -1.0)
+    return X, np.where(matvec(X, w) > 0.0, 1.0, -1.0)
 
 
 def load_breast_cancer():

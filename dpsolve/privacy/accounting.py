@@ -860,11 +860,16 @@ def delta_of(event_or_fit, epsilon, accountant="pld", neighbours=None):
 
 @functools.lru_cache(maxsize=256)
 def _calibrate(epsilon, delta, steps, sampling, accountant, neighbours, rtol):
-    """Noise multiplier m = sigma / Delta: the safe end of a search, verified."""
-    def excess(log_m):
-        eps = _epsilon(gaussian_event(math.exp(log_m), 1.0, steps=steps, sampling=sampling),
+    """Noise multiplier m = sigma / Delta: the safe end of a search, rounded up onto the public
+    grid of multipliers (:func:`~dpsolve.privacy.mechanisms.multiplier_onto_grid`) and
+    verified there."""
+    def excess_at(m):
+        eps = _epsilon(gaussian_event(m, 1.0, steps=steps, sampling=sampling),
                        delta, accountant, neighbours)
         return math.log(max(eps, 1e-300)) - math.log(epsilon)   # eps can be exactly 0
+
+    def excess(log_m):
+        return excess_at(math.exp(log_m))
 
     # Starting guess: the exact multiplier for unsampled Gaussian composition; a sample of rate q
     # behaves like a Gaussian with mu ~ q sqrt(steps) / m when q is small.
@@ -887,7 +892,12 @@ def _calibrate(epsilon, delta, steps, sampling, accountant, neighbours, rtol):
     log_m += rtol / 4.0
     while excess(log_m) > 0.0:
         log_m += rtol / 4.0
-    return math.exp(log_m)
+    # the same multiplier on every machine: the grid point at or above it, certified itself
+    m, up = mechanisms.multiplier_onto_grid(math.exp(log_m)), 0
+    while excess_at(m) > 0.0:
+        up += 1
+        m = mechanisms.multiplier_onto_grid(math.exp(log_m), steps_up=up)
+    return m
 
 
 def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant="rdp",
@@ -895,8 +905,11 @@ def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant
     """Smallest Gaussian sigma for which ``steps`` releases are (epsilon, delta)-DP.
 
     The search runs over the noise multiplier ``m = sigma / sensitivity`` and returns the
-    upper (private) end of its final bracket: ``epsilon_of(gaussian_event(sigma, ...)) <=
-    epsilon`` always holds, and sigma exceeds the exact minimum by at most a factor ``1 + rtol``.
+    upper (private) end of its final bracket, rounded up onto a public grid of multipliers (ten
+    significant bits: :func:`~dpsolve.privacy.mechanisms.multiplier_onto_grid`), so that the
+    result does not depend on the accountant's floating-point noise, which differs between CPUs.
+    ``epsilon_of(gaussian_event(sigma, ...)) <= epsilon`` always holds, and sigma exceeds the
+    exact minimum by at most a factor of about ``(1 + rtol)(1 + 2^-9)``.
 
     Parameters
     ----------
@@ -920,7 +933,8 @@ def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant
     -------
     float
         The noise standard deviation sigma per coordinate and release: the certified noise
-        multiplier times ``sensitivity``, rounded up (never below the noise certified).
+        multiplier (a grid point) times ``sensitivity``, rounded up (never below the noise
+        certified).
     """
     epsilon = check_real(epsilon, "epsilon", low=0.0)
     delta = check_real(delta, "delta", low=0.0, high=1.0)

@@ -38,6 +38,7 @@ from .._deprecation import deprecated_alias
 from .._validation import check_choice, check_real
 from .accounting import PoissonSampling, PrivacyWarning, UniformSampling, calibrate, epsilon_of
 from .mechanisms import (_LIBM, _dn, _product_up, _quotient_up, _up, gaussian_sigma_analytic,
+                         multiplier_onto_grid,
                          gaussian_sigma_classic)
 
 #: Default numbers of steps are searched in [1, MAX_DEFAULT_STEPS] ...
@@ -292,8 +293,10 @@ def poisson_pld_sigma(epsilon, delta, *, sensitivity, steps, rate, rtol=1e-3):
     The search runs on coarse privacy-loss grids (:func:`_search_interval`: about
     SEARCH_GRID_POINTS points each, pessimistic), from the exact noise without sampling (which
     sampling can only make more private) down to a bracket, then by Brent's method in log
-    sigma. The result is then checked with :func:`dpsolve.privacy.epsilon_of` (``"pld"``, what
-    a fit's report certifies) and raised by a growing factor until that holds: every loop is
+    sigma. The multiplier found is rounded up onto the public grid
+    (:func:`~dpsolve.privacy.mechanisms.multiplier_onto_grid`: the same sigma on every machine),
+    then checked with :func:`dpsolve.privacy.epsilon_of` (``"pld"``, what a fit's report
+    certifies) and raised by a growing factor, onto the grid, until that holds: every loop is
     bounded, and the fit's certification reads the cached check. The result is cached on the
     arguments (public constants), so that planning the same DP-SGD again (a choice, then its
     fit; a sweep) does not search again.
@@ -350,15 +353,18 @@ def poisson_pld_sigma(epsilon, delta, *, sensitivity, steps, rate, rtol=1e-3):
     rounds = 0
     while excess(log_m) > 0.0 and rounds < _MAX_ROUNDS:
         log_m, rounds = log_m + rtol / 4.0 * 2.0 ** rounds, rounds + 1
-    sigma = sensitivity * math.exp(log_m)
+    # the same multiplier on every machine (the search's answer depends on NumPy's SIMD loops
+    # below its tolerance): the grid point at or above it, then grid points further up
+    multiplier = multiplier_onto_grid(math.exp(log_m))
     sampling = PoissonSampling(rate)
     for attempt in range(_MAX_ROUNDS):
+        sigma = _product_up(sensitivity, multiplier)
         event = gaussian_event(sigma, sensitivity, steps=steps, sampling=sampling)
         if epsilon_of(event, delta, "pld") <= epsilon:
-            # the event holds sigma / sensitivity rounded down (gaussian_event): the
-            # multiplier certified is never above the noise returned
+            # the event holds sigma / sensitivity rounded down (gaussian_event), which is the
+            # grid multiplier itself: never above the noise returned
             return sigma
-        sigma *= 1.0 + rtol * 2.0 ** attempt
+        multiplier = multiplier_onto_grid(multiplier * (1.0 + rtol * 2.0 ** attempt))
     raise ValueError(f"no noise certified epsilon={epsilon:g} at delta={delta:g} for {steps} "
                      f"Poisson-sampled Gaussians at rate {rate:g}")
 

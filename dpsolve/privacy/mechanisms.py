@@ -94,6 +94,46 @@ def _product_up(x, y):
     return p
 
 
+#: Significant bits of a noise multiplier found by a search over an accountant
+#: (:func:`multiplier_onto_grid`): grid points 0.1-0.2% apart, coarser by six orders of magnitude
+#: than the accountants' numerical noise across CPUs (docs/conventions.md).
+MULTIPLIER_GRID_BITS = 10
+
+
+def multiplier_onto_grid(m, steps_up=0):
+    """The least point at or above ``m > 0`` (normal) of the public grid of noise multipliers,
+    the floats of :data:`MULTIPLIER_GRID_BITS` significant bits; ``steps_up`` more grid points
+    above it.
+
+    A search over an accountant finds a multiplier that depends on floating-point details below
+    its tolerance (NumPy's SIMD loops, the C math library): rounded up onto this grid, the
+    result is the same on every machine unless the search's answers straddle a grid point, and
+    rounding up never lowers the noise. Computed exactly (``frexp``/``ldexp``, no rounding).
+
+    Parameters
+    ----------
+    m : float
+        A noise multiplier ``sigma / sensitivity``, positive and normal.
+    steps_up : int, default 0
+        Grid points to go up from the least one at or above ``m``.
+
+    Returns
+    -------
+    float
+        The grid point: ``k 2^(e - MULTIPLIER_GRID_BITS)`` with integer
+        ``2^(MULTIPLIER_GRID_BITS - 1) <= k < 2^MULTIPLIER_GRID_BITS`` and ``2^(e-1) <= m``.
+    """
+    fraction, exponent = math.frexp(float(m))          # m = fraction 2^exponent, 1/2 <= fraction < 1
+    point = math.ldexp(math.ceil(math.ldexp(fraction, MULTIPLIER_GRID_BITS)),
+                       exponent - MULTIPLIER_GRID_BITS)
+    for _ in range(int(steps_up)):
+        # one step of the point's own binade (2^exponent itself starts the next one)
+        fraction, exponent = math.frexp(point)
+        point = math.ldexp(math.ldexp(fraction, MULTIPLIER_GRID_BITS) + 1.0,
+                           exponent - MULTIPLIER_GRID_BITS)
+    return point
+
+
 # -- certified evaluation of the Gaussian mechanism's delta --------------------------------------
 #
 # Every quantity below is an interval [lo, hi] of floats that contains the real number. An
