@@ -60,8 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._ordered_linalg import row_blocks
-from ._row_ops import as_float64
+from ._kernels import linalg as _linalg
 
 __all__ = ["Plan", "output_plan", "objective_plan", "minimize", "start_gradient_bound",
            "float_floor", "check_tolerance", "refuse_nonsmooth"]
@@ -74,8 +73,6 @@ FLOOR_FACTOR = 512.0
 #: ``e^{-a}`` (Gamma(p, s) is sub-gamma with variance factor ``p s^2`` and scale s; Boucheron,
 #: Lugosi & Massart 2013, section 2.4); a = 46 makes that below 1e-20.
 NOISE_TAIL = 46.0
-#: Bytes of X per block of rows in :func:`minimize` (about an L2 cache).
-_BLOCK_BYTES = 2 ** 20
 
 
 @dataclass(frozen=True)
@@ -280,31 +277,42 @@ def check_tolerance(plan, solver):
             f"docs/perturbation.md); pass tolerance >= {plan.floor:.3g}")
 
 
-def _block_rows(p):
-    """Rows per block of :func:`_row_blocks`: about ``_BLOCK_BYTES`` of float64 rows."""
-    return max(256, _BLOCK_BYTES // (8 * p))
+def _gradient_sum(problem):
+    """A function of y returning ``sum_i grad loss(<x_i, y>; y_i)`` (``X^T loss'(X y)``, or
+    ``X^T (softmax(y^T x_i) - e_{y_i})`` for multinomial) from dpsolve's gradient kernel
+    (``gd.clipped_gradient_sum`` without clipping: one pass over the rows, 64 fixed blocks added
+    in block order, each margin summed in column order): no BLAS, the same bits on every
+    machine and for any thread count, for X dense, CSR or float32. Rows in chunks: each chunk's
+    sum where it lives, added in chunk order."""
+    loss = problem.loss_object
+    clip = math.inf                                     # no clipping: the plain gradient
+    if problem.is_chunked:
+        chunks = problem.X
+        if loss.is_multinomial:
+            return lambda y: chunks.clipped_gradient_sum_multinomial(y, clip)[0]
+        return lambda y: chunks.clipped_gradient_sum(y, loss.kernel_id, loss.kernel_param,
+                                                     clip)[0]
+    from ._kernels import gd
+    from ._row_ops import kernel_rows
+    X, labels, n = kernel_rows(problem.X), problem.y, problem.n
+    norms = np.zeros(n)                                 # read only to clip
+    if loss.is_multinomial:
+        K = problem.n_classes
+        scratch, work = np.empty((64, problem.p * K)), np.empty((64, 2 * K))
 
+        def multinomial(y):
+            out = np.empty(y.shape)
+            gd.clipped_gradient_sum_multinomial(X, labels, y, norms, clip, out, scratch, work)
+            return out
+        return multinomial
+    scratch = np.empty((64, problem.p))
 
-def _row_blocks(problem):
-    """The problem's rows in consecutive blocks of about ``_BLOCK_BYTES`` (views): each block's
-    margins and gradient share one pass over its rows while they are in cache, which halves the
-    memory traffic of a step on large X. The order of the sums changes, not their terms."""
-    rows = _block_rows(problem.p)
-    if rows >= problem.n:
-        return [problem]
-    return [problem._with_data(problem.X[s], problem.y[s]) for s in row_blocks(problem.n, rows)]
-
-
-def _gradient_parts(X, y, theta, loss, rows):
-    """``X_b^T loss'(X_b theta; y_b)`` for each block b of the rows X, y, cut as
-    :func:`_row_blocks` cuts a problem's rows (``rows`` per block); module level, to run where
-    a chunk of rows lives (:class:`dpsolve.chunked.RowChunks`)."""
-    n = X.shape[0]
-    parts = []
-    for s in ([slice(0, n)] if rows >= n else row_blocks(n, rows)):
-        Xb = as_float64(X[s])     # float32 X: this block in float64
-        parts.append(Xb.T @ loss.derivatives(Xb @ theta, y[s]))
-    return parts
+    def margin_loss(y):
+        out = np.empty(y.shape)
+        gd.clipped_gradient_sum(X, labels, loss.kernel_id, loss.kernel_param, y, norms, clip,
+                                out, scratch)
+        return out
+    return margin_loss
 
 
 def minimize(problem, plan, *, linear=None, start=None):
@@ -315,36 +323,29 @@ def minimize(problem, plan, *, linear=None, start=None):
     the momentum are the plan's, there is no test, no stopping rule and no exception on the
     iterates (the projection is a multiplication by ``R / max(||x||, R)`` on every step).
 
-    Rows in chunks (:class:`dpsolve.chunked.RowChunks`): every step, each chunk's blocks'
-    gradient parts are computed where the chunk lives and added here in order, block after
-    block (with one chunk, the bits of the rows in memory).
+    Every sum in a fixed order, never BLAS's (:func:`_gradient_sum`; the projection's norm
+    added in index order), so the iterates have the same bits on every machine. Rows in chunks
+    (:class:`dpsolve.chunked.RowChunks`): every step, each chunk's gradient sum is computed
+    where the chunk lives and the sums added here in chunk order (with one chunk, the bits of
+    the rows in memory).
     """
     n, shape = problem.n, problem.theta_shape
-    chunks = problem.X if problem.is_chunked else None
-    blocks = None if chunks is not None else _row_blocks(problem)
+    gradient_sum = _gradient_sum(problem)
     mu = plan.strong_convexity
     step, momentum = 1.0 / plan.smoothness, plan.momentum
     radius = problem.radius
     x = np.zeros(shape) if start is None else np.array(start, dtype=np.float64).reshape(shape)
     y = x.copy()
     for _ in range(plan.steps):
-        grad = np.zeros(shape)
-        if chunks is not None:
-            for parts in chunks.map(_gradient_parts, theta=y, loss=problem.loss_object,
-                                    rows=_block_rows(problem.p)):
-                for part in parts:
-                    grad += part
-        for block in blocks or ():
-            X = as_float64(block.X)     # float32 X: this block in float64
-            grad += X.T @ block._loss_derivatives(X @ y)
+        grad = gradient_sum(np.ascontiguousarray(y))
         grad /= n
         grad += mu * y
         if linear is not None:
             grad += linear
         x_next = y - step * grad
         if radius is not None:
-            flat = x_next.reshape(-1)
-            x_next *= radius / max(math.sqrt(float(flat @ flat)), radius)
+            # the norm summed in index order (no BLAS): the same bits on every machine
+            x_next *= radius / max(_linalg.norm(x_next.reshape(-1)), radius)
         y = x_next + momentum * (x_next - x)
         x = x_next
     return x

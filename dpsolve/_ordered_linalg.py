@@ -184,3 +184,84 @@ def rmatvec(X, r):
     from ._row_ops import as_float64
     with one_blas_thread():
         return as_float64(X).T @ r
+
+
+# -- sums in one fixed order on every machine (no BLAS) ----------------------------------------
+# OpenBLAS picks its kernels per CPU (Haswell, SkylakeX, Sandybridge, ...), and they add in
+# different orders: a result computed with BLAS may differ in its last bits between two
+# machines with the same NumPy. The functions below are dpsolve's kernels
+# (``_kernels/linalg.pyx``), whose every sum has an order fixed by the data's shape alone: the
+# same bits on every x86-64 machine, for any thread count. The perturbation solvers' inner
+# solves, whose result is released plus noise, use only these.
+
+def fixed_order_gram(X, w):
+    """``X^T diag(w) X`` (dense or CSR X, float64 or float32) with every entry summed over the
+    rows in row order (``linalg.weighted_gram``): the same bits on every machine and for any
+    thread count, and for X dense, CSR or float32 (as on its float64 copy). Rows in chunks
+    (:class:`dpsolve.chunked.RowChunks`): each chunk's by the kernel where it lives, added in
+    chunk order."""
+    if _is_row_chunks(X):
+        p = X.shape[1]
+        out = np.zeros((p, p))
+        for part in X.map(_chunk_fixed_order_gram, X._split(w, "w")):
+            out += part
+        return out
+    from ._kernels import linalg
+    from ._row_ops import kernel_rows
+    p = X.shape[1]
+    out = np.empty((p, p))
+    linalg.weighted_gram(kernel_rows(X), np.ascontiguousarray(w, dtype=np.float64), out)
+    return out
+
+
+def _chunk_fixed_order_gram(X, y, w):
+    """One chunk's :func:`fixed_order_gram` (module level: it runs where the chunk lives)."""
+    if not sparse.issparse(X):
+        X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype in (np.float32, np.float64)
+                                 else np.float64)
+    return fixed_order_gram(X, w)
+
+
+def cholesky_solve(H, b):
+    """``H^{-1} b`` for a symmetric positive definite H by Cholesky (``linalg.cholesky`` and
+    ``linalg.cholesky_solve``, every sum in a fixed order), or None if a pivot was not a
+    positive finite number (H not numerically positive definite). H is not modified.
+
+    Returns
+    -------
+    (x, factor) or None
+        ``factor`` is the Cholesky factor, for more solves with :func:`factor_solve`.
+    """
+    from ._kernels import linalg
+    factor = np.array(H, dtype=np.float64, order="C", copy=True)
+    if linalg.cholesky(factor) != 0:
+        return None
+    return factor_solve(factor, b), factor
+
+
+def factor_solve(factor, b):
+    """``(L L^T)^{-1} b`` for the factor L returned by :func:`cholesky_solve`."""
+    from ._kernels import linalg
+    out = np.empty(factor.shape[0])
+    linalg.cholesky_solve(factor, np.ascontiguousarray(b, dtype=np.float64), out)
+    return out
+
+
+def fixed_order_dot(a, b):
+    """``<a, b>`` (any shapes of the same size, flattened), added in index order."""
+    from ._kernels import linalg
+    return linalg.dot(np.ascontiguousarray(a, dtype=np.float64).reshape(-1),
+                      np.ascontiguousarray(b, dtype=np.float64).reshape(-1))
+
+
+def fixed_order_norm(a):
+    """``||a||_2`` (Frobenius for a matrix): the square root of the squares added in index
+    order; rescaled by the largest ``|a_j|`` only when that sum overflows."""
+    from ._kernels import linalg
+    return linalg.norm(np.ascontiguousarray(a, dtype=np.float64).reshape(-1))
+
+
+def fixed_order_sum(a):
+    """``sum_j a_j`` added in index order."""
+    from ._kernels import linalg
+    return linalg.total(np.ascontiguousarray(a, dtype=np.float64).reshape(-1))

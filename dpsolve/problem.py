@@ -788,7 +788,9 @@ class Problem:
         theta = self._theta(theta)
         values = self._loss_values(_ordered_linalg.matvec(self.X, theta))
         flat = theta.reshape(-1)
-        return float(np.mean(values) + 0.5 * self.reg * np.dot(flat, flat))
+        # theta . theta in index order (not BLAS's dot, whose order depends on the CPU)
+        return float(np.mean(values)
+                     + 0.5 * self.reg * _ordered_linalg.fixed_order_dot(flat, flat))
 
     def gradient(self, theta):
         """Gradient of F, of theta's shape (for hinge, the subgradient with

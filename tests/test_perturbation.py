@@ -258,6 +258,23 @@ def _smooth_problem(loss, radius, reg, n=300, p=4, seed=0):
     return dpsolve.Problem(X, y, loss, reg=reg, radius=radius, **kw)
 
 
+def _on_threads(make, threads, max_threads, set_num_threads):
+    """``make(problem)``'s gradient function, run with dpsolve's kernels on ``threads``
+    threads (the previous count restored after each call)."""
+    def wrapped(problem):
+        gradient = make(problem)
+
+        def on_threads(y):
+            before = max_threads()
+            set_num_threads(threads)
+            try:
+                return gradient(y)
+            finally:
+                set_num_threads(before)
+        return on_threads
+    return wrapped
+
+
 def _steps_formula(initial_bound, g, smoothness, mu):
     """K recomputed from Beck's bound: the least k with (1 - 1/sqrt(kappa))^k C_0 <= g."""
     rate = 1.0 - 1.0 / math.sqrt(smoothness / mu)
@@ -267,15 +284,17 @@ def _steps_formula(initial_bound, g, smoothness, mu):
     return k
 
 
-@pytest.mark.parametrize("blocks", [False, True])
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("loss, radius", [
     ("logistic", None), ("logistic", 0.5), ("huber_hinge", None), ("huber_hinge", 3.0),
     ("squared", 0.5), ("squared", 3.0), ("multinomial", None), ("multinomial", 0.5)])
-def test_fixed_iteration_solver_reaches_its_promised_gap(loss, radius, blocks, monkeypatch):
+def test_fixed_iteration_solver_reaches_its_promised_gap(loss, radius, threads, monkeypatch):
     """After the K steps fixed in advance, F(theta_K) - F* <= g, checked against the certified
-    reference (F* >= value - gap). ``blocks``: rows in several blocks (the large-n path)."""
-    if blocks:
-        monkeypatch.setattr(fixed, "_BLOCK_BYTES", 8 * 4 * 37)       # 256-row blocks
+    reference (F* >= value - gap), on one thread and on two (the gradient kernel's 64 blocks
+    of rows on each)."""
+    from dpsolve._kernels.threads import max_threads, set_num_threads
+    monkeypatch.setattr(fixed, "_gradient_sum", _on_threads(fixed._gradient_sum, threads,
+                                                            max_threads, set_num_threads))
     for reg in (0.1, 0.003):
         problem = _smooth_problem(loss, radius, reg, n=700)
         ref = dpsolve.reference_minimizer(problem, tol=1e-11, cache=False)
