@@ -16,7 +16,8 @@ from libc.stdlib cimport free, malloc
 
 from _loss cimport (LOGISTIC, check_loss_parameter, logistic_derivative_at, loss_derivative,
                    multinomial_derivative)
-from _openmp cimport dps_max_threads
+from _openmp cimport (dps_max_threads, dps_region, dps_region_begin, dps_region_block,
+                     dps_region_end)
 from _rows cimport (Rows, add_rows, has_avx, make_rows, margins16_float, row_axpy, row_dot,
                    row_dots_at, xvalue)
 
@@ -97,7 +98,12 @@ cdef extern from *:
 
 
 # Rows are split into this many blocks whatever the number of threads; block sums are added in
-# block order, so the result is bit-identical for any thread count.
+# block order, so the result is bit-identical for any thread count. The threads take the blocks
+# one at a time as they come free (schedule="dynamic"), not a fixed half each: on a busy machine
+# a thread that the OS has descheduled leaves its blocks to the one that runs, and a thread that
+# wakes late joins in; the guard of _openmp.pxd runs the regions on one thread while waiting for
+# the second costs more than it gains (docs/performance.md, "A busy machine"). Which thread sums
+# a block never changes its bits.
 cdef enum:
     BLOCKS = 64
     # rows whose margins are computed before their derivatives (one chunk per block in flight)
@@ -151,7 +157,9 @@ def clipped_gradient_sum(
     cdef Py_ssize_t b, i, j, k, start, stop, c0, c1
     cdef double d, g
     cdef Py_ssize_t clipped = 0
-    cdef int threads = 1 if m * p < PARALLEL_MIN_WORK else dps_max_threads()
+    cdef dps_region region
+    cdef int threads = dps_region_begin(
+        &region, 1 if m * p < PARALLEL_MIN_WORK else dps_max_threads())
     cdef double* work = <double*> malloc(3 * BLOCKS * CHUNK * sizeof(double))
     cdef Py_ssize_t* live = <Py_ssize_t*> malloc(BLOCKS * CHUNK * sizeof(Py_ssize_t))
     if work == NULL or live == NULL:
@@ -164,7 +172,7 @@ def clipped_gradient_sum(
     cdef const double* yc
     try:
         with nogil:
-            for b in prange(BLOCKS, schedule="static", num_threads=threads):
+            for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
                 start = b * m // BLOCKS
                 stop = (b + 1) * m // BLOCKS
                 dz = work + 3 * b * CHUNK
@@ -203,6 +211,8 @@ def clipped_gradient_sum(
                     add_rows(&R, at, c0, c1, dz, live + b * CHUNK, &scratch[b, 0], c1,
                              c1 + CHUNK if c1 + CHUNK < stop else stop)
                     c0 = c1
+                dps_region_block(&region)
+            dps_region_end(&region, BLOCKS)
             for j in range(p):
                 out[j] = 0.0
             for b in range(BLOCKS):
@@ -244,11 +254,15 @@ def row_margins(object X, const double[::1] theta, double[::1] out):
     if n == 0:
         return
     cdef Py_ssize_t b, start
-    cdef int threads = 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads()
+    cdef dps_region region
+    cdef int threads = dps_region_begin(
+        &region, 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads())
     with nogil:
-        for b in prange(BLOCKS, schedule="static", num_threads=threads):
+        for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
             start = b * n // BLOCKS
             margins(&R, start, (b + 1) * n // BLOCKS, &theta[0], &out[start])
+            dps_region_block(&region)
+        dps_region_end(&region, BLOCKS)
 
 
 def weighted_row_sum(object X, const double[::1] r, double[::1] out, double[:, ::1] scratch):
@@ -264,14 +278,18 @@ def weighted_row_sum(object X, const double[::1] r, double[::1] out, double[:, :
     if scratch.shape[0] != BLOCKS or scratch.shape[1] != p:
         raise ValueError(f"scratch must have shape ({BLOCKS}, {p})")
     cdef Py_ssize_t b, i, j
-    cdef int threads = 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads()
+    cdef dps_region region
+    cdef int threads = dps_region_begin(
+        &region, 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads())
     with nogil:
-        for b in prange(BLOCKS, schedule="static", num_threads=threads):
+        for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
             for j in range(p):
                 scratch[b, j] = 0.0
             for i in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
                 if r[i] != 0.0:
                     row_axpy(&R, i, r[i], &scratch[b, 0])
+            dps_region_block(&region)
+        dps_region_end(&region, BLOCKS)
         for j in range(p):
             out[j] = 0.0
         for b in range(BLOCKS):
@@ -569,9 +587,11 @@ def clipped_gradient_sum_multinomial(
     cdef double* d
     cdef double* acc
     cdef Py_ssize_t clipped = 0
-    cdef int threads = 1 if m * p * K < PARALLEL_MIN_WORK else dps_max_threads()
+    cdef dps_region region
+    cdef int threads = dps_region_begin(
+        &region, 1 if m * p * K < PARALLEL_MIN_WORK else dps_max_threads())
     with nogil:
-        for b in prange(BLOCKS, schedule="static", num_threads=threads):
+        for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
             start = b * m // BLOCKS
             stop = (b + 1) * m // BLOCKS
             z = &work[b, 0]
@@ -589,6 +609,8 @@ def clipped_gradient_sum_multinomial(
                         d[j] = d[j] * scale
                     clipped += 1
                 row_outer(&R, i, d, K, acc)
+            dps_region_block(&region)
+        dps_region_end(&region, BLOCKS)
         for j in range(p):
             for k in range(K):
                 out[j, k] = 0.0

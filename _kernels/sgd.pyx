@@ -15,7 +15,8 @@ from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
 from _loss cimport check_loss_parameter, loss_derivative
-from _openmp cimport dps_barrier, dps_max_threads, dps_num_threads
+from _openmp cimport (dps_barrier, dps_load_double, dps_load_int, dps_max_threads,
+                     dps_num_threads, dps_store_double, dps_store_int, dps_wtime)
 from _rows cimport Rows, make_rows, row_borrows, row_clear, row_dense
 from _schedule cimport INV, INV_SQRT, step_size
 from _stream cimport stream_index, stream_normal
@@ -112,12 +113,43 @@ cdef void draw_noise(uint64_t* state, double sigma, double* out, Py_ssize_t m) n
         state[j] = s[j]
 
 
+# Tests set this (through _go_alone_after) to make thread 0 go on alone after barrier b, as a
+# busy machine would; 0: only when waiting costs more than it saves.
+cdef int forced_alone = 0
+
+
+def _go_alone_after(int b):
+    """For tests: with two threads, the noise-ahead loop continues on one thread after its
+    barrier ``b`` (b >= 1; 0 restores the timing rule)."""
+    global forced_alone
+    forced_alone = b
+
+
+cdef enum:
+    # the words the two threads share in run_steps_noise_ahead
+    DRAWN = 0       # seconds thread 1 spent drawing blocks 1, 2, ...: what thread 0 saved
+    WAITED = 1      # seconds thread 0 spent waiting at barriers 1, 2, ... (at barrier 0 it has
+                    # had nothing of its own to do)
+
+
 cdef void run_steps_noise_ahead(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_stop,
                                 Py_ssize_t block, double* buffer) noexcept nogil:
     """Block b's noise is drawn (thread 1) while block b - 1's steps run (thread 0); ``buffer``
-    holds two blocks of ``block`` steps. If the runtime grants one thread, it does both in turn."""
+    holds two blocks of ``block`` steps. If the runtime grants one thread, it does both in turn.
+
+    On a busy machine thread 1 can be descheduled for a time slice at a time, and thread 0
+    waits at the barrier. Once thread 0 has waited longer in all than thread 1 has drawn for it,
+    thread 0 goes on alone: it decides after one barrier, both threads read the decision after
+    the next one (so they agree), then thread 0 runs the block drawn last and draws the rest
+    inline, from the state the noise stream was left in: the same values in the same order."""
     cdef Py_ssize_t blocks = (t_stop - t_start + block - 1) // block
     cdef Py_ssize_t b = 0, t0 = 0, t1 = 0, tid = 0, threads = 0   # firstprivate: initialised
+    cdef double clock = 0.0
+    cdef double shared[2]
+    cdef int alone_after = 0        # 1 + the barrier after which both leave the loop (0: none)
+    cdef int* alone = &alone_after
+    shared[DRAWN] = 0.0
+    shared[WAITED] = 0.0
     with parallel(num_threads=2):
         tid = threadid()
         threads = dps_num_threads()
@@ -125,13 +157,32 @@ cdef void run_steps_noise_ahead(const Loop* a, Py_ssize_t t_start, Py_ssize_t t_
             if b < blocks and (tid == 1 or threads == 1):
                 t0 = t_start + b * block
                 t1 = min(t_stop, t0 + block)
+                clock = dps_wtime()
                 draw_noise(a.noise_state, a.sigma, buffer + (b % 2) * block * a.p,
                            (t1 - t0) * a.p)
+                if b > 0 and tid == 1:
+                    dps_store_double(&shared[DRAWN],
+                                     dps_load_double(&shared[DRAWN]) + dps_wtime() - clock)
             if b > 0 and tid == 0:
                 t0 = t_start + (b - 1) * block
                 t1 = min(t_stop, t0 + block)
                 run_steps(a, t0, t1, buffer + ((b - 1) % 2) * block * a.p)
+            clock = dps_wtime()
             dps_barrier()
+            if threads > 1:
+                if dps_load_int(alone) == b + 1:
+                    break
+                if tid == 0 and b > 0 and b < blocks:
+                    shared[WAITED] += dps_wtime() - clock
+                    if shared[WAITED] > dps_load_double(&shared[DRAWN]) or b == forced_alone:
+                        dps_store_int(alone, <int> b + 2)
+        if threads > 1 and tid == 0 and b < blocks:
+            # after barrier b: blocks up to b drawn, up to b - 1 run
+            t0 = t_start + b * block
+            t1 = min(t_stop, t0 + block)
+            run_steps(a, t0, t1, buffer + (b % 2) * block * a.p)
+            if t1 < t_stop:
+                run_steps(a, t1, t_stop, NULL)
 
 
 def noisy_sgd_steps(

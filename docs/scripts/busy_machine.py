@@ -1,32 +1,31 @@
-"""Time clipped_gd at one problem size, for docs/performance.md, "A busy machine".
+"""Two OpenMP threads against one, for docs/performance.md, "A busy machine".
 
-Usage: ``python docs/scripts/busy_machine.py n p steps``; prints the best and the median of five
-runs in seconds. Run it with and without ``OMP_WAIT_POLICY=PASSIVE`` in the environment, on an
-idle machine and with both cores busy (``yes > /dev/null &`` twice).
+Usage: ``python docs/scripts/busy_machine.py [co_runners]``: for ``clipped_gd`` (200 steps) and
+``noisy_sgd`` (2·10⁵ steps), logistic, n = 2·10⁴, p = 20, prints the median wall time of seven
+fits on one thread and on two (interleaved, in this process) and their ratio, with
+``co_runners`` processes spinning (``python -c "while True: pass"``, default 0) for the whole
+run. Also prints how the kernels' threads wait (``dpsolve._kernels.threads.wait_policy``): run
+it with ``OMP_WAIT_POLICY=ACTIVE`` in the environment to see GCC's spinning default.
 """
 import sys
-import time
-import warnings
 
-import numpy as np
-
-import dpsolve
+sys.path.insert(0, ".")     # run from the repository root: its dpsolve and benchmarks
+from benchmarks.bench_busy import BusyMachine  # noqa: E402  (the asv suite's own measurement)
+from dpsolve._kernels import threads  # noqa: E402
 
 
-def main(n, p, steps):
-    """Best and median wall time of five seeded ``clipped_gd`` fits on synthetic data."""
-    X, y = dpsolve.datasets.make_synthetic(n, p, rng=0)
-    problem = dpsolve.Problem(X, y, "logistic", radius=1.0, reg=0.01)
-    times = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for _ in range(5):
-            start = time.perf_counter()
-            dpsolve.clipped_gd(problem, 1.0, 1e-6, steps=steps, rng=0)
-            times.append(time.perf_counter() - start)
-    return min(times), float(np.median(times))
+def main(co_runners):
+    """Ratio of two threads to one for each solver, as the asv benchmark measures it."""
+    print(f"wait policy: {threads.wait_policy()}; co-runners: {co_runners}")
+    bench = BusyMachine()
+    for solver in ("clipped_gd", "noisy_sgd"):
+        bench.setup(solver, co_runners)
+        try:
+            ratio = bench.track_two_over_one_thread(solver, co_runners)
+        finally:
+            bench.teardown(solver, co_runners)
+        print(f"{solver:12s} 2 threads / 1 thread: {ratio:.2f}")
 
 
 if __name__ == "__main__":
-    best, median = main(*map(int, sys.argv[1:4]))
-    print(f"{best:.3f} {median:.3f}")
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
