@@ -4,6 +4,7 @@ and install their ``.pxd`` declarations beside them (``dpsolve/_kernels/*.pxd``)
 Metadata lives in ``pyproject.toml``; this file only describes the extensions.
 """
 import glob
+import multiprocessing
 import os
 import sys
 
@@ -27,6 +28,13 @@ LIBRARIES = ["npyrandom"] + ([] if sys.platform == "win32" else ["m"])
 PARALLEL = {"gd", "sgd", "threads", "linalg"}
 # Apple's clang has no OpenMP of its own: there the loops run on one core, with the same result.
 OPENMP = {"win32": ["/openmp"], "darwin": []}.get(sys.platform, ["-fopenmp"])
+
+# The kernels are translated (Cython) and compiled (build_ext) several at a time, one per core
+# this process may use: the build is most of `pip install .`. The same sources and flags, so the
+# same bits. Cython's pool of processes would run this file again in each one where processes
+# start afresh (spawn, forkserver) instead of forking: there it translates one at a time.
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+TRANSLATORS = CORES if multiprocessing.get_all_start_methods()[0] == "fork" else 0
 
 extensions = [
     Extension(
@@ -76,8 +84,10 @@ class build_py_with_declarations(build_py):
 
 setup(
     cmdclass={"build_py": build_py_with_declarations},
+    options={"build_ext": {"parallel": CORES}},
     ext_modules=cythonize(
         extensions,
+        nthreads=TRANSLATORS,
         include_path=["_kernels"],
         compiler_directives={
             "language_level": 3,

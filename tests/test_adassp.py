@@ -67,8 +67,10 @@ def _maximise(f, dim, starts, seed):
 
 
 # p in {1, 2}: the L1 bound attained; p = 3: not attained (the 5% branch); p = 5, the same
-# branches at a larger dimension, a second of maximisation each, in the slow tier
-@pytest.mark.parametrize("p", [1, 2, 3, pytest.param(5, marks=pytest.mark.slow)])
+# branches at a larger dimension; p > 1, up to a second of maximisation each, in the slow tier
+@pytest.mark.parametrize("p", [1, pytest.param(2, marks=pytest.mark.slow),
+                               pytest.param(3, marks=pytest.mark.slow),
+                               pytest.param(5, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("B, By", [(1.0, 1.0), (2.5, 0.3)])
 def test_statistic_sensitivities_against_a_numerical_maximisation(p, B, By):
     """The replace-one differences of the released vectors (through the code's own
@@ -353,7 +355,10 @@ def test_the_bound_holds_on_average(delta):
 
 
 # -- accuracy -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (3.0, 1e-6), (1.0, None), (3.0, None)])
+@pytest.mark.parametrize("epsilon, delta", [pytest.param(1.0, 1e-6, marks=pytest.mark.slow),
+                                            (3.0, 1e-6),
+                                            pytest.param(1.0, None, marks=pytest.mark.slow),
+                                            pytest.param(3.0, None, marks=pytest.mark.slow)])
 def test_r2_close_to_ols_at_large_n_epsilon(epsilon, delta):
     """n = 100,000, p = 10, y = <theta, x> + noise. With lambda_min(X^T X) far above the ridge
     threshold, the estimate is ``theta_ols + H^{-1}(e - E theta)`` to first order, so

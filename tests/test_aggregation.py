@@ -48,6 +48,7 @@ def test_sensitivity_covers_a_replaced_record_in_the_smallest_party(loss, radius
         nominal + 2 * math.sqrt(2 * tolerance / problem.reg) / parties.m, rel=1e-14)
 
 
+@pytest.mark.slow
 def test_gamma_norm_noise_has_the_right_norm_distribution():
     problem, parties = _setting()
     average = _average(parties, 1e-10)

@@ -64,8 +64,12 @@ GAUSSIAN = ("noisy_sgd", "clipped_gd", "output_perturbation", "multiparty_gd",
             "aggregated_output_perturbation", "joint_sgd", "dp_sgd")
 
 
-def case(id, call, error, match):
-    return pytest.param(call, error, match, id=id)
+def case(id, call, error, match, marks=()):
+    return pytest.param(call, error, match, id=id, marks=marks)
+
+
+# cases that need dask.distributed: the slow tier's (the test extra has no dask; CI installs it)
+NEEDS_DASK = pytest.mark.slow
 
 
 CATALOGUE = []
@@ -373,12 +377,15 @@ CATALOGUE += [
          r"x_paths and y_paths must name at least one chunk"),
     case("rowchunks-from_dask-client-int",
          lambda: RowChunks.from_dask(_dask_array(X), Y, client=3), TypeError,
-         r"client must be a distributed\.Client or None, got int"),
+         r"client must be a distributed\.Client or None, got int",
+         marks=NEEDS_DASK),
     case("rowchunks-from_npy-client-str",
          lambda: _from_npy(["x.npy"], ["y.npy"], client="tcp://127.0.0.1:8786"), TypeError,
-         r"client must be a distributed\.Client or None, got str"),
+         r"client must be a distributed\.Client or None, got str",
+         marks=NEEDS_DASK),
     case("rowchunks-from_dask-bool", lambda: RowChunks.from_dask(_dask_array(X > 0), Y),
-         TypeError, r"X must hold real numbers"),
+         TypeError, r"X must hold real numbers",
+         marks=NEEDS_DASK),
     case("rowchunks-sampling_rate-string", lambda: _sampled_sum("0.5"), TypeError,
          r"sampling_rate must be a real number in \(0, 1\]"),
 ]

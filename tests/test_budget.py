@@ -207,8 +207,10 @@ def test_clones_copies_and_pickles_in_this_process_share_the_budget():
         assert pickle.loads(pickle.dumps(group)) is group
 
 
-@pytest.mark.parametrize("spec", [s for s in registry() if s.guarantee == "dp"],
-                         ids=lambda s: s.name)
+# noisy_sgd and dp_sgd: their calibrations, up to two seconds, in the slow tier
+@pytest.mark.parametrize("spec", [
+    pytest.param(s, marks=pytest.mark.slow) if s.name in ("noisy_sgd", "dp_sgd") else s
+    for s in registry() if s.guarantee == "dp"], ids=lambda s: s.name)
 def test_every_dp_solver_charges_its_event(spec):
     from test_common_checks import example_problem, run
     budget = BudgetAccountant(1e6, 0.5)
@@ -251,6 +253,7 @@ def test_quantile_charges_before_reading():
     assert budget.spent()[0] == pytest.approx(0.1)
 
 
+@pytest.mark.slow
 def test_large_parallel_products_fall_back_to_sequential():
     from dpsolve.privacy import budget as module
     budget = BudgetAccountant(100.0)

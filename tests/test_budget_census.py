@@ -216,6 +216,10 @@ RECIPES = {
     "search-refit": (set(), functools.partial(_search, refit=True)),
     "search-estimate": (set(), functools.partial(_search, estimate=True)),
 }
+# solver-noisy_sgd and solver-dp_sgd: their calibrations, up to a second and a half, paid by the
+# first test that runs them: the slow tier's in every test over the recipes
+RECIPE_PARAMS = [pytest.param(name, marks=pytest.mark.slow)
+                 if name in ("solver-noisy_sgd", "solver-dp_sgd") else name for name in RECIPES]
 
 
 def _leaves(events):
@@ -248,7 +252,7 @@ def test_every_accountant_path_has_a_recipe():
     assert NOT_RELEASES <= found
 
 
-@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize("name", RECIPE_PARAMS)
 def test_the_ledger_is_what_was_released(name):
     budget = BudgetAccountant(1e6, 1e-6)
     released = _quietly(RECIPES[name][1], budget)
@@ -259,7 +263,7 @@ def test_the_ledger_is_what_was_released(name):
                                                          else None), rel=1e-9)
 
 
-@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize("name", RECIPE_PARAMS)
 def test_in_a_parallel_group_estimates_are_sequential(name):
     budget = BudgetAccountant(1e6, 1e-6)
     with budget.parallel() as group:
@@ -270,7 +274,7 @@ def test_in_a_parallel_group_estimates_are_sequential(name):
         epsilon_of(dp_accounting.ComposedDpEvent(list(released)), 1e-6), rel=1e-9)
 
 
-@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize("name", RECIPE_PARAMS)
 def test_an_add_remove_budget_refuses_replace_one_releases(name):
     budget = BudgetAccountant(1e6, 0.5, neighbours="add_remove")
     with pytest.raises(ValueError, match="do not compose"):
@@ -278,7 +282,7 @@ def test_an_add_remove_budget_refuses_replace_one_releases(name):
     assert budget.ledger == ()
 
 
-@pytest.mark.parametrize("name", list(RECIPES))
+@pytest.mark.parametrize("name", RECIPE_PARAMS)
 def test_a_refusal_leaves_the_ledger_untouched(name):
     budget = BudgetAccountant(1e-3, 1e-9)
     budget.spend(PureDpEvent(5e-4), neighbours="replace_one", label="before")
@@ -305,6 +309,7 @@ def _run_in_this_process(pickled, names):
     return outcomes, len(budget.ledger), budget.spent()
 
 
+@pytest.mark.slow
 def test_a_budget_in_another_process_refuses_every_release():
     budget = BudgetAccountant(1e6, 1e-6)
     budget.spend(PureDpEvent(0.25), neighbours="replace_one", label="before")

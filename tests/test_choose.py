@@ -138,6 +138,7 @@ def _within_limit(call):
         assert time.perf_counter() - start < LIMIT, "took longer than a choice should"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, delta", [(100.0, 1e-6), (1000.0, 1e-6), (1.0, 0.4),
                                             (1.0, 1e-30)])
 def test_large_epsilon_or_delta_is_chosen_in_bounded_time(epsilon, delta):
@@ -206,10 +207,13 @@ def pld_calls(monkeypatch):
 
 
 @pytest.mark.parametrize("options, epsilon, delta", [
-    (dict(radius=None, reg=1e-3), 1.0, 1e-6), (dict(radius=None, reg=1e-3, n=7000, p=20), 1.0,
-                                               1e-6),
-    (dict(radius=1.0, reg=1e-3), 1.0, 1e-6), (dict(radius=None, reg=1e-2), 3.0, 1e-6),
-    (dict(radius=None, reg=1e-3), 100.0, 1e-6), (dict(radius=None, reg=1e-3), 1.0, 0.4)])
+    (dict(radius=None, reg=1e-3), 1.0, 1e-6),
+    pytest.param(dict(radius=None, reg=1e-3, n=7000, p=20), 1.0, 1e-6, marks=pytest.mark.slow),
+    (dict(radius=1.0, reg=1e-3), 1.0, 1e-6),
+    pytest.param(dict(radius=None, reg=1e-2), 3.0, 1e-6, marks=pytest.mark.slow),
+    # epsilon = 100 and delta = 0.4: seconds of PLD calibration, as in the bounded-time test
+    pytest.param(dict(radius=None, reg=1e-3), 100.0, 1e-6, marks=pytest.mark.slow),
+    pytest.param(dict(radius=None, reg=1e-3), 1.0, 0.4, marks=pytest.mark.slow)])
 def test_no_pld_calibration_for_a_solver_not_chosen(pld_calls, options, epsilon, delta):
     """DP-SGD's PLD calibration (0.1 s to over a second) is not run when DP-SGD is not chosen:
     its bound with no noise at all is already above the best of the others. The choice is the

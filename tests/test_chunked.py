@@ -115,6 +115,7 @@ def _assert_no_rows_of_X(received, p):
 
 
 # -- the two backends give the same bits --------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("multinomial", [False, True], ids=["logistic", "multinomial"])
@@ -132,6 +133,7 @@ def test_dask_chunks_equal_local_chunks_bit_for_bit(client, watched, layout, dty
     _assert_no_rows_of_X(watched, P)
 
 
+@pytest.mark.slow
 def test_from_dask_never_computes_X_on_the_driver(client, monkeypatch):
     da = pytest.importorskip("dask.array")
 
@@ -145,6 +147,7 @@ def test_from_dask_never_computes_X_on_the_driver(client, monkeypatch):
     assert chunks.row_norms().tobytes() == _local(X, y, LAYOUTS["uneven"]).row_norms().tobytes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_y_as_a_numpy_array_is_split_by_the_row_chunks(client, layout):
     rows = LAYOUTS[layout]
@@ -212,8 +215,18 @@ def _rows_plus(X, y, offset, scale=1):
     return scale * (X.shape[0] + offset)
 
 
-@pytest.mark.parametrize("where", ["local", "dask"])
-def test_map_runs_per_chunk_in_chunk_order(client, where):
+# the Dask cases are the slow tier's (the test extra has no dask; CI installs it)
+WHERE = ["local", pytest.param("dask", marks=pytest.mark.slow)]
+
+
+def _client_if_dask(request, where):
+    """conftest's in-process cluster for the Dask case; none (and no dask) for the local one."""
+    return request.getfixturevalue("client") if where == "dask" else None
+
+
+@pytest.mark.parametrize("where", WHERE)
+def test_map_runs_per_chunk_in_chunk_order(request, where):
+    client = _client_if_dask(request, where)
     X, y = _data()
     rows = LAYOUTS["uneven"]
     chunks = _local(X, y, rows) if where == "local" else _dask(X, y, rows, client)
@@ -223,8 +236,9 @@ def test_map_runs_per_chunk_in_chunk_order(client, where):
 
 
 # -- files --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("where", ["local", "dask"])
-def test_npy_chunks_equal_in_memory_chunks(client, tmp_path, where):
+@pytest.mark.parametrize("where", WHERE)
+def test_npy_chunks_equal_in_memory_chunks(request, tmp_path, where):
+    client = _client_if_dask(request, where)
     X, y = _data()
     rows = LAYOUTS["uneven"]
     x_paths, y_paths = [], []
@@ -241,6 +255,7 @@ def test_npy_chunks_equal_in_memory_chunks(client, tmp_path, where):
 
 
 # -- refusals -----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_column_split_chunks_are_refused_with_the_fix(client):
     da = pytest.importorskip("dask.array")
     X, y = _data()
@@ -248,6 +263,7 @@ def test_column_split_chunks_are_refused_with_the_fix(client):
         RowChunks.from_dask(da.from_array(X, chunks=(50, 2)), y, client=client)
 
 
+@pytest.mark.slow
 def test_mismatched_y_chunks_are_refused(client):
     da = pytest.importorskip("dask.array")
     X, y = _data()
@@ -296,6 +312,7 @@ def test_mixed_default_codings_across_chunks_are_refused():
 
 
 # -- validation on the workers ------------------------------------------------------------------
+@pytest.mark.slow
 def test_validation_clips_on_the_workers_and_returns_only_the_count(client, watched):
     X, y = _data()
     with pytest.warns(UserWarning) as whole:
@@ -320,6 +337,7 @@ def test_validation_clips_on_the_workers_and_returns_only_the_count(client, watc
         _dask(X, y, rows, client).validate(Problem, clip_rows=False, **_kwargs())
 
 
+@pytest.mark.slow
 def test_validation_keeps_the_intercept_column_on_the_workers(client):
     X, y = _data()
     kwargs = dict(_kwargs(), fit_intercept=True)
@@ -330,6 +348,7 @@ def test_validation_keeps_the_intercept_column_on_the_workers(client):
     assert a.rmatvec(r).tobytes() == b.rmatvec(r).tobytes()
 
 
+@pytest.mark.slow
 def test_importing_the_module_needs_no_dask(tmp_path):
     import subprocess
     import sys

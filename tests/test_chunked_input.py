@@ -165,6 +165,7 @@ def test_from_npy_still_takes_str_pathlike_and_bytes_paths(files):
 
 
 # -- the Dask constructors ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_client_that_is_not_a_client_is_refused(files):
     pytest.importorskip("distributed")
     da = pytest.importorskip("dask.array")
@@ -174,12 +175,14 @@ def test_a_client_that_is_not_a_client_is_refused(files):
         RowChunks.from_npy([files["x"]], [files["y"]], client="tcp://localhost:8786")
 
 
+@pytest.mark.slow
 def test_from_dask_refuses_a_dtype_that_is_not_real(client):
     da = pytest.importorskip("dask.array")
     with pytest.raises(TypeError, match="X must hold real numbers .* got dtype bool"):
         RowChunks.from_dask(da.from_array(X > 0, chunks=(20, P)), Y, client=client)
 
 
+@pytest.mark.slow
 def test_from_npy_checks_the_files_on_the_workers(client, files):
     """With a client the files are checked where they are read (the driver may not see the
     workers' files); the error names the parameter and the chunk all the same."""

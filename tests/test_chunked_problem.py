@@ -94,6 +94,7 @@ def _output_perturbation(problem):
 
 
 # -- Dask chunks against the same chunks held locally -------------------------------------------
+@pytest.mark.slow
 def test_every_chunk_stays_on_its_worker(client, tmp_path):
     """Every task on a chunk runs where the chunk is, so no chunk is ever copied to a second
     worker (left free, Dask's work stealing moves tasks to an idle worker with their data, and
@@ -115,6 +116,7 @@ def test_every_chunk_stays_on_its_worker(client, tmp_path):
     assert len({held[f.key][0] for f in chunks}) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("loss", ["logistic", "multinomial"])
 def test_clipped_gd_on_dask_equals_the_local_chunks(client, watched, loss, dtype):
@@ -129,6 +131,7 @@ def test_clipped_gd_on_dask_equals_the_local_chunks(client, watched, loss, dtype
     _assert_no_rows_of_X(watched, P)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_dp_sgd_on_dask_equals_the_local_chunks(client, watched, dtype):
     X, y = _data()
@@ -144,6 +147,7 @@ def test_dp_sgd_on_dask_equals_the_local_chunks(client, watched, dtype):
     assert c.theta.tobytes() != b.theta.tobytes()
 
 
+@pytest.mark.slow
 def test_dp_sgd_keeps_no_seed(client):
     X, y = _data()
     fit = _dp_sgd(_local(X, y, "logistic"))
@@ -151,6 +155,7 @@ def test_dp_sgd_keeps_no_seed(client):
     assert "SeedSequence" not in text and "entropy" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("loss", ["logistic", "squared", "multinomial"])
 def test_reference_minimizer_on_dask_equals_the_local_chunks(client, watched, loss, dtype):
@@ -168,6 +173,7 @@ def test_reference_minimizer_on_dask_equals_the_local_chunks(client, watched, lo
     assert abs(a.value - whole.value) <= a.gap + whole.gap + 1e-14
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("loss", ["logistic", "multinomial"])
 def test_output_perturbation_on_dask_equals_the_local_chunks(client, watched, loss, dtype):
@@ -183,6 +189,7 @@ def test_output_perturbation_on_dask_equals_the_local_chunks(client, watched, lo
     _assert_no_rows_of_X(watched, P)
 
 
+@pytest.mark.slow
 def test_the_cache_key_hashes_the_chunks_where_they_live(client, watched, tmp_path):
     from dpsolve.reference import _cache
     X, y = _data()
@@ -216,6 +223,7 @@ def test_one_chunk_gives_the_in_memory_bits(loss, dtype):
     _same_bits(_fixed_iteration.minimize(one, plan), _fixed_iteration.minimize(whole, plan))
 
 
+@pytest.mark.slow
 def test_one_dask_chunk_gives_the_in_memory_bits(client):
     X, y = _data()
     remote, whole = _on_dask(X, y, "logistic", rows=(N,)), _in_memory(X, y, "logistic")
@@ -225,6 +233,7 @@ def test_one_dask_chunk_gives_the_in_memory_bits(client):
 
 
 # -- the Problem -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_the_problem_reads_as_any_other(client):
     X, y = _data()
     remote, whole = _on_dask(X, y, "logistic"), _in_memory(X, y, "logistic")
@@ -240,6 +249,7 @@ def test_the_problem_reads_as_any_other(client):
     assert remote._with_reg(0.5).X is remote.X
 
 
+@pytest.mark.slow
 def test_a_row_chunks_x_carries_its_labels(client):
     X, y = _data()
     chunks = RowChunks.from_arrays(_split(X, ROWS), _split(y, ROWS))
@@ -247,6 +257,7 @@ def test_a_row_chunks_x_carries_its_labels(client):
         Problem(chunks, y, **_options("logistic"))
 
 
+@pytest.mark.slow
 def test_the_intercept_column_is_added_on_the_workers(client):
     X, y = _data()
     a = _on_dask(X, y, "logistic", fit_intercept=True)
@@ -255,6 +266,7 @@ def test_the_intercept_column_is_added_on_the_workers(client):
     _same_bits(_clipped_gd(a).theta, _clipped_gd(b).theta)
 
 
+@pytest.mark.slow
 def test_the_clip_warning_is_shown_once_with_the_total(client):
     X, y = _data()
     with pytest.warns(UserWarning) as whole:
@@ -323,6 +335,7 @@ def test_the_reference_minimizer_refuses_what_needs_x_in_memory():
 
 
 # -- privacy: neighbours are rows wherever they live ---------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("run", [_clipped_gd, _dp_sgd, _output_perturbation],
                          ids=["clipped_gd", "dp_sgd", "output_perturbation"])
 def test_release_metadata_does_not_depend_on_the_neighbour(client, run):

@@ -87,6 +87,7 @@ def test_multinomial_classes_with_negative_labels(tmp_path):
 
 
 # -- report reads, and never writes ---------------------------------------------------------------
+@pytest.mark.slow
 def test_report_leaves_every_file_as_it_was(tmp_path):
     empty, text = tmp_path / "empty.db", tmp_path / "notes.db"
     empty.write_bytes(b"")
@@ -142,6 +143,7 @@ def test_a_bad_value_anywhere_in_a_grid_stops_the_sweep(tmp_path, n, key):
     assert not db.exists()
 
 
+@pytest.mark.slow
 def test_a_resumed_sweep_checks_only_the_runs_it_has_not_done(tmp_path, monkeypatch):
     from dpsolve.experiments import runner
     sweep, db = tmp_path / "s.toml", tmp_path / "r.db"
@@ -181,6 +183,7 @@ def test_empty_csv_gives_no_warning(tmp_path):
 
 
 # -- the installed script, outside the source tree ------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ["run", "report"])
 def test_the_console_script_prints_one_line_and_no_traceback(tmp_path, case):
     scripts = Path(sys.executable).parent
@@ -297,6 +300,7 @@ def results_db(tmp_path):
     return db
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
 @pytest.mark.parametrize("case", ["report", "run-sweep", "run-out", "demo-db", "solve-data",
                                   "solve-labels", "report-csv", "solve-out"])
@@ -354,6 +358,7 @@ def swept_db(tmp_path):
     return db
 
 
+@pytest.mark.slow
 def test_a_figure_that_cannot_be_written_is_reported_naming_the_option(swept_db, tmp_path,
                                                                        monkeypatch):
     from matplotlib.figure import Figure
@@ -400,6 +405,7 @@ def test_a_figure_format_is_checked_before_the_demo_runs(tmp_path, monkeypatch, 
     assert ("Format 'xyz' is not supported" if out.endswith(".xyz") else "needs a suffix") in last
 
 
+@pytest.mark.slow
 def test_run_reports_a_database_write_error(tmp_path, monkeypatch):
     import sqlite3
 
@@ -418,6 +424,7 @@ def test_run_reports_a_database_write_error(tmp_path, monkeypatch):
                                             "before are kept")
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_reading_gets_no_traceback(results_db, tmp_path):
     # `dpsolve report DB | head -1`: the pipe's reader is gone before the report is written
     read, write = os.pipe()

@@ -1,16 +1,15 @@
 """Sweeps on a Dask cluster (docs/cluster.md): a two-worker LocalCluster gives the same results
 as the local pool, bit for bit; the reference solves are tasks of their own; failures are
-reported by run id with the other runs kept; the CLI's --scheduler."""
+reported by run id with the other runs kept; the CLI's --scheduler. Every test that needs
+dask.distributed (the dask extra's) is in the slow tier."""
 import json
 import os
 
 import pytest
 
-distributed = pytest.importorskip("distributed")
-
-from dpsolve import experiments  # noqa: E402
-from dpsolve.cli import main  # noqa: E402
-from dpsolve.experiments import cluster as dask_sweeps  # noqa: E402
+from dpsolve import experiments
+from dpsolve.cli import main
+from dpsolve.experiments import cluster as dask_sweeps
 
 SWEEP = {
     "name": "tiny", "seed": 3, "replicates": 2,
@@ -25,8 +24,10 @@ SWEEP = {
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    # the workers get their own theta* cache, never the user's ~/.cache (conftest's per-test
-    # setting comes after this module's fixture, too late for the workers' environment)
+    # the slow tier's: the fast tier runs without dask.distributed (the test extra has no dask)
+    distributed = pytest.importorskip("distributed")
+    # the workers get their own theta* cache, never the user's ~/.cache (the workers' processes
+    # take the environment as it is when the cluster starts)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DPSOLVE_CACHE", str(tmp_path_factory.mktemp("workers-cache")))
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -46,6 +47,7 @@ def _results(path):
     return out
 
 
+@pytest.mark.slow
 def test_cluster_sweep_matches_the_local_pool_bit_for_bit(client, tmp_path):
     local, remote = tmp_path / "local.db", tmp_path / "remote.db"
     experiments.run_sweep(SWEEP, local, jobs=1, progress=False)
@@ -57,6 +59,7 @@ def test_cluster_sweep_matches_the_local_pool_bit_for_bit(client, tmp_path):
     assert again == {"total": 20, "skipped": 20, "ran": 0}
 
 
+@pytest.mark.slow
 def test_numpy_solves_on_the_cluster_match_the_local_pool_bit_for_bit(client, wide, tmp_path):
     # n = 2·10⁴, p = 50 (the size at which `wide` found this BLAS's sums to differ between one
     # thread and two, or skipped): BLAS would split its sums by its thread count, which is 1 on
@@ -79,6 +82,7 @@ def _threads_in_a_task():
     return max_threads()
 
 
+@pytest.mark.slow
 def test_each_task_runs_at_its_workers_share_of_the_cores(client):
     shares = dask_sweeps.share_cores(client)
     expected = max(1, experiments.runner.usable_cores() // 2)
@@ -100,6 +104,7 @@ with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs CPU affinity and two CPUs to restrict a process to one")
 def test_shares_count_the_cpus_a_process_may_use_not_the_machines(tmp_path):
@@ -119,6 +124,7 @@ def test_shares_count_the_cpus_a_process_may_use_not_the_machines(tmp_path):
     assert done.stdout.split() == ["1", "[1]"]
 
 
+@pytest.mark.slow
 def test_reference_task_is_what_a_run_would_solve():
     spec = experiments.load_sweep(SWEEP).runs()[0]
     reference = dask_sweeps.reference_task(spec, 3)
@@ -128,6 +134,7 @@ def test_reference_task_is_what_a_run_would_solve():
     assert with_it == without
 
 
+@pytest.mark.slow
 def test_failures_are_named_after_the_others_are_kept(client, tmp_path):
     # settings refused from public constants are refused before any run (tests/test_cli.py);
     # a step that overflows the parameters fails only when it runs
@@ -143,6 +150,23 @@ def test_failures_are_named_after_the_others_are_kept(client, tmp_path):
     assert len(experiments.ResultStore(db).rows()) == 2
 
 
+class _Untouchable:
+    """A stand-in client that fails any use of it."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the client was used ({name}) before the arguments were checked")
+
+
+def test_executor_and_client_are_refused_before_the_client_is_used(tmp_path):
+    # the fast tier's (no dask.distributed needed): the refusal comes before any work
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        with pytest.raises(ValueError, match="executor or client"):
+            experiments.run_sweep(SWEEP, tmp_path / "x.db", executor=pool, client=_Untouchable())
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.slow
 def test_executor_and_client_are_exclusive(client, tmp_path):
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
@@ -150,6 +174,7 @@ def test_executor_and_client_are_exclusive(client, tmp_path):
             experiments.run_sweep(SWEEP, tmp_path / "x.db", executor=pool, client=client)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Port .* is already in use")
 def test_cli_scheduler_local(tmp_path, capsys):
     path = tmp_path / "sweep.toml"
@@ -191,6 +216,7 @@ def wide():
     return problem, dpsolve.Parties.from_sizes(problem, [12_000, 8_000])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sigma, options", [(None, {}), (None, {"output": "last"}),
                                             (0.5, {})])
 def test_sgd2_on_workers_is_bit_identical_and_records_what_crossed(client, split, sigma,
@@ -215,6 +241,7 @@ def test_sgd2_on_workers_is_bit_identical_and_records_what_crossed(client, split
     assert here.privacy == there.privacy
 
 
+@pytest.mark.slow
 def test_the_transport_on_workers_gives_what_it_gives_in_process(client, split):
     """``map``, ``call`` and ``map(gather=False)`` + ``reduce`` on workers return what the
     in-process parties return, bit for bit, with the per-party state and the travelling noise
@@ -249,6 +276,7 @@ def test_the_transport_on_workers_gives_what_it_gives_in_process(client, split):
 
 @pytest.mark.parametrize("record", [True, False])
 # without amplification the coordinator and the parties get more than the outsider's 0.5
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:against (coordinator|parties):dpsolve.privacy.PrivacyWarning")
 def test_sgd1_on_workers_is_bit_identical_to_the_kernel(client, split, record):
     # each step's message is computed by its row's owner on its worker, the noise stream
@@ -275,6 +303,7 @@ def test_sgd1_on_workers_is_bit_identical_to_the_kernel(client, split, record):
         assert there.transcript is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weighting", ["party", "pooled"])
 def test_secure_aggregation_on_workers_is_bit_identical(client, split, weighting):
     import numpy as np
@@ -294,6 +323,7 @@ def test_secure_aggregation_on_workers_is_bit_identical(client, split, weighting
 @pytest.mark.parametrize("options", [{"delta": 1e-6}, {}, {"noise": "laplace_slides"}],
                          ids=["gaussian", "gamma_norm", "laplace_slides"])
 # the slides' Laplace calibration certifies less than it claims (docs/source_mistakes.md)
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::dpsolve.privacy.PrivacyWarning")
 def test_model_aggregation_on_workers_is_bit_identical(client, wide, options):
     # the local minimisers are NumPy solves, at a size where BLAS's own sums differ between
@@ -314,6 +344,7 @@ def test_model_aggregation_on_workers_is_bit_identical(client, wide, options):
     assert generator.bit_generator.state == again.bit_generator.state
 
 
+@pytest.mark.slow
 def test_secure_runs_refuse_parties_on_workers_before_any_work(client, split):
     # the noise streams are seeded in the coordinator's process and travel to the workers, and
     # the messages cross the network un-rounded: not what secure=True promises
@@ -333,6 +364,7 @@ def test_secure_runs_refuse_parties_on_workers_before_any_work(client, split):
     assert budget.spent() == (0.0, 0.0)             # refused before anything was charged
 
 
+@pytest.mark.slow
 def test_parties_on_unknown_workers_are_refused(client, split):
     _, parties = split
     with pytest.raises(ValueError, match="not the client's"):
@@ -343,6 +375,7 @@ def test_parties_on_unknown_workers_are_refused(client, split):
         parties.on(client, aggregator="tcp://10.255.255.1:1")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss, options", [
     ("logistic", {}), ("logistic", {"personal_columns": [0, 2]}),
     ("multinomial", {"personal_columns": [1]})], ids=["all", "columns", "multinomial"])

@@ -538,6 +538,7 @@ def test_minibatch_sgd_checks_the_released_theta(monkeypatch):
         run(spec, example_problem(spec))
 
 
+@pytest.mark.slow
 def test_the_guides_worked_example_is_a_complete_solver(tmp_path):
     """docs/adding_a_solver.md's one-module solver runs as written: importing it registers it,
     and it gets the lifecycle's argument checks, certification and secure mode without writing

@@ -216,8 +216,9 @@ def test_bernoulli_exp_of_zero_is_certain_and_draws_nothing():
 @pytest.mark.parametrize("scale", [
     1,                                   # epsilon = 1, sensitivity 1 (s = t = 1)
     2,                                   # epsilon = 0.5
-    Fraction(7, 3),                      # s = 3: Y = floor(X / s) is exercised
-    Fraction(2) / Fraction(0.1),         # epsilon = 0.1, sensitivity 2: t and s near 2**55
+    pytest.param(Fraction(7, 3), marks=pytest.mark.slow),  # s = 3: Y = floor(X / s) is exercised
+    # epsilon = 0.1, sensitivity 2: t and s near 2**55 (this one and the one above: slow tier)
+    pytest.param(Fraction(2) / Fraction(0.1), marks=pytest.mark.slow),
 ])
 def test_discrete_laplace_has_the_exact_pmf_tails_included(scale):
     source = BitSource(np.random.default_rng(2020))
@@ -310,7 +311,8 @@ PINNED_GAUSSIAN = [-1, -3, 3, 1, 2, 2, -1, 1, -2, 0, 0, -3]
 
 
 # -- the discrete Gaussian -----------------------------------------------------------------------
-@pytest.mark.parametrize("sigma_squared", [Fraction(1, 3), 4, 50.5])
+@pytest.mark.parametrize("sigma_squared", [pytest.param(Fraction(1, 3), marks=pytest.mark.slow), 4,
+                                           pytest.param(50.5, marks=pytest.mark.slow)])
 def test_discrete_gaussian_has_the_exact_pmf_tails_included(sigma_squared):
     source = BitSource(np.random.default_rng(1729))
     draws = [discrete_gaussian(sigma_squared, rng=source) for _ in range(20_000)]

@@ -10,8 +10,6 @@ import inspect
 
 import pytest
 
-numpydoc_validate = pytest.importorskip("numpydoc.validate")
-
 PUBLIC_MODULES = [
     "dpsolve", "dpsolve.audit", "dpsolve.bounds", "dpsolve.datasets", "dpsolve.fit",
     "dpsolve.joint", "dpsolve.losses", "dpsolve.parties", "dpsolve.problem", "dpsolve.reference",
@@ -48,13 +46,16 @@ OBJECTS = _public_objects()
 
 
 def _attributes(obj):
-    from numpydoc.docscrape import ClassDoc
+    from numpydoc.docscrape import ClassDoc   # imported by the test that calls this
     return {name.strip() for item in ClassDoc(obj).get("Attributes", [])
             for name in item.name.split(":")[0].split(",")}
 
 
+# numpydoc needs Sphinx, the docs extra's: the slow tier's, with the docs build (CI installs it)
+@pytest.mark.slow
 @pytest.mark.parametrize("path", sorted(OBJECTS))
 def test_public_docstring_is_complete(path):
+    numpydoc_validate = pytest.importorskip("numpydoc.validate")
     result = numpydoc_validate.validate(path)
     errors = [(code, message) for code, message in result["errors"] if code in CHECKED]
     obj = OBJECTS[path]

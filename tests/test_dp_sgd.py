@@ -83,6 +83,7 @@ def test_sensitivity_of_the_clipped_sum_is_two_clip_norms():
     assert fit.dp_event.event.noise_multiplier == pytest.approx(fit.sigma / (2 * C))
 
 
+@pytest.mark.slow
 def test_mean_excess_risk_is_within_the_bound():
     """The bound is on the expected excess risk; the mean over 6 seeds is below it here with a
     wide margin (about half), so a wrong constant in the step size or the bound shows."""
@@ -108,6 +109,7 @@ def test_defaults_come_from_public_constants():
 
 
 # -- the calibration's work is bounded -----------------------------------------------------------
+@pytest.mark.slow
 def test_large_epsilon_calibrates_in_bounded_time():
     """epsilon = 100 at n = 1000 needs a noise multiplier near 0.14, where PLD's default grid
     (1e-4) has millions of points and the calibration once took over 10 s. The search now runs
@@ -121,6 +123,7 @@ def test_large_epsilon_calibrates_in_bounded_time():
     assert fit.settings["sampling_rate"] == 0.064 and fit.steps == 79
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (0.3, 1e-5)])
 def test_bounded_search_is_as_tight_as_the_accountants_search(epsilon, delta):
     """poisson_pld_sigma against dpsolve.privacy.calibrate on the default grid (both within

@@ -37,6 +37,8 @@ def _wor(multiplier, steps=100):
     return gaussian_event(multiplier, 1.0, steps=steps, sampling=UniformSampling(1000, 10))
 
 
+# RDP of sampling without replacement read at each order, half a second for the first one run
+@pytest.mark.slow
 @pytest.mark.parametrize("multiplier", (1.5e8,) + HUGE)
 def test_gaussian_sampled_without_replacement_under_rdp(multiplier):
     """dp_accounting's Renyi divergences of a Gaussian sampled without replacement fail beyond

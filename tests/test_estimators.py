@@ -234,6 +234,7 @@ def test_pickle_round_trip(binary):
     assert back.fit_.settings == est.fit_.settings
 
 
+@pytest.mark.slow
 def test_user_guide_example_runs_and_prints_what_the_page_says():
     # the page's example is run as written; its printed budget report is on the page
     import contextlib

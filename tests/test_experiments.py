@@ -473,6 +473,7 @@ def test_summaries_and_slopes_from_a_run(tmp_path):
 
 
 # -- the command line ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cli_run_and_report(tmp_path, capsys):
     sweep = tmp_path / "tiny.toml"
     sweep.write_text('name = "cli"\nreplicates = 2\n[data]\nsource = "synthetic"\n'

@@ -90,9 +90,11 @@ def test_fit_on_float32_equals_fit_on_its_float64_copy(spec, loss, layout):
     _assert_same_bits(_released(_fit(spec, P32)), _released(_fit(spec, P64)))
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if s.name in ("clipped_gd", "dp_sgd",
-                                                                   "noisy_sgd", "adassp")],
-                         ids=lambda s: s.name)
+# noisy_sgd: a second of RDP calibration over n^2 sampled steps, in the slow tier
+@pytest.mark.parametrize("spec", [
+    pytest.param(s, marks=pytest.mark.slow) if s.name == "noisy_sgd" else s
+    for s in SPECS if s.name in ("clipped_gd", "dp_sgd", "noisy_sgd", "adassp")],
+    ids=lambda s: s.name)
 def test_fit_with_an_intercept_on_float32_equals_its_float64_copy(spec):
     loss = spec.losses[0]
     X32, y = _data(loss, n=80)

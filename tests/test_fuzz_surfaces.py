@@ -1,5 +1,6 @@
-"""Property-based fuzzing of the practitioner's surfaces (slow tier): the estimators,
-``PrivateGridSearch``, ``select``, the budget and its events, and ``choose_solver``.
+"""Property-based fuzzing of the practitioner's surfaces: the estimators, ``PrivateGridSearch``,
+``select``, the budget and its events, and ``choose_solver``. Each search runs at its full count
+in the slow tier, and its first few examples run in the fast tier (``test_*_few``).
 
 Each example either returns a result that keeps its promises (finite coefficients and a
 guarantee that is not a credit; a budget whose spending never goes down nor above it) or raises
@@ -8,6 +9,7 @@ bounded time. Any other exception, a NaN, a hang or a budget credited is a failu
 of bugs a fuzzing round found in these surfaces (docs/bad_input.md).
 """
 import math
+import sys
 import time
 import warnings
 
@@ -25,13 +27,23 @@ from dpsolve.estimators import (DPLinearRegression, DPLinearSVC,  # noqa: E402
                                 DPLogisticRegression)
 from dpsolve.private_selection import select  # noqa: E402
 
-pytestmark = pytest.mark.slow
-
 #: Seconds an example may take: generous against a loaded machine; the hangs the review found
 #: never ended.
 LIMIT = 60.0
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow])
+#: The fast tier's twins: the same derandomised search, cut to its first few examples.
+FEW = settings(SETTINGS, max_examples=5)
+
+
+def fuzzed(**strategies):
+    """``@given(**strategies)`` at SETTINGS' count, marked slow; its twin at FEW's count, in the
+    fast tier, is added to the test's module as ``<name>_few``."""
+    def tiers(body):
+        twin = FEW(given(**strategies)(body))
+        setattr(sys.modules[body.__module__], f"{body.__name__}_few", twin)
+        return pytest.mark.slow(SETTINGS(given(**strategies)(body)))
+    return tiers
 
 # numbers at and beyond the edges: zero, signs, subnormals, overflow, non-finite, bools, text
 EDGES = st.sampled_from([0.0, -1.0, 1e-320, 1e-300, 1e-30, 1e-6, 0.5, 1.0, 2.0, 100.0, 1e150,
@@ -63,11 +75,10 @@ def _run(call):
     return result
 
 
-@SETTINGS
-@given(cls=st.sampled_from([DPLogisticRegression, DPLinearSVC, DPLinearRegression]),
-       name=st.sampled_from(["epsilon", "delta", "reg", "radius", "row_norm", "huber_width",
-                             "label_bound", "intercept_scale"]),
-       value=REALS)
+@fuzzed(cls=st.sampled_from([DPLogisticRegression, DPLinearSVC, DPLinearRegression]),
+        name=st.sampled_from(["epsilon", "delta", "reg", "radius", "row_norm", "huber_width",
+                              "label_bound", "intercept_scale"]),
+        value=REALS)
 def test_estimator_parameters(cls, name, value):
     params = {"row_norm": 1.0}
     if cls is DPLinearRegression:
@@ -84,8 +95,7 @@ def test_estimator_parameters(cls, name, value):
         assert np.all(np.isfinite(model.predict(X)))
 
 
-@SETTINGS
-@given(epsilon=REALS, delta=REALS)
+@fuzzed(epsilon=REALS, delta=REALS)
 def test_choose_solver(epsilon, delta):
     problem = dpsolve.Problem(X, np.where(Y > 0, 1, -1), "logistic", radius=None, reg=0.1)
     _run(lambda: dpsolve.choose_solver(problem, epsilon, delta))
@@ -104,8 +114,7 @@ EVENTS = st.one_of(
 )
 
 
-@SETTINGS
-@given(events=st.lists(EVENTS, min_size=1, max_size=4))
+@fuzzed(events=st.lists(EVENTS, min_size=1, max_size=4))
 def test_budget_is_never_credited(events):
     budget = dpsolve.BudgetAccountant(1.0, delta=1e-6)
     spent = 0.0
@@ -116,11 +125,10 @@ def test_budget_is_never_credited(events):
         spent = now
 
 
-@SETTINGS
-@given(method=st.sampled_from(["liu_talwar", "negative_binomial", "poisson", "other"]),
-       mean=REALS, shape=REALS, delta=REALS,
-       scores=st.lists(st.one_of(REALS.filter(lambda v: isinstance(v, float))), min_size=1,
-                       max_size=5))
+@fuzzed(method=st.sampled_from(["liu_talwar", "negative_binomial", "poisson", "other"]),
+        mean=REALS, shape=REALS, delta=REALS,
+        scores=st.lists(st.one_of(REALS.filter(lambda v: isinstance(v, float))), min_size=1,
+                        max_size=5))
 def test_select(method, mean, shape, delta, scores):
     values = iter(scores * 200)
     selection = _run(lambda: select(lambda c, rng: (next(values), c), [0, 1],
@@ -131,10 +139,9 @@ def test_select(method, mean, shape, delta, scores):
         assert selection.epsilon >= 0.0
 
 
-@SETTINGS
-@given(name=st.sampled_from(["score_epsilon", "validation_fraction", "random_state",
-                             "delta", "mean", "shape"]),
-       value=REALS, cut=st.sampled_from([0, 0, 1]))
+@fuzzed(name=st.sampled_from(["score_epsilon", "validation_fraction", "random_state",
+                              "delta", "mean", "shape"]),
+        value=REALS, cut=st.sampled_from([0, 0, 1]))
 def test_private_grid_search(name, value, cut):
     from dpsolve.private_selection import PrivateGridSearch
     estimator = DPLogisticRegression(row_norm=1.0, classes=[0, 1])

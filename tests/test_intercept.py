@@ -295,6 +295,7 @@ def test_secure_mode_fits_an_intercept(spec):
     assert np.array_equal(np.trunc(fit.theta / GRID) * GRID, fit.theta)
 
 
+@pytest.mark.slow
 def test_sgd1_protocol_with_parties_matches_the_hand_augmented_problem():
     """noisy_sgd across parties, as its protocol (each party computes its own rows' messages):
     the same transcript and theta as on the problem augmented by hand."""

@@ -152,6 +152,7 @@ def test_owner_level_accounting_is_exact():
     assert uniform.settings["max_owner_steps"] >= 100 and uniform.privacy.holds
 
 
+@pytest.mark.slow
 def test_seed_noise_is_reported_with_what_it_gives():
     problem, owners = _binary()
     with pytest.warns(PrivacyWarning, match="above the claimed"):
@@ -327,6 +328,13 @@ def _default_radii_fast(radii):
     return [r if r == (None, None) else pytest.param(r, marks=pytest.mark.slow) for r in radii]
 
 
+def _cases_fast(fast):
+    """The gradient cases as parameters: those in ``fast`` in the fast tier, the others (each a
+    numerical maximisation or a fit of up to a second and a half) marked slow."""
+    return [case if case in fast else pytest.param(case, marks=pytest.mark.slow)
+            for case in sorted(GRADIENT_CASES)]
+
+
 def _gradient_problem(case, n=40, p=2, K=3):
     loss, B, B_y = GRADIENT_CASES[case]
     rng = np.random.default_rng(1)
@@ -465,7 +473,7 @@ def _attained(problem, cols, r_u, r_x):
 
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @pytest.mark.parametrize("radii", _default_radii_fast(GRADIENT_RADII), ids=str)
-@pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
+@pytest.mark.parametrize("case", _cases_fast({"huber_hinge"}))
 def test_gradient_bound_is_the_maximum_of_the_record_gradient(case, radii, layout):
     """Soundness: no record and no (u, x_j) in the domain has a larger gradient than the bound the
     fit uses (numerical maximum <= bound, up to float64 rounding), for either block.
@@ -541,7 +549,7 @@ def _difference(problem, cols):
 
 @pytest.mark.parametrize("layout", ["all", "none"])
 @pytest.mark.parametrize("radii", _default_radii_fast(GRADIENT_RADII[:3]), ids=str)
-@pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
+@pytest.mark.parametrize("case", _cases_fast({"huber_hinge"}))
 def test_neighbouring_messages_differ_by_at_most_twice_the_bound(case, radii, layout):
     """The sensitivity the noise is calibrated to, 2 L_u, bounds the difference of owner j's
     u-gradient between two neighbouring runs at one step: the same u (the history so far, which
@@ -623,6 +631,7 @@ def test_the_old_sensitivity_is_exceeded_by_a_pair_of_neighbouring_steps(r_x):
         assert np.linalg.norm(point[name]) <= radius * (1 + 4 * EPS64)
 
 
+@pytest.mark.slow
 def test_full_dp_baseline_uses_the_shared_radius():
     """collaboration_full_dp (no personalised block) with shared_radius = 2.5 > the Problem's
     radius 1: L_u = B (B R_U + B_y) = 3.5, not 2. The old noise certifies 1.90 (RDP, record
@@ -681,6 +690,8 @@ def test_theorem_3_1_bound_uses_the_joint_bound():
                                                personal_radius=1.0))
 
 
+# a second and a half of calibration, paid by whichever case runs first: the slow tier
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(GRADIENT_CASES))
 def test_fit_reports_the_gradient_bounds(case):
     problem, owners = _gradient_problem(case)

@@ -17,7 +17,9 @@ def _setup(loss="logistic", n=60, p=3, sizes=(20, 30, 10), **kw):
     return problem, Parties.from_sizes(problem, list(sizes))
 
 
-@pytest.mark.parametrize("loss, step_size, reg", [("logistic", "lipschitz", 0.0),
+@pytest.mark.slow
+@pytest.mark.parametrize("loss, step_size, reg", [pytest.param("logistic", "lipschitz", 0.0,
+                                                               marks=pytest.mark.slow),
                                                   ("hinge", "strongly_convex", 0.1),
                                                   ("huber_hinge", "lipschitz", 0.05)])
 def test_protocol_equals_single_party_run_bitwise(loss, step_size, reg):
@@ -58,6 +60,7 @@ def test_a_message_depends_only_on_the_senders_rows():
                                60 * d * x + 2.0 * xi, rtol=1e-13)
 
 
+@pytest.mark.slow
 def test_observer_epsilons_closed_form():
     problem, parties = _setup()
     fit = dpsolve.noisy_sgd(problem, 0.5, 1e-6, steps=3000, parties=parties,

@@ -257,10 +257,12 @@ def test_every_registered_solver_is_stressed_here():
 
 CASES = [(solver, loss, kind) for solver, (losses, _) in SOLVERS.items()
          for loss in losses for kind in PAIRS[loss]]
-# The fast tier fits every solver on every loss it takes, with that loss's first pair; the other
-# pairs are marked slow (run them with -m "slow or not slow").
-CASE_PARAMS = [case if case[2] == PAIRS[case[1]][0] else pytest.param(*case, marks=pytest.mark.slow)
-               for case in CASES]
+# The fast tier fits every solver but those below (a calibration of up to a second and a half,
+# paid by the first fit) on every loss it takes, with that loss's first pair; the other pairs
+# are marked slow (run them with -m "slow or not slow").
+SLOW_SOLVERS = {"joint_sgd/shared_only", "noisy_sgd/parties"}
+CASE_PARAMS = [case if case[2] == PAIRS[case[1]][0] and case[0] not in SLOW_SOLVERS
+               else pytest.param(*case, marks=pytest.mark.slow) for case in CASES]
 
 
 # -- what a release shows besides the parameter values -------------------------------------------
@@ -459,7 +461,10 @@ def test_multinomial_shape_comes_from_the_public_classes(options):
         Problem(X, [classes[0], 11, classes[1], classes[1]], "multinomial", **options)
 
 
-@pytest.mark.parametrize("solver", ["output_perturbation", "aggregated_output_perturbation"])
+@pytest.mark.slow
+@pytest.mark.parametrize("solver", ["output_perturbation",
+                                    pytest.param("aggregated_output_perturbation",
+                                                 marks=pytest.mark.slow)])
 def test_hinge_certificate_failure_is_a_research_mode_release_and_secure_mode_refuses_it(solver):
     """The one data-dependent exception left, and where it is documented (docs/secure_noise.md,
     "What a research run reveals"): the hinge loss has no smoothness, so no fixed number of

@@ -72,6 +72,8 @@ def test_a_raw_memmap_opened_for_reading_is_shared(tmp_path):
     assert np.shares_memory(P.X, M) and P.X.dtype == np.float32
 
 
+# dp_sgd's epsilon of sigma, most of a second: the slow tier
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_a_writable_array_is_copied_and_left_unchanged(dtype):
     X = _rows(60, 4, dtype=dtype)
@@ -190,6 +192,7 @@ def _fit_bound(n, p):
     return 8 * n + 4 * n + 2 * 8 * BLOCK * p + 8 * 64 * p + 2 ** 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver, options", [
     ("clipped_gd", {"steps": 10}),
     # a sample of 0.2 n rows: a copy of them (X[rows]) would be 8 MB per step
@@ -226,6 +229,7 @@ def test_building_the_problem_on_a_memmap_allocates_o_of_n(memmapped_problem):
     assert peak <= bound, peak
 
 
+@pytest.mark.slow
 def test_reference_minimiser_on_a_memmap_allocates_o_of_n(memmapped_problem):
     """θ* by Newton: the margins and the per-record curvature live across a step (16 bytes per
     row, measured 16.3), plus the blocks of rows in flight on dpsolve's threads (each converted

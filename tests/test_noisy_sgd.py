@@ -34,11 +34,13 @@ def test_paper_sigma_is_equation_3():
     assert fit.wall_time >= 0
 
 
+@pytest.mark.slow
 def test_default_steps_is_n_squared():
     P = problem(n=30)
     assert noisy_sgd(P, 0.9, 1e-6, rng=0).steps == 900
 
 
+@pytest.mark.slow
 def test_dp_event_describes_the_release():
     P = problem(n=100, row_norm=2.0)
     fit = noisy_sgd(P, 0.5, 1e-7, steps=1000, rng=0)
@@ -51,6 +53,7 @@ def test_dp_event_describes_the_release():
     assert sampled.event.noise_multiplier == pytest.approx(fit.sigma / (2 * 100 * 2.0), rel=1e-15)
 
 
+@pytest.mark.slow
 def test_paper_noise_is_certified_far_below_the_claim():
     """docs/noisy_sgd.md: at n = 1000, eps = 0.5, delta ~ 1e-9, SGD1's noise (3) certifies
     ~0.08 under RDP with sampling without replacement."""
@@ -60,6 +63,7 @@ def test_paper_noise_is_certified_far_below_the_claim():
     assert epsilon_of(full, 0.999e-9, "rdp") == pytest.approx(0.0821, abs=0.001)
 
 
+@pytest.mark.slow
 def test_explicit_sigma_reports_certified_epsilon():
     P = problem(n=100)
     fit = noisy_sgd(P, sigma=500.0, delta=1e-6, steps=2000, rng=0)
@@ -72,6 +76,7 @@ def test_explicit_sigma_reports_certified_epsilon():
     assert isinstance(free.dp_event, dp_accounting.NonPrivateDpEvent)
 
 
+@pytest.mark.slow
 def test_warns_when_accountant_certifies_less_than_claimed(monkeypatch):
     import dpsolve.solvers.noisy_sgd as module
     monkeypatch.setattr(module, "noisy_sgd_paper_sigma", lambda n, L, eps, delta: 1.0)
@@ -79,6 +84,7 @@ def test_warns_when_accountant_certifies_less_than_claimed(monkeypatch):
         noisy_sgd(problem(n=50), 0.5, 1e-6, steps=100, rng=0)
 
 
+@pytest.mark.slow
 def test_seeded_runs_are_bit_identical_and_seeds_differ():
     P = problem()
     a = noisy_sgd(P, 0.5, 1e-8, steps=5000, rng=42)
@@ -93,13 +99,15 @@ def test_seeded_runs_are_bit_identical_and_seeds_differ():
     assert not a.theta.flags.writeable
 
 
+@pytest.mark.slow
 def test_iterates_stay_in_the_ball():
     P = problem(radius=0.3)
     fit = noisy_sgd(P, sigma=1e4, delta=1e-6, steps=3000, rng=1)
     assert np.linalg.norm(fit.theta) <= 0.3 * (1 + 1e-15)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared", "huber_hinge"])
+@pytest.mark.parametrize("loss", [pytest.param("logistic", marks=pytest.mark.slow), "hinge",
+                                  "squared", pytest.param("huber_hinge", marks=pytest.mark.slow)])
 def test_noise_free_sgd_converges_to_theta_star(loss):
     """Shamir & Zhang (2013, Thm 1): projected SGD with eta_t = 1/(lambda t) on a lambda-strongly
     convex objective with E||g||^2 <= G^2 has E[F(theta_T) - F*] <= 17 G^2 (1 + ln T) / (lambda T).
@@ -117,6 +125,7 @@ def test_noise_free_sgd_converges_to_theta_star(loss):
     assert P.objective(np.zeros(P.p)) - ref.value > 10 * bound    # the bound is not vacuous
 
 
+@pytest.mark.slow
 def test_huber_hinge_runs_with_its_width(monkeypatch):
     """A private fit on huber_hinge: the kernel gets the Problem's width, the calibration uses
     L = B (docs/conventions.md), and the same seed gives the same fit."""
@@ -143,6 +152,7 @@ def test_huber_hinge_runs_with_its_width(monkeypatch):
     assert not np.array_equal(a, b)
 
 
+@pytest.mark.slow
 def test_lipschitz_step_size_uses_equation_4(monkeypatch):
     import dpsolve.solvers.noisy_sgd as module
     seen = {}
@@ -208,6 +218,8 @@ def test_problem_requirements():
         noisy_sgd(problem(radius=None, reg=1.0), 0.5, 1e-9)
 
 
+# rdp: a second of RDP calibration over n^2 sampled steps; the others, a quarter each
+@pytest.mark.slow
 @pytest.mark.parametrize("accountant", ["rdp", "zcdp", "strong", "basic"])
 def test_tight_calibrations_certify_the_target_with_less_noise(accountant):
     """Same (epsilon, delta) as the paper calibration; the accountant certifies it, within the
@@ -233,6 +245,7 @@ def test_tight_calibration_accepts_epsilon_above_one():
     assert fit.privacy.certified_epsilon <= 2.0
 
 
+@pytest.mark.slow
 def test_privacy_report_of_paper_fit():
     fit = noisy_sgd(problem(n=100), 0.5, 1e-7, steps=2000, rng=0)
     report = fit.privacy

@@ -47,9 +47,10 @@ SETTINGS = [(2, 2), (1, 1), (2, 1), (1, 2)]         # (BLAS threads, dpsolve's t
 
 @pytest.mark.parametrize("loss, options", [
     ("logistic", {"reg": 1e-3, "radius": None}),
-    ("logistic", {"reg": 0.0, "radius": 1.0}),       # the ball active: trust-region steps
-    ("huber_hinge", {"reg": 1e-3, "radius": None}),
-    ("multinomial", {"reg": 1e-3, "radius": None})])
+    # the ball active: trust-region steps (this and the next two: the slow tier)
+    pytest.param("logistic", {"reg": 0.0, "radius": 1.0}, marks=pytest.mark.slow),
+    pytest.param("huber_hinge", {"reg": 1e-3, "radius": None}, marks=pytest.mark.slow),
+    pytest.param("multinomial", {"reg": 1e-3, "radius": None}, marks=pytest.mark.slow)])
 def test_reference_minimizer_has_the_same_bits_for_any_thread_count(restore_threads, loss,
                                                                     options):
     problem = _problem(loss, **options)
@@ -65,9 +66,10 @@ def test_reference_minimizer_has_the_same_bits_for_any_thread_count(restore_thre
 
 @pytest.mark.parametrize("solve", [
     lambda pr: dpsolve.output_perturbation(pr, 1.0, rng=4),
-    lambda pr: dpsolve.objective_perturbation(pr, 1.0, rng=4),
-    lambda pr: dpsolve.aggregated_output_perturbation(
-        pr, dpsolve.Parties.from_sizes(pr, [12_000, 8_000]), 1.0, rng=4)],
+    pytest.param(lambda pr: dpsolve.objective_perturbation(pr, 1.0, rng=4),
+                 marks=pytest.mark.slow),
+    pytest.param(lambda pr: dpsolve.aggregated_output_perturbation(
+        pr, dpsolve.Parties.from_sizes(pr, [12_000, 8_000]), 1.0, rng=4), marks=pytest.mark.slow)],
     ids=["output", "objective", "aggregated"])
 def test_perturbation_solvers_have_the_same_bits_for_any_thread_count(restore_threads, solve):
     problem = _problem("logistic", reg=1e-2, radius=None)

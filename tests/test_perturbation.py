@@ -87,6 +87,7 @@ def _mean_excess(solver, problem, seeds=20, **kw):
     return np.mean(risks), np.std(risks, ddof=1) / math.sqrt(seeds)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [dpsolve.output_perturbation, dpsolve.objective_perturbation])
 def test_excess_risk_falls_with_epsilon_and_n_and_stays_below_the_bound(solver):
     bound = {dpsolve.output_perturbation: bounds.output_perturbation_bound,
@@ -560,6 +561,7 @@ def test_settings_minimise_the_bound(epsilon):
             P, epsilon, output_fraction=fraction, extra_reg="cms") * (1 + 1e-6)
 
 
+@pytest.mark.slow
 def test_chosen_settings_beat_cms_rule_at_moderate_epsilon():
     """n = 1000, lambda = 1e-3, epsilon = 0.5 (logistic): CMS 2011's rule leaves epsilon' = 0.004
     (a noise scale of 500); the chosen Delta leaves most of epsilon. Measured over 10 seeds, the

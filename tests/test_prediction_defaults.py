@@ -36,6 +36,7 @@ def imbalanced(n, p, positive, seed):
 
 
 # -- the discrete Laplace mechanism --------------------------------------------------------------
+@pytest.mark.slow
 def test_discrete_laplace_has_the_two_sided_geometric_distribution():
     # P(Z = z) = (1 - a)/(1 + a) a^|z|, a = exp(-epsilon): the density whose ratio between
     # z and z + 1 is at most e^epsilon (the count's sensitivity is 1). Each frequency is checked
@@ -194,6 +195,7 @@ def test_prediction_reg_reads_no_data():
         other, "objective_perturbation", 1.0)
 
 
+@pytest.mark.slow
 def test_auto_reg_leaves_objective_perturbation_its_epsilon_without_extra_reg():
     # the chosen lambda keeps epsilon' > 0, so the estimator runs with Delta = 0
     X, y = imbalanced(6000, 85, 0.06, 4)

@@ -27,6 +27,7 @@ def test_pld_reference_value(neighbours):
     assert delta_of(event, 1.0, "pld", neighbours) == pytest.approx(0.126936, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_opacus_reference_values():
     """Opacus's accountant test: sigma 1.5, Poisson rate 0.04, 2,250 steps, delta 1e-5, add/remove:
     RDP 7.329 and PRV/PLD 6.78."""
@@ -36,6 +37,7 @@ def test_opacus_reference_values():
 
 
 # -- the normalisation ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_pld_and_rdp_agree_on_what_an_event_means():
     """docs/privacy.md: fed the same GaussianDpEvent under REPLACE_ONE, dp_accounting's RDP
     and PLD accountants disagree by 2x in sensitivity. dpsolve's epsilon_of normalises: its PLD
@@ -65,6 +67,7 @@ def test_accountants_bound_the_exact_gaussian(multiplier, steps, delta):
         assert epsilon_of(event, delta, accountant) >= exact * (1 - 1e-12), accountant
 
 
+@pytest.mark.slow
 def test_pld_closed_form_matches_dp_accounting_pld():
     """The closed form used for unsampled Gaussians against dp_accounting's discretised PLD."""
     event = gaussian_event(3.0, 1.0, steps=20)
@@ -133,7 +136,8 @@ CALIBRATION_SLACK = (1.0 + 1e-3) * (1.0 + 2.0 ** -9)
 
 
 @pytest.mark.parametrize("kwargs,accountants", CASES)
-@pytest.mark.parametrize("epsilon,delta", [(0.5, 1e-6), (3.0, 1e-9)])
+@pytest.mark.parametrize("epsilon,delta", [(0.5, 1e-6),
+                                           pytest.param(3.0, 1e-9, marks=pytest.mark.slow)])
 def test_calibration_round_trip(kwargs, accountants, epsilon, delta):
     """epsilon_of(calibrate(eps)) <= eps, and less noise by the search's and the grid's slack
     would not do."""

@@ -185,6 +185,7 @@ def _constant(labels):
     return model
 
 
+@pytest.mark.slow
 def test_noisy_accuracy_is_the_count_plus_laplace():
     y = np.array([0, 1, 1, 0, 1] * 200)
     pred = y.copy()
@@ -327,6 +328,7 @@ def test_the_selected_model_reports_the_searchs_privacy():
     assert epsilon_of(search.dp_event_, 0.0, "basic") == pytest.approx(search.epsilon_)
 
 
+@pytest.mark.slow
 def test_private_selection_is_reachable_from_the_package():
     """``import dpsolve`` alone makes ``dpsolve.private_selection`` available, as
     docs/parameters.md names it (a fresh interpreter, so no other test's import of the module
@@ -470,6 +472,7 @@ def test_log_loss_sensitivity_is_clip_over_n_and_tight(clip):
     assert worst >= 0.999 * clip / n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bound", [0.5, 1.0, 3.0])
 def test_squared_error_sensitivities_are_tight(bound):
     from dpsolve.private_selection import MeanSquaredErrorScorer, R2Scorer
@@ -504,6 +507,7 @@ def test_squared_error_sensitivities_are_tight(bound):
     assert worst_r2 >= (1 - 1 / n) * r2.sensitivity(model, n) * 0.999
 
 
+@pytest.mark.slow
 def test_scores_are_the_statistic_plus_laplace_at_the_sensitivity():
     from dpsolve.private_selection import make_private_scorer
     rng = np.random.default_rng(3)

@@ -64,6 +64,7 @@ def test_density_ratio_is_at_most_e_epsilon(quantile, epsilon):
     assert doubled > epsilon
 
 
+@pytest.mark.slow
 def test_sampler_follows_the_density():
     """20,000 draws on 9 values: the counts per interval against the density's masses, by a
     chi-square test at level 1e-6 (a fixed seed: it passes or fails the same way each run)."""

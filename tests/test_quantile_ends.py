@@ -159,7 +159,9 @@ def _worst_over_neighbours(log_weights, n, quantile, epsilon):
     return worst_score, worst_ratio
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 4])
+# n = 3 and 4: brute force over every neighbour at every point, up to a second each: slow tier
+@pytest.mark.parametrize("n", [1, 2, pytest.param(3, marks=pytest.mark.slow),
+                               pytest.param(4, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("quantile", [0.0, 0.3, 0.5, 0.95, 1.0])
 def test_score_sensitivity_is_one_and_the_density_ratio_at_most_e_epsilon(n, quantile):
     """The breakpoints of every density here are GRID's points clipped to [0, 1], so the
@@ -194,6 +196,7 @@ def test_the_modules_weights_are_the_docstrings():
 
 
 # -- the sampler follows the density, point masses included -------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("values, quantile", [
     (np.array([0.05, 0.1, 0.2, 0.3, 0.45, 0.5, 0.7, 0.8, 0.95]), 0.5),
     (np.array([-0.2, 0.1, 0.3, 0.3, 0.6, 1.0, 1.4, 2.0]), 0.8),

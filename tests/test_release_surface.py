@@ -180,6 +180,7 @@ def test_estimator_surface_is_the_same_on_neighbouring_datasets(name):
         assert not np.array_equal(final[0].coef_, final[1].coef_)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("grid", [{"reg": [0.05]}, GRID], ids=["one-setting", "grid"])
 def test_search_surface_is_the_same_on_neighbouring_datasets(grid):
     # the selected setting is the selection's (private) output, and the model's settings,
@@ -252,6 +253,7 @@ def test_the_rng_check_finds_a_planted_generator():
     assert b"PCG64" in pickle.dumps(np.random.default_rng(0))
 
 
+@pytest.mark.slow
 def test_the_data_holders_messages_never_enter_a_returned_object():
     # the clipping warnings quote exact counts read off the data: shown to whoever holds the
     # data, never part of the release (docs/bad_input.md): no returned object, nor its pickle,
@@ -301,6 +303,7 @@ def _attack_accepts(neighbour):
     return np.array_equal(guess.coef_, best.coef_)
 
 
+@pytest.mark.slow
 def test_the_search_does_not_release_its_noise_seed():
     # before the fix: accepted 40 of 40 times under D (0.15 under D'), delta >= 0.8 for
     # every epsilon. Now the refit draws fresh noise, and a match has probability 0
@@ -320,8 +323,11 @@ def test_a_user_given_seed_is_kept_and_reproduces_the_fit():
 
 
 def _every_solver_case():
-    from test_neighbour_metadata import PAIRS, SOLVERS
-    return [(name, losses[0], PAIRS[losses[0]][0]) for name, (losses, _) in SOLVERS.items()]
+    # the solvers whose first fit is a calibration of up to a second and a half: the slow tier
+    from test_neighbour_metadata import PAIRS, SLOW_SOLVERS, SOLVERS
+    return [pytest.param(name, losses[0], PAIRS[losses[0]][0],
+                         marks=pytest.mark.slow if name in SLOW_SOLVERS else ())
+            for name, (losses, _) in SOLVERS.items()]
 
 
 @pytest.mark.parametrize("solver, loss, kind", _every_solver_case(), ids=str)
@@ -350,7 +356,8 @@ SEARCHES = {
 }
 
 
-@pytest.mark.parametrize("grid", [{"reg": [0.05]}, {"reg": [0.01, 0.1]}],
+@pytest.mark.parametrize("grid", [{"reg": [0.05]},
+                                  pytest.param({"reg": [0.01, 0.1]}, marks=pytest.mark.slow)],
                          ids=["one-setting", "grid"])
 @pytest.mark.parametrize("name", sorted(SEARCHES))
 def test_scored_search_surface_is_the_same_on_neighbouring_datasets(name, grid):

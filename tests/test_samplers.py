@@ -75,6 +75,7 @@ def test_zero_scale_gives_zero(sampler):
 
 # --- distributions ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_gaussian_ks_and_moments():
     sigma = 1.9
     z = gaussian_noise(sigma, 10, size=DRAWS // 10, rng=11).ravel()
@@ -99,6 +100,7 @@ def test_gaussian_tails():
         assert lo <= count <= hi, (k, count, lo, hi)
 
 
+@pytest.mark.slow
 def test_laplace_ks_and_tails():
     b = 0.7
     z = laplace_noise(b, 10, size=DRAWS // 10, rng=13).ravel()
@@ -113,7 +115,7 @@ def test_laplace_ks_and_tails():
         assert lo <= count <= hi, (k, count, lo, hi)
 
 
-@pytest.mark.parametrize("dim", [2, 5, 50])
+@pytest.mark.parametrize("dim", [2, 5, pytest.param(50, marks=pytest.mark.slow)])
 def test_gamma_norm_radius_is_gamma(dim):
     scale = 0.4
     z = gamma_norm_noise(scale, dim, size=DRAWS // 4, rng=14 + dim)

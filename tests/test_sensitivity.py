@@ -478,7 +478,8 @@ def test_lipschitz_constant_is_the_largest_gradient_norm(case):
     _record("max ||grad|| vs L", str(case), value, L)
 
 
-@pytest.mark.parametrize("case", _first_of_each_loss_fast(GRADIENT_CASES), ids=str)
+@pytest.mark.parametrize("case", _first_of_each_loss_fast(
+    GRADIENT_CASES, slow_losses=("squared", "multinomial")), ids=str)
 def test_replace_one_gradient_difference_is_at_most_2L(case):
     """||grad loss(theta; d) - grad loss(theta; d')|| <= 2L for any theta in C and records d, d'
     (the replace-one sensitivity of one record's gradient that noisy_sgd, multiparty_gd,
@@ -545,7 +546,8 @@ NOISY_SGD_CASES = [Case("logistic"), Case("hinge"), Case("huber_hinge", R=1.5, h
                    Case("squared", R=1.0, B=1.0, By=1.0)]
 
 
-@pytest.mark.parametrize("case", NOISY_SGD_CASES, ids=str)
+@pytest.mark.parametrize("case", _first_of_each_loss_fast(
+    NOISY_SGD_CASES, slow_losses=("logistic", "squared")), ids=str)
 def test_noisy_sgd_step_sensitivity(case):
     """noisy_sgd (SGD1): the Gaussian in its dp_event has multiplier sigma / (2 n L), i.e. it
     treats each message ``G_t = n (grad loss + lambda theta) + z`` as of sensitivity 2 n L. The
@@ -575,7 +577,8 @@ def test_noisy_sgd_step_sensitivity(case):
     _record("noisy_sgd message Delta", str(case), n * value, code)
 
 
-@pytest.mark.parametrize("case", NOISY_SGD_CASES, ids=str)
+@pytest.mark.parametrize("case", _first_of_each_loss_fast(
+    NOISY_SGD_CASES, slow_losses=("squared",)), ids=str)
 @pytest.mark.parametrize("mode", ["per_party", "secure_aggregation/party",
                                   "secure_aggregation/pooled"])
 def test_multiparty_gd_message_sensitivity(case, mode):
@@ -617,7 +620,8 @@ MINIBATCH_CASES = [Case("logistic"), Case("hinge"), Case("huber_hinge", R=1.5, h
                    Case("squared", R=0.5, B=1.0, By=0.5)]
 
 
-@pytest.mark.parametrize("case", MINIBATCH_CASES, ids=str)
+@pytest.mark.parametrize("case", _first_of_each_loss_fast(
+    MINIBATCH_CASES, slow_losses=("squared",)), ids=str)
 def test_minibatch_sgd_batch_sensitivity(case):
     """minibatch_sgd: gamma-norm noise of scale s = 2L/epsilon on a batch's gradient sum (both
     divided by |B_t| in the update, so the averaged gradient's sensitivity 2L/b meets noise
@@ -644,7 +648,10 @@ CLIPPED_CASES = [Case("logistic"), Case("hinge"), Case("squared", R=1.0, B=1.0, 
                  Case("multinomial", R=1.0, K=3)]
 
 
-@pytest.mark.parametrize("case", CLIPPED_CASES, ids=str)
+# multinomial and squared: the slow tier's (maximisations of up to half a second)
+@pytest.mark.parametrize("case", [pytest.param(case, marks=pytest.mark.slow)
+                                  if case.loss in ("multinomial", "squared") else case
+                                  for case in CLIPPED_CASES], ids=str)
 @pytest.mark.parametrize("clip_factor", [None, 0.3])
 def test_clipped_gd_sensitivity(case, clip_factor):
     """clipped_gd: the event's multiplier is s / (2C/n) with C = ``settings["clip_norm"]``
@@ -741,12 +748,12 @@ def _neighbour_pairs(B):
             yield ((np.append(x0, a), np.append(y0, ya)), (np.append(x0, c), np.append(y0, yc)))
 
 
-# J = ln(1 + cB^2/(n mu)) is 1.98 at mu = 0.01, 0.27 at 0.2, 0.06 at 1: the fast tier keeps one
-# setting where J is the larger term of the gamma-norm loss, (2, 0.01), and one where the label
-# swap's epsilon'/2 is, (0.3, 1); the other two (one of each, each some 2 s of quadrature) run in
-# the slow tier.
+# J = ln(1 + cB^2/(n mu)) is 1.98 at mu = 0.01, 0.27 at 0.2, 0.06 at 1: two settings where J is
+# the larger term of the gamma-norm loss, (2, 0.01) and (2, 0.2), and two where the label swap's
+# epsilon'/2 is, (0.3, 1) and (0.3, 0.2); each is 0.5 to 2 s of quadrature: the slow tier.
 @pytest.mark.parametrize("epsilon, mu", [pytest.param(0.3, 0.2, marks=pytest.mark.slow),
-                                         (0.3, 1.0), (2.0, 0.01),
+                                         pytest.param(0.3, 1.0, marks=pytest.mark.slow),
+                                         pytest.param(2.0, 0.01, marks=pytest.mark.slow),
                                          pytest.param(2.0, 0.2, marks=pytest.mark.slow)])
 def test_objective_perturbation_privacy_loss_in_one_dimension(epsilon, mu):
     """The privacy loss of objective perturbation, computed exactly on tiny problems (p = 1,
@@ -843,8 +850,12 @@ OBJECTIVE_CASES = [Case("logistic"), Case("huber_hinge", h=0.1), Case("huber_hin
                    Case("huber_hinge", h=2.0), Case("logistic", B=2.0)]
 
 
-@pytest.mark.parametrize("case", OBJECTIVE_CASES, ids=str)
-@pytest.mark.parametrize("epsilon", [4.0, 0.05])
+# epsilon = 4, and the logistic cases and h = 2 at 0.05 (each a maximisation of up to 0.3 s):
+# the slow tier
+@pytest.mark.parametrize("case", [case if case.loss == "huber_hinge" and case.h != 2.0
+                                  else pytest.param(case, marks=pytest.mark.slow)
+                                  for case in OBJECTIVE_CASES], ids=str)
+@pytest.mark.parametrize("epsilon", [pytest.param(4.0, marks=pytest.mark.slow), 0.05])
 def test_objective_perturbation_constants(case, epsilon):
     """objective_perturbation: the curvature constant c it uses (read back from the fit, from
     ``epsilon_prime = eps_obj - ln(1 + c B^2/(n (lambda + Delta)))``, whatever Delta the
@@ -1274,7 +1285,8 @@ def _check_against_reference(case, tiny_problem, problem, theta, cert):
 
 
 @pytest.mark.parametrize("config", _first_of_each_loss_fast(
-    ARGMIN_CONFIGS, lambda config: config.case.loss, slow_losses=["multinomial"]), ids=str)
+    ARGMIN_CONFIGS, lambda config: config.case.loss,
+    slow_losses=["multinomial", "hinge", "logistic", "squared"]), ids=str)
 def test_output_perturbation_argmin_sensitivity(config):
     """output_perturbation adds noise for ``settings["sensitivity"] = 2L/(n lam) +
     2 sqrt(2 g/lam)`` (g its fixed solver tolerance): the first term is the claimed sensitivity of

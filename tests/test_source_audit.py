@@ -24,6 +24,7 @@ def test_multiparty_gd_paper_noise_is_very_conservative():
     assert rows[0].ratio > 4
 
 
+@pytest.mark.slow
 def test_old_row_names_are_deprecated_aliases():
     with pytest.warns(DeprecationWarning, match="multiparty_gd_rows"):
         old = source_audit.sgd2_rows(steps_grid=(100,), epsilons=(1.0,))

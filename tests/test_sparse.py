@@ -52,7 +52,10 @@ def pair(loss, options, seed=0):
 
 
 def cases(names):
-    return [pytest.param(spec, loss, id=f"{spec.name}-{loss}")
+    # noisy_sgd's cases share one RDP calibration over n^2 sampled steps (a second and a half):
+    # the slow tier's
+    return [pytest.param(spec, loss, id=f"{spec.name}-{loss}",
+                         marks=pytest.mark.slow if spec.name == "noisy_sgd" else ())
             for spec in registry() if spec.name in names for loss in spec.losses
             if not (spec.name == "minibatch_sgd" and loss == "squared")]  # needs L <= 1
 
@@ -137,6 +140,7 @@ def test_the_other_solvers_refuse_sparse_naming_those_that_take_it(spec):
         assert name in str(info.value)
 
 
+@pytest.mark.slow
 def test_sparse_never_densified():
     """n = p = 20,000 at density 1e-4: densely that is 3.2 GB, as CSR 0.6 MB. clipped_gd and
     noisy_sgd run, and the reference minimiser certifies theta*, all within 100 MB of Python
@@ -230,6 +234,7 @@ def test_cli_solve_on_a_sparse_file_matches_the_dense_file(tmp_path, capsys):
 
 
 # -- intercepts ----------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [0.1, 1.0])
 def test_sparse_intercept_stays_sparse_and_matches_dense(scale):
     """The constant column is appended as stored entries (never densified); rows keep within

@@ -190,12 +190,14 @@ def test_integers_are_uniform():
     assert isinstance(s.integers(10), int) and isinstance(s.standard_normal(), float)
 
 
+@pytest.mark.slow
 def test_uniforms():
     u = Stream.from_generator(np.random.default_rng(6)).random(1_000_000)
     assert u.min() >= 0.0 and u.max() < 1.0
     assert stats.kstest(u, "uniform").statistic < math.sqrt(math.log(2 / 1e-6) / 2e6)
 
 
+@pytest.mark.slow
 def test_normal_moments_and_ks():
     N = 2_000_000
     z = Stream.from_generator(np.random.default_rng(7)).standard_normal(N)

@@ -280,6 +280,7 @@ def test_a_label_outside_the_classes_is_found_by_check_runs(files):
         experiments.check_runs(sweep)
 
 
+@pytest.mark.slow
 def test_on_a_cluster_each_run_reads_the_chunk_files_on_its_worker(files, tmp_path_factory):
     """On a Dask cluster each run and each reference solve maps the files on its worker; the
     records are those of the same runs in this process."""
@@ -322,6 +323,7 @@ def _main(*argv):
     return status, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_dpsolve_run_on_chunk_files(files, monkeypatch):
     folder, _, _, _, _ = files
     monkeypatch.chdir(folder)                 # relative patterns, in the run's worker too
