@@ -35,7 +35,7 @@ def test_grid_steps_cross_a_binade_onto_the_grid():
     assert multiplier_onto_grid(top, 2) == 1.0 + 2.0 ** (1 - MULTIPLIER_GRID_BITS)
 
 
-@pytest.mark.parametrize("accountant", ["rdp", "pld"])
+@pytest.mark.parametrize("accountant", ["rdp", pytest.param("pld", marks=pytest.mark.slow)])
 def test_calibrated_multiplier_is_a_certified_grid_point(accountant):
     sampling = accounting.PoissonSampling(0.05)
     sigma = accounting.calibrate(1.0, 1e-6, sensitivity=1.0, steps=40, sampling=sampling,
