@@ -4,13 +4,6 @@ from pathlib import Path
 
 import pytest
 
-# The kernels' OpenMP threads spin at barriers by default. On a machine with more runnable
-# processes than cores (a shared CI runner, another job) a spinning thread waits for a
-# descheduled sibling, and the suite runs several times slower (test_neighbour_metadata.py took
-# 33 s instead of 14 s at load 3 on two cores). Waiting passively changes no result. Set before
-# dpsolve, hence libgomp, is imported; a value already in the environment wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 # `python -m pytest` puts the repository root on sys.path, where dpsolve/ has no compiled kernels
 # after a regular (non-editable) `pip install .`. Test the installed package in that case.
 ROOT = Path(__file__).resolve().parents[1]

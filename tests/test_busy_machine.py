@@ -15,7 +15,12 @@ import pytest
 from dpsolve._kernels import sgd, threads
 from dpsolve._kernels.stream import Stream
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import dpsolve._kernels
+
+# The dpsolve this process imported (an install, or a source tree built in place): after a
+# regular install the repository's own dpsolve/ has no compiled kernels.
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve._kernels.__file__)))
+ROOT = os.path.dirname(PACKAGE)
 WAIT_SETTINGS = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "OMP_DISPLAY_ENV")
 needs_libgomp = pytest.mark.skipif(
     not sys.platform.startswith("linux") or ctypes.util.find_library("gomp") is None
@@ -45,7 +50,7 @@ def libgomp_setting(stderr, name):
 # The kernels' package alone, without running dpsolve/__init__.py (which imports all of dpsolve
 # and its dependencies: seconds), so each check takes a fraction of a second.
 ALONE = ("import sys, types; package = types.ModuleType('dpsolve'); "
-         f"package.__path__ = [{os.path.join(ROOT, 'dpsolve')!r}]; sys.modules['dpsolve'] = package\n")
+         f"package.__path__ = [{PACKAGE!r}]; sys.modules['dpsolve'] = package\n")
 REPORT = ("import os; from dpsolve._kernels import threads; "
           "print(threads.wait_policy(), os.environ.get('OMP_WAIT_POLICY'), "
           "os.environ.get('GOMP_SPINCOUNT'))")
