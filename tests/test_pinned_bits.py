@@ -41,11 +41,13 @@ PINNED_ON = {
 PINNED = {
     "data": "07dfa5f0dbf0907c573294584baf0124cdc9169a50a393865a7eb70c78c87a93",
     "noisy_sgd": "ae5185c9fe74e99a43fa93eb7e5a594fe30b2b66fb74fa556a0e2c4e0a1f4d96",
-    "clipped_gd": "TO BE PINNED",
+    "clipped_gd": "9be5e3a4b5a0e2b1d4813245d32b64ce90739fe885943208390894333edc298f",
     "minibatch_sgd": "e56e09a25c08af63881ee280ac461673dab7d254167f2c12ad19a31c2210d3b1",
-    "output_perturbation": "TO BE PINNED",
-    "objective_perturbation": "TO BE PINNED",
-    "dp_sgd": "TO BE PINNED",
+    "output_perturbation":
+        "6f6feb5ce457ab963e6c5327f56c7335dd7c7923368a1f3b5eeaf3b3dc80c1d3",
+    "objective_perturbation":
+        "982e7528fca8a2d3da381c6c648db31624849ebc6b1426230e2812fb70233af3",
+    "dp_sgd": "8ea8e91288c79cc65f4189e06575f3dde357e27ca7e5e835dbc2cfa207649ab6",
 }
 
 #: NumPy SIMD settings under which the pins must hold too: without AVX-512, and without AVX2
