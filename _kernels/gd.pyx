@@ -98,18 +98,19 @@ cdef extern from *:
 
 
 # Rows are split into this many blocks whatever the number of threads; block sums are added in
-# block order, so the result is bit-identical for any thread count. The threads take the blocks
-# one at a time as they come free (schedule="dynamic"), not a fixed half each: on a busy machine
-# a thread that the OS has descheduled leaves its blocks to the one that runs, and a thread that
-# wakes late joins in; the guard of _openmp.pxd runs the regions on one thread while waiting for
-# the second costs more than it gains (docs/performance.md, "A busy machine"). Which thread sums
-# a block never changes its bits.
+# block order, so the result is bit-identical for any thread count. Each thread takes a fixed run
+# of consecutive blocks (schedule="static"): handing blocks out one at a time as threads come free
+# made two threads slower than one on an idle machine (neighbouring blocks' scratch rows share
+# cache lines). The guard of _openmp.pxd runs the regions on one thread while waiting for the
+# second costs more than it gains (docs/performance.md, "A busy machine").
 cdef enum:
     BLOCKS = 64
     # rows whose margins are computed before their derivatives (one chunk per block in flight)
     CHUNK = 128
-    # below this many entries (n p) one thread is faster than forking a second one
-    PARALLEL_MIN_WORK = 20000
+    # below this many entries (n p) one thread is faster than waking a second one: the OpenMP
+    # threads sleep while they wait (dpsolve/_kernels/__init__.py), and a wake-up costs tens of
+    # microseconds (measured: docs/performance.md, "A busy machine")
+    PARALLEL_MIN_WORK = 400000
 
 
 def clipped_gradient_sum(
@@ -172,7 +173,7 @@ def clipped_gradient_sum(
     cdef const double* yc
     try:
         with nogil:
-            for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
+            for b in prange(BLOCKS, schedule="static", num_threads=threads):
                 start = b * m // BLOCKS
                 stop = (b + 1) * m // BLOCKS
                 dz = work + 3 * b * CHUNK
@@ -258,7 +259,7 @@ def row_margins(object X, const double[::1] theta, double[::1] out):
     cdef int threads = dps_region_begin(
         &region, 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads())
     with nogil:
-        for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
+        for b in prange(BLOCKS, schedule="static", num_threads=threads):
             start = b * n // BLOCKS
             margins(&R, start, (b + 1) * n // BLOCKS, &theta[0], &out[start])
             dps_region_block(&region)
@@ -282,7 +283,7 @@ def weighted_row_sum(object X, const double[::1] r, double[::1] out, double[:, :
     cdef int threads = dps_region_begin(
         &region, 1 if n * p < PARALLEL_MIN_WORK else dps_max_threads())
     with nogil:
-        for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
+        for b in prange(BLOCKS, schedule="static", num_threads=threads):
             for j in range(p):
                 scratch[b, j] = 0.0
             for i in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
@@ -591,7 +592,7 @@ def clipped_gradient_sum_multinomial(
     cdef int threads = dps_region_begin(
         &region, 1 if m * p * K < PARALLEL_MIN_WORK else dps_max_threads())
     with nogil:
-        for b in prange(BLOCKS, schedule="dynamic", num_threads=threads):
+        for b in prange(BLOCKS, schedule="static", num_threads=threads):
             start = b * m // BLOCKS
             stop = (b + 1) * m // BLOCKS
             z = &work[b, 0]
