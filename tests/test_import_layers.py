@@ -62,8 +62,12 @@ def _modules():
 
 def _is_submodule(name, modules):
     """Whether ``name`` is a module of the package: Python source, a package, or an extension
-    module (built in place, ``joint.cpython-311-x86_64-linux-gnu.so``)."""
+    module (built in place, ``joint.cpython-311-x86_64-linux-gnu.so``, or, after a regular
+    install, known by its Cython source in the top-level ``_kernels/``)."""
     if name in modules:
+        return True
+    if name.startswith("dpsolve._kernels.") and (
+            ROOT.parent / "_kernels" / (name.rpartition(".")[2] + ".pyx")).is_file():
         return True
     parent, _, leaf = name.rpartition(".")
     directory = ROOT.parent.joinpath(*parent.split("."))
