@@ -32,6 +32,7 @@ from libc.string cimport memset
 
 from _openmp cimport dps_max_threads
 from _rows cimport Rows, is_float32, make_rows
+from _vector cimport dot as vector_dot, scaled_norm, squared_norm
 
 
 cdef extern from *:
@@ -62,6 +63,16 @@ cdef extern from *:
             for (kk = 0; kk < 8; kk++)
                 g[jj * ldg + kk] = acc[jj][kk];
     }
+
+    /* The panel update's loop, written once and compiled for two targets below. */
+    #define DPS_PANEL_UPDATE_BODY                                  \
+        Py_ssize_t jj, k;                                          \
+        for (jj = 0; jj < nb; jj++) {                              \
+            const double s = l[jj];                                \
+            const double* q = panel + jj * ldp;                    \
+            for (k = 0; k < len; k++)                              \
+                row[k] = row[k] - s * q[k];                        \
+        }
 
     #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     #include <immintrin.h>
@@ -104,26 +115,14 @@ cdef extern from *:
     static void dps_panel_update_avx(double* row, const double* l, const double* panel,
                                      Py_ssize_t nb, Py_ssize_t len, Py_ssize_t ldp)
     {
-        Py_ssize_t jj, k;
-        for (jj = 0; jj < nb; jj++) {
-            const double s = l[jj];
-            const double* q = panel + jj * ldp;
-            for (k = 0; k < len; k++)
-                row[k] = row[k] - s * q[k];
-        }
+        DPS_PANEL_UPDATE_BODY
     }
     #endif
 
     static void dps_panel_update_plain(double* row, const double* l, const double* panel,
                                        Py_ssize_t nb, Py_ssize_t len, Py_ssize_t ldp)
     {
-        Py_ssize_t jj, k;
-        for (jj = 0; jj < nb; jj++) {
-            const double s = l[jj];
-            const double* q = panel + jj * ldp;
-            for (k = 0; k < len; k++)
-                row[k] = row[k] - s * q[k];
-        }
+        DPS_PANEL_UPDATE_BODY
     }
 
     static int dps_linalg_avx(void)
@@ -437,14 +436,15 @@ def cholesky_solve(const double[:, ::1] l, const double[::1] b, double[::1] out)
 # -- vectors ------------------------------------------------------------------------------------
 
 def dot(const double[::1] a, const double[::1] b):
-    """``sum_j a_j b_j``, added in increasing j from +0."""
-    cdef Py_ssize_t p = a.shape[0], j
+    """``sum_j a_j b_j``, added in increasing j from +0 (``_vector.pxd``'s, as in the kernels)."""
+    cdef Py_ssize_t p = a.shape[0]
     if b.shape[0] != p:
         raise ValueError("a and b must have the same length")
-    cdef double s = 0.0
+    if p == 0:
+        return 0.0
+    cdef double s
     with nogil:
-        for j in range(p):
-            s = s + a[j] * b[j]
+        s = vector_dot(&a[0], &b[0], p)
     return s
 
 
@@ -459,28 +459,15 @@ def total(const double[::1] a):
 
 
 def norm(const double[::1] a):
-    """``||a||_2``: ``sqrt(sum_j a_j^2)`` added in increasing j; only if that sum overflows
-    (and no entry is infinite or NaN), ``m sqrt(sum_j (a_j / m)^2)`` with m the largest
-    ``|a_j|``, so that a finite norm is never reported as inf, and every other case keeps the
-    plain sum's bits."""
-    cdef Py_ssize_t p = a.shape[0], j
-    cdef double s = 0.0, m = 0.0, t
+    """``||a||_2``: ``sqrt(sum_j a_j^2)`` added in increasing j; only if that sum overflows,
+    ``m sqrt(sum_j (a_j / m)^2)`` with m the largest ``|a_j|`` (``_vector.pxd``'s
+    ``scaled_norm``, which the projections use too), so that a finite norm is never reported
+    as inf, and every other case keeps the plain sum's bits."""
+    cdef Py_ssize_t p = a.shape[0]
+    if p == 0:
+        return 0.0
+    cdef double s
     with nogil:
-        for j in range(p):
-            s = s + a[j] * a[j]
-        if s == INFINITY:
-            for j in range(p):
-                t = fabs(a[j])
-                if not (t <= m):
-                    m = t
-            if m < INFINITY:
-                s = 0.0
-                for j in range(p):
-                    t = a[j] / m
-                    s = s + t * t
-                s = m * sqrt(s)
-            else:
-                s = sqrt(s)
-        else:
-            s = sqrt(s)
+        s = squared_norm(&a[0], p)
+        s = scaled_norm(&a[0], p) if s == INFINITY else sqrt(s)
     return s

@@ -1,8 +1,8 @@
-"""Python access to ``_vector.pxd``: the projection onto the L2 ball and the sequential sums
-behind it, for the Python layer (the same bits as the kernels, on every machine)."""
+"""Python access to ``_vector.pxd``'s projection onto the L2 ball, for the Python layer: the
+kernels' own sums (the same bits as the kernels, on every machine)."""
 import numpy as np
 
-from _vector cimport dot, scale_onto_ball, squared_norm
+from _vector cimport scale_onto_ball, squared_norm
 
 
 def project_l2_ball(const double[::1] theta, double radius):
@@ -24,14 +24,3 @@ def project_onto_ball_in_place(double[::1] theta, double radius):
     with nogil:
         scale_onto_ball(&theta[0], squared_norm(&theta[0], p), radius, p)
 
-
-def sequential_dot(const double[::1] a, const double[::1] b):
-    """sum_j a_j b_j, added in index order."""
-    if a.shape[0] != b.shape[0]:
-        raise ValueError(f"a and b differ in length: {a.shape[0]} and {b.shape[0]}")
-    if a.shape[0] == 0:
-        return 0.0
-    cdef double s
-    with nogil:
-        s = dot(&a[0], &b[0], a.shape[0])
-    return s

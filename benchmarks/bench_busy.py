@@ -88,13 +88,18 @@ class BusyMachine:
     track_two_over_one_thread.unit = "ratio (target <= 1.1 busy, < 1 quiet)"
 
 
-if __name__ == "__main__":
+def print_ratios(solvers=tuple(BusyMachine.params[0]), co_runner_counts=tuple(BusyMachine.params[1])):
+    """Print :meth:`BusyMachine.track_two_over_one_thread` for each solver and co-runner count."""
     bench = BusyMachine()
-    for co_runners in BusyMachine.params[1]:
-        for solver in BusyMachine.params[0]:
+    for co_runners in co_runner_counts:
+        for solver in solvers:
             bench.setup(solver, co_runners)
             try:
                 ratio = bench.track_two_over_one_thread(solver, co_runners)
             finally:
                 bench.teardown(solver, co_runners)
             print(f"{solver:14s} co-runners {co_runners}: 2 threads / 1 thread {ratio:.2f}")
+
+
+if __name__ == "__main__":
+    print_ratios()

@@ -5,8 +5,8 @@ does not weaken a privacy guarantee stated for the transformed rows.
 """
 import numpy as np
 
-from ._kernels.vector import sequential_dot
-from ._ordered_linalg import matvec       # sums in a fixed order, never BLAS: the same data everywhere
+# sums in a fixed order, never BLAS's: the same data on every machine
+from ._ordered_linalg import fixed_order_norm, matvec
 from ._validation import check_choice, check_int, check_real, check_rng
 
 
@@ -63,7 +63,7 @@ def make_synthetic(n=1000, p=10, *, task="classification", noise=0.1, rng=None):
     rng = check_rng(rng)
     X = unit_rows(rng.standard_normal((n, p)))
     w = rng.standard_normal(p)
-    w /= np.sqrt(sequential_dot(w, w))
+    w /= fixed_order_norm(w)
     score = matvec(X, w) + noise * rng.standard_normal(n)
     if task == "classification":
         return X, np.where(score >= 0.0, 1.0, -1.0)

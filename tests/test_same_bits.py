@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from dpsolve._kernels.vector import project_l2_ball, sequential_dot
+from dpsolve._kernels.vector import project_l2_ball
+from dpsolve._ordered_linalg import fixed_order_dot
 from dpsolve._projection import scale_onto_ball
 from dpsolve.privacy import accounting, calibration, epsilon_of
 from dpsolve.privacy.mechanisms import MULTIPLIER_GRID_BITS, multiplier_onto_grid
@@ -61,7 +62,7 @@ def test_projection_norm_is_summed_in_index_order():
         expected = np.array([v * (1.0 / math.sqrt(total)) for v in theta.tolist()])
         assert np.array_equal(scale_onto_ball(theta.copy(), 1.0), expected)
         assert np.array_equal(project_l2_ball(theta, 1.0), expected)
-        assert sequential_dot(theta, theta) == total
+        assert fixed_order_dot(theta, theta) == total
 
 
 @pytest.mark.parametrize("scale", [1e160, 1e200, 1e300])

@@ -10,21 +10,14 @@ it with ``OMP_WAIT_POLICY=ACTIVE`` in the environment to see GCC's spinning defa
 import sys
 
 sys.path.insert(0, ".")     # run from the repository root: its dpsolve and benchmarks
-from benchmarks.bench_busy import BusyMachine  # noqa: E402  (the asv suite's own measurement)
+from benchmarks.bench_busy import print_ratios  # noqa: E402  (the asv suite's own measurement)
 from dpsolve._kernels import threads  # noqa: E402
 
 
 def main(co_runners):
     """Ratio of two threads to one for each solver, as the asv benchmark measures it."""
     print(f"wait policy: {threads.wait_policy()}; co-runners: {co_runners}")
-    bench = BusyMachine()
-    for solver in ("clipped_gd", "noisy_sgd"):
-        bench.setup(solver, co_runners)
-        try:
-            ratio = bench.track_two_over_one_thread(solver, co_runners)
-        finally:
-            bench.teardown(solver, co_runners)
-        print(f"{solver:12s} 2 threads / 1 thread: {ratio:.2f}")
+    print_ratios(("clipped_gd", "noisy_sgd"), (co_runners,))
 
 
 if __name__ == "__main__":

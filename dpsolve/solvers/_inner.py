@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import _fixed_iteration as fixed
+from .._projection import scale_onto_ball      # the kernels' own, summed in index order
 # every sum of the inner solves in an order fixed by the shapes alone, never BLAS's (whose
 # kernels, chosen per CPU, add in different orders): the same bits on every machine
 from .._ordered_linalg import (cholesky_solve, factor_solve, fixed_order_dot, fixed_order_gram,
@@ -46,21 +47,11 @@ def _draw(noise, scale, size, rng):
     return gaussian_noise(scale, size, rng=rng)
 
 
-def _project(theta, radius):
-    """Scale ``theta`` (in place) onto the ball of ``radius`` if its norm (Frobenius for a
-    matrix; summed in index order, :func:`dpsolve._ordered_linalg.fixed_order_norm`) exceeds
-    it. Returns theta."""
-    norm = fixed_order_norm(theta)
-    if norm > radius:
-        theta *= radius / norm
-    return theta
-
-
 def _release(problem, minimizer, noise, project):
     """``minimizer + noise``, projected onto C when asked (post-processing)."""
     theta = minimizer + noise
     if project and problem.radius is not None:
-        _project(theta, problem.radius)
+        scale_onto_ball(theta, problem.radius)
     return theta
 
 

@@ -4,6 +4,7 @@ import math
 import numpy as np
 
 from .._ordered_linalg import one_blas_thread
+from .._projection import scale_onto_ball
 from .._validation import Boolean, Options, Real, check_real
 from ..privacy.accounting import ACCOUNTANTS, pure_event
 from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
@@ -172,7 +173,7 @@ def run(problem, parties, plan, rng):
     if advanced is not rng:
         rng.bit_generator.state = advanced.bit_generator.state
     if settings["project"] and problem.radius is not None:
-        _inner._project(theta, problem.radius)          # post-processing
+        scale_onto_ball(theta, problem.radius)          # post-processing
     # B and the parties see only the released average, as an outsider does
     certified = plan.report.certified_epsilon
     return Released(theta=theta, observers={"outsider": certified, "coordinator": certified,
