@@ -148,14 +148,15 @@ def run_guarded(library, code, cwd=None, timeout=600, env=None):
                    "LD_PRELOAD": library,
                    "PYTHONPATH": os.pathsep.join(
                        [where] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as script:
-        script.write(_PRELUDE + code)
-    try:
-        done = subprocess.run([sys.executable, script.name], capture_output=True, text=True,
+    # a folder of its own: the script's folder comes first on the child's sys.path, and a
+    # shared one (/tmp) may hold modules that would shadow the standard library's
+    with tempfile.TemporaryDirectory() as folder:
+        script = os.path.join(folder, "guarded.py")
+        with open(script, "w") as f:
+            f.write(_PRELUDE + code)
+        done = subprocess.run([sys.executable, script], capture_output=True, text=True,
                               env=environment, timeout=timeout,
                               cwd=cwd or os.path.dirname(os.path.abspath(__file__)))
-    finally:
-        os.unlink(script.name)
     if done.returncode != 0:
         raise RuntimeError(f"the guarded interpreter failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
