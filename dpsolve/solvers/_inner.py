@@ -304,7 +304,7 @@ def _newton_perturbed(problem, linear, extra_reg, gradient_tol, max_iter=100):
     def certified(theta, v, error):
         return fixed_order_norm(v) * up + error <= gradient_tol
 
-    return _newton(model, np.zeros(problem.p), None, certified, max_iter)[0]
+    return _newton(model, np.zeros(problem.p), None, certified, max_iter)
 
 
 def _newton_ball(problem, tolerance, max_iter=100):
@@ -323,7 +323,7 @@ def _newton_ball(problem, tolerance, max_iter=100):
     def certified(theta, v, error):
         return _gap_bound(model, theta, v, error, R) <= tolerance
 
-    return _newton(model, np.zeros(problem.p), R, certified, max_iter)[0]
+    return _newton(model, np.zeros(problem.p), R, certified, max_iter)
 
 
 def _ball_step(H, v, theta, radius, max_iter=60):
@@ -370,16 +370,15 @@ def _ball_step(H, v, theta, radius, max_iter=60):
 
 def _newton(model, theta, radius, certified, max_iter):
     """Damped (projected, with a ``radius``) Newton on ``model`` from theta until
-    ``certified(theta, v, error)``; returns ``(theta, iterations)``, theta None if not
-    certified within ``max_iter`` steps or if a Hessian was not numerically positive
-    definite."""
-    for k in range(max_iter):
+    ``certified(theta, v, error)``; returns theta, or None if it was not certified within
+    ``max_iter`` steps or a Hessian was not numerically positive definite."""
+    for _ in range(max_iter):
         v, error = model.gradient(theta)
         if certified(theta, v, error):
-            return theta, k
+            return theta
         solved = _ball_step(model.hessian(theta), v, theta, radius)
         if solved is None:
-            return None, k
+            return None
         step = solved[0]
         f0, t = model.value(theta), 1.0
         decrease = fixed_order_dot(v, step)        # > 0: -step is a descent direction
@@ -392,6 +391,6 @@ def _newton(model, theta, radius, certified, max_iter):
                 break
             t *= 0.5
             if t < 1e-10:
-                return None, k                     # no progress left: not certifiable
+                return None                        # no progress left: not certifiable
         theta = trial
-    return None, max_iter
+    return None
