@@ -132,3 +132,32 @@ html_theme_options = {
 # the landing page is full width (its cards are the navigation); elsewhere, every page
 html_sidebars = {"index": [], "**": ["sidebar-nav-global"]}
 
+
+
+# -- the solvers' API entries, from the registry --------------------------------------------------
+# ``.. registered-solvers::`` writes ``autofunction`` for every registered solver, in registry
+# order (``:summary:`` an autosummary table of them instead; ``:partition: none`` or ``any``
+# keeps the single-machine or the multi-party ones): a new solver's entry cannot be forgotten.
+from docutils.parsers.rst import Directive, directives  # noqa: E402
+
+
+class RegisteredSolvers(Directive):
+    option_spec = {"summary": directives.flag,
+                   "partition": lambda value: directives.choice(value, ("none", "any"))}
+
+    def run(self):
+        specs = dpsolve.solvers.registry()
+        if "partition" in self.options:
+            single = self.options["partition"] == "none"
+            specs = [spec for spec in specs if (spec.partition is None) == single]
+        if "summary" in self.options:
+            lines = [".. autosummary::", "   :nosignatures:", ""]
+            lines += [f"   {spec.name}" for spec in specs] + [""]
+        else:
+            lines = [line for spec in specs for line in (f".. autofunction:: {spec.name}", "")]
+        self.state_machine.insert_input(lines, "registered-solvers (docs/conf.py)")
+        return []
+
+
+def setup(app):
+    app.add_directive("registered-solvers", RegisteredSolvers)

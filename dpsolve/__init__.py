@@ -23,23 +23,16 @@ from .fit import Fit
 from .parties import Parties
 from .privacy import BudgetAccountant, PrivacyWarning
 from .problem import Problem
-from .solvers.noisy_sgd import noisy_sgd
-from .solvers.clipped_gd import clipped_gd
-from .solvers.minibatch_sgd import minibatch_sgd
-from .solvers.output_perturbation import output_perturbation
-from .solvers.objective_perturbation import objective_perturbation
-from .solvers.multiparty_gd import multiparty_gd
-from .solvers.aggregated_output_perturbation import aggregated_output_perturbation
-from .solvers.joint_sgd import joint_sgd
-from .solvers.dp_sgd import dp_sgd
-from .solvers.adassp import adassp
+from .solvers import registry as _registry
 from .solvers.choose import choose_solver
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
 
+# every registered solver's public function under its name (``dpsolve.noisy_sgd``, ...): the
+# registry is the one list, so registering a solver exports it
+globals().update({_spec.name: _spec.function for _spec in _registry()})
+
 __all__ = ["BudgetAccountant", "Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
-           "adassp", "aggregated_output_perturbation", "audit", "bounds", "choose_solver", "clipped_gd",
-           "datasets", "dp_sgd",
-           "excess_risk", "joint", "joint_sgd", "minibatch_sgd", "multiparty_gd", "noisy_sgd",
-           "objective_perturbation", "output_perturbation", "privacy", "private_selection",
-           "reference_minimizer"]
+           "audit", "bounds", "choose_solver", "datasets", "excess_risk", "joint", "privacy",
+           "private_selection", "reference_minimizer"]
+__all__ = sorted(__all__ + [_spec.name for _spec in _registry()])
 __version__ = _version.__version__

@@ -15,7 +15,7 @@ method decides before it reads the data is here, from public constants only:
 * **the settings search**: the objective noise, the output share of epsilon and the extra
   regularisation Delta that minimise the utility bound
   (:func:`objective_perturbation_settings`; the bound itself is
-  :func:`dpsolve.bounds.objective_perturbation_bound`);
+  :func:`dpsolve.solvers.objective_perturbation.objective_perturbation_bound`);
 * **the inner tolerance** g of ``tolerance="auto"`` (:func:`auto_tolerance`);
 * :func:`plan_settings`, all of these for one fit, each computed once.
 """
@@ -573,8 +573,9 @@ def perturbed_minimiser_bound(problem, objective, delta_objective, epsilon_objec
 
 def _objective_perturbation_value(k, epsilon, fraction, mu, unit, noise, tolerance,
                                   objective):
-    """The bound of :func:`dpsolve.bounds.objective_perturbation_bound` (mean form) for the
-    constants ``k`` at the split ``fraction`` and the total regularisation
+    """The bound of
+    :func:`~dpsolve.solvers.objective_perturbation.objective_perturbation_bound` (mean form) for
+    the constants ``k`` at the split ``fraction`` and the total regularisation
     ``mu = lambda + Delta``, with the output noise's scale per unit of sensitivity ``unit``;
     inf where the objective has no budget."""
     moments = _objective_moments(k, objective, (1.0 - fraction) * epsilon, mu)
@@ -814,7 +815,7 @@ def objective_perturbation_settings(problem, epsilon, delta=None, *, objective_n
                                     tolerance=1e-12, calibration="pld"):
     r"""The objective noise, the split and the extra regularisation of
     :func:`dpsolve.objective_perturbation`, chosen from public constants only: the ones that
-    minimise :func:`dpsolve.bounds.objective_perturbation_bound`.
+    minimise :func:`dpsolve.solvers.objective_perturbation.objective_perturbation_bound`.
 
     Objective perturbation may add any ``Delta >= 0`` to the regulariser, fixed before seeing
     the data, as long as the Jacobian term ``ln(1 + cB^2/(n (lambda + Delta)))`` leaves some of

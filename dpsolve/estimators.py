@@ -63,7 +63,7 @@ from .privacy.quantile import PrivateEstimate
 from .privacy.samplers import laplace_noise
 from .problem import Problem
 from .solvers.choose import choose_solver
-from .tuning import prediction_reg
+from .tuning import choice_reg, prediction_options, prediction_reg
 
 __all__ = ["DPLinearRegression", "DPLinearSVC", "DPLogisticRegression",
            "expected_failed_checks"]
@@ -316,10 +316,10 @@ class _DPLinearModel(BaseEstimator):
         delta = float(self.delta)
         target_delta = delta if delta > 0.0 else None
         if self.solver == "auto":
-            if auto_reg and loss in _solvers.get("objective_perturbation").losses:
+            reg = choice_reg(problem, self.epsilon, target_delta) if auto_reg else None
+            if reg is not None:
                 # choose at the ridge the likely winner would use
-                problem = problem._with_reg(prediction_reg(
-                    problem, "objective_perturbation", self.epsilon, target_delta))
+                problem = problem._with_reg(reg)
             name = choose_solver(problem, self.epsilon, target_delta).name
         else:
             name = self.solver
@@ -344,8 +344,8 @@ class _DPLinearModel(BaseEstimator):
             # 1% below the fit's epsilon: the solver's own split leaves it a little less
             problem = problem._with_reg(prediction_reg(problem, name, 0.99 * epsilon,
                                                        target_delta))
-            if name == "objective_perturbation":
-                options.setdefault("extra_reg", 0.0)
+            for option, value in prediction_options(name).items():
+                options.setdefault(option, value)
         if delta > 0.0:
             options["delta"] = delta
         return problem, spec, options, share

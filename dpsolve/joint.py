@@ -21,7 +21,8 @@ import math
 import numpy as np
 
 from ._kernels import losses as _losses
-from ._validation import check_choice, check_int, check_real
+from ._moved import moved_names
+from ._validation import check_choice, check_real
 from .parties import check_parties
 from .problem import Problem, _append_intercept_column
 
@@ -225,63 +226,6 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
                          "personal_radius, row_norm or label_bound")
     return JointGradientBound(shared=shared, personal=shared if cols.size else 0.0,
                               margin=margin)
-
-
-def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
-                    shared_radius=None, personal_radius=None):
-    r"""Huang et al. 2023, Theorem 3.1 (record level), constant 1:
-
-    .. math:: R L \left(\frac{1}{\sqrt{n}} + \frac{\sqrt{\ell \ln(1/\delta)}}{\epsilon n}\right),
-              \qquad R = \sqrt{N D_X^2 + D_U^2},
-
-    with n = mN records, ``ell = p K`` shared coordinates, ``D = 2 * radius`` and L the joint
-    loss's per-record gradient bound ``L_u`` over the joint domain for this block layout and
-    these radii (:func:`joint_gradient_bound`; for the squared loss
-    ``B (B (R_U + R_X) + B_y)``, not ``problem.lipschitz``). In the joint parameter
-    ``(x_j, u)`` the loss is ``sqrt(2) L_u``-Lipschitz; the constant-1 rate absorbs the factor.
-    A population-loss rate under the paper's record-level accounting, which dpsolve does not
-    certify (see :func:`dpsolve.joint_sgd`): the scaling to compare with, not a guaranteed
-    number.
-
-    Parameters
-    ----------
-    problem : Problem
-        The pooled problem of all owners (n records, ``theta_shape`` gives ell).
-    owners : int or Parties
-        The number of data owners N (``>= 1``), or a Parties (its ``m``).
-    epsilon : float
-        Target epsilon, ``> 0``.
-    delta : float
-        Target delta, in (0, 1).
-    personal_columns : "all" or array of int, default "all"
-        Columns of the personalised block, as in :func:`dpsolve.joint_sgd`.
-    shared_radius, personal_radius : float, optional
-        Radii ``R_U`` and ``R_X`` of the shared and personalised balls; default
-        ``problem.radius``. Both are needed (ValueError otherwise).
-
-    Returns
-    -------
-    float
-        The rate (constant 1), in mean form.
-    """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    check_real(epsilon, "epsilon", low=0.0)
-    if delta is not None:
-        check_real(delta, "delta", low=0.0, high=1.0)
-    m_owners = owners.m if hasattr(owners, "m") else check_int(owners, "owners", low=1)
-    r_u = problem.radius if shared_radius is None else shared_radius
-    r_x = problem.radius if personal_radius is None else personal_radius
-    if r_u is None or r_x is None:
-        raise ValueError("Huang et al. 2023's Theorem 3.1 needs bounded domains: pass "
-                         "shared_radius and personal_radius, or a Problem with a radius")
-    L = joint_gradient_bound(problem, personal_columns, shared_radius=r_u,
-                             personal_radius=r_x).shared
-    R = math.sqrt(m_owners * (2.0 * r_x) ** 2 + (2.0 * r_u) ** 2)
-    shared = int(np.prod(problem.theta_shape))
-    n = problem.n
-    return R * L * (1.0 / math.sqrt(n)
-                    + math.sqrt(shared * math.log(1.0 / delta)) / (epsilon * n))
 
 
 def _check_owners(problem, owners):
@@ -598,3 +542,8 @@ def collaboration_without_dp(problem):
     """
     from .reference import reference_minimizer
     return reference_minimizer(problem).theta
+
+
+# Joint SGD's bound (Huang et al. 2023, Theorem 3.1) moved to its solver's module, beside the
+# spec's ``bound``, and stays here under its name, the same object.
+__getattr__, __dir__ = moved_names(__name__, {"joint_sgd_bound": "dpsolve.solvers.joint_sgd"})

@@ -27,6 +27,10 @@ rate on the intercept, docs/intercepts.md) and ``E`` the solver's noise term:
   regulariser of the DP stochastic convex optimisation rates (Bassily, Feldman, Talwar &
   Thakurta 2019; Feldman, Koren & Talwar 2020), ``lambda = (L / R_0) sqrt(p) / (n epsilon)``.
 
+Each of these rules lives with its solver (``SolverSpec.hooks.prediction_reg``, in the solver's
+module); the gradient methods' is the rule for a solver without one
+(:func:`dpsolve.solvers._prediction.prediction_reg`).
+
 ``||theta_0 - c||`` is unknown; it is replaced by the public ``R_0 = MARGIN_SCALE / B``: a model
 whose margins swing by up to ``MARGIN_SCALE`` logits across rows of norm B. The bound's
 trade-off is lopsided — too much regularisation shrinks every probability to the base rate and
@@ -39,25 +43,17 @@ for objective perturbation (like ``(n epsilon)^{-2/3}`` for output perturbation)
 meets ``1/n``; with a centre at the base rate, a large ``lambda`` shrinks the model towards the
 constant predictor of the base rate, never past it.
 """
-import math
+from .solvers import get
+from .solvers._prediction import MARGIN_SCALE, choice_reg
+from .solvers._prediction import prediction_reg as _prediction_reg
 
-import numpy as np
-
-from .approximate_minima import gaussian_objective_sigma, objective_jacobian_term
-
-__all__ = ["MARGIN_SCALE", "prediction_reg"]
-
-#: The public guess of ``||theta_0|| B``: how many logits the reference model's margin can
-#: move across rows of norm at most B.
-MARGIN_SCALE = 30.0
-
-# the search grid of lambda (public: a function of n only)
-_GRID = 121
+__all__ = ["MARGIN_SCALE", "choice_reg", "prediction_options", "prediction_reg"]
 
 
 def prediction_reg(problem, solver, epsilon, delta=None):
     r"""The ridge ``lambda`` that minimises the unregularised excess-risk bound of ``solver``'s
-    release on ``problem`` at ``(epsilon, delta)`` (module docstring), at least ``1/n``.
+    release on ``problem`` at ``(epsilon, delta)`` (module docstring), at least ``1/n``: the
+    solver's own rule (``SolverSpec.hooks.prediction_reg``), or the gradient methods'.
 
     Reads only public constants of ``problem`` (n, p, the row bound, the loss's constants).
 
@@ -76,36 +72,20 @@ def prediction_reg(problem, solver, epsilon, delta=None):
     -------
     float
     """
-    n, p, B = problem.n, problem.p, problem.row_norm
-    if problem.n_classes and problem.n_classes > 2:
-        p = p * problem.n_classes
-    floor = 1.0 / n
-    R0 = MARGIN_SCALE / B if B > 0 else MARGIN_SCALE
-    L = problem.lipschitz
-    if solver == "adassp" or not math.isfinite(L):
-        # AdaSSP sets its own ridge from the noise (Wang 2018); the floor is scikit-learn's
-        return floor
-    if solver == "objective_perturbation":
-        grid = np.geomspace(floor, 1e4, _GRID)
-        values = [lam * R0 * R0 / 2.0 + _objective_noise(problem, lam, epsilon, delta, p)
-                  / (n * n * lam) for lam in grid]
-        return float(grid[int(np.argmin(values))])
-    if solver == "output_perturbation":
-        beta = problem.smoothness
-        # E||u||^2 = p (p + 1) (2L / (n lam eps))^2; minimise lam R0^2/2 + beta E||u||^2 / 2
-        lam = (2.0 * beta * p * (p + 1) * (2.0 * L / (n * epsilon)) ** 2 / R0 ** 2) ** (1 / 3)
-        return max(floor, lam)
-    return max(floor, (L / R0) * math.sqrt(p) / (n * epsilon))
+    return _prediction_reg(get(solver), problem, epsilon, delta)
 
 
-def _objective_noise(problem, lam, epsilon, delta, p):
-    """``E||b||^2`` of objective perturbation's noise (sum form) at ridge ``lam``; inf where
-    the Jacobian term alone spends epsilon."""
-    cB2 = problem.loss_object.curvature * problem.row_norm ** 2
-    if delta:
-        sigma = gaussian_objective_sigma(cB2, problem.row_norm, problem.n, lam, epsilon, delta)
-        return p * sigma * sigma
-    eps_prime = epsilon - objective_jacobian_term(cB2, problem.n, lam)
-    if eps_prime <= 0.0:
-        return math.inf
-    return p * (p + 1) * (2.0 * problem.row_norm / eps_prime) ** 2
+def prediction_options(solver):
+    """The options a fit of ``solver`` at its prediction ridge takes unless the caller sets
+    them (``SolverSpec.hooks.prediction_options``).
+
+    Parameters
+    ----------
+    solver : str
+        A registered solver's name.
+
+    Returns
+    -------
+    mapping
+    """
+    return get(solver).hooks.prediction_options

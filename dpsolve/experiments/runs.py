@@ -111,8 +111,8 @@ def _prepare(spec, problem):
     parties = None
     if solver.partition is not None:
         parties = equal_parties(problem, options.pop(solver.partition), solver.partition)
-    if solver.sweep_options is not None:
-        options = dict(solver.sweep_options(options))
+    if solver.hooks.sweep_options is not None:
+        options = dict(solver.hooks.sweep_options(options))
     return solver, parties, options, chosen
 
 
@@ -133,8 +133,8 @@ def shared_reference(name):
     """Whether the runs of the solver called ``name`` (or ``"auto"``, which chooses among the
     single-objective solvers) are measured against their problem's reference minimiser,
     :func:`dpsolve.reference_minimizer`, which a sweep solves once per problem; else the
-    solver's spec measures them (:attr:`~dpsolve.solvers.SolverSpec.measure`)."""
-    return name == "auto" or solver_spec(name).measure is None
+    solver's spec measures them (:attr:`~dpsolve.solvers.Hooks.measure`)."""
+    return name == "auto" or solver_spec(name).hooks.measure is None
 
 
 def _tables(sweep, part):
@@ -271,7 +271,7 @@ def execute(spec, root, reference=None):
         theta* of the run's problem, solved elsewhere (a cluster's reference task); default:
         :func:`dpsolve.reference_minimizer` here (from the disk cache when it is there). Not
         used by a solver whose spec measures its fits (``joint_sgd``, against its joint
-        minimiser: :attr:`~dpsolve.solvers.SolverSpec.measure`).
+        minimiser: :attr:`~dpsolve.solvers.Hooks.measure`).
 
     Returns
     -------
@@ -287,7 +287,7 @@ def execute(spec, root, reference=None):
     -----
     Multi-party solvers get the rows split into equal consecutive blocks
     (:func:`equal_parties`); a solver whose spec measures its fits
-    (:attr:`~dpsolve.solvers.SolverSpec.measure`) has its own excess risk: ``joint_sgd``'s is
+    (:attr:`~dpsolve.solvers.Hooks.measure`) has its own excess risk: ``joint_sgd``'s is
     on the joint objective, against :func:`dpsolve.joint.joint_reference_minimizer`.
     PrivacyWarnings (a ``"paper"`` calibration certifying less than it claims) are silenced:
     the certified epsilon is stored. The bound is evaluated at the run's plan: the fit's own
@@ -303,8 +303,8 @@ def execute(spec, root, reference=None):
         plan = _plan(solver, problem, parties, options, rng)
         fit = run_plan(solver, problem, parties, plan, rng)
     wall = time.perf_counter() - start
-    if solver.measure is not None:
-        measured = solver.measure(problem, parties, plan, fit)
+    if solver.hooks.measure is not None:
+        measured = solver.hooks.measure(problem, parties, plan, fit)
         reference, risk, objective = measured.reference, measured.excess_risk, measured.objective
         released = measured.released
     else:

@@ -664,8 +664,8 @@ def _check_solver_cell(cell, where, spec):
         check_real(cell["epsilon"], "epsilon", low=0.0)
         if spec is not None:
             options = {k: v for k, v in cell.items() if k in spec.parameters}
-            if spec.sweep_options is not None:      # as the run will pass them
-                options = spec.sweep_options(options)
+            if spec.hooks.sweep_options is not None:      # as the run will pass them
+                options = spec.hooks.sweep_options(options)
             check_parameters(spec.parameters, options)
     except (TypeError, ValueError) as exc:
         raise refuse(where, cell, exc) from None

@@ -4,11 +4,17 @@ Every solver and every bound of dpsolve takes its noise from here, so a solver a
 always agree on the noise. Three kinds of calibration:
 
 * **The sources' formulas** (``calibration="paper"``), each reproduced as its work states it,
-  with the discrepancies recorded in docs/source_mistakes.md: :func:`noisy_sgd_paper_sigma`
-  (the multi-party SGD notes' SGD1, after Bassily-Smith-Thakurta 2014), :func:`dpgd_paper_sigma`
-  (the DP-GD lecture notes), :func:`multiparty_gd_paper_sigma` (SGD2), :func:`jayaraman_paper_sigma`
-  (Jayaraman et al. 2018), :func:`nsgd_paper_sigma` (Huang et al. 2023), and the classic
-  Gaussian mechanism (Dwork-Roth) for output perturbation. Objective perturbation's constants
+  with the discrepancies recorded in docs/source_mistakes.md, each in its solver's module (its
+  ``SolverSpec.hooks.paper_sigma``) and still given here under its name, the same object:
+  :func:`~dpsolve.solvers.noisy_sgd.noisy_sgd_paper_sigma` (the multi-party SGD notes' SGD1,
+  after Bassily-Smith-Thakurta 2014), :func:`~dpsolve.solvers.clipped_gd.dpgd_paper_sigma` (the
+  DP-GD lecture notes; DP-GD's noise under any calibration,
+  :func:`~dpsolve.solvers.clipped_gd.dpgd_noise`),
+  :func:`~dpsolve.solvers.multiparty_gd.multiparty_gd_paper_sigma` (SGD2),
+  :func:`~dpsolve.solvers.multiparty_gd.jayaraman_paper_sigma` (Jayaraman et al. 2018),
+  :func:`~dpsolve.solvers.joint_sgd.nsgd_paper_sigma` (Huang et al. 2023); here, the classic
+  Gaussian mechanism (Dwork-Roth) for output perturbation and the zCDP inversion
+  (:func:`zcdp_inversion_sigma`). Objective perturbation's constants
   (Chaudhuri-Monteleoni-Sarwate 2011 with Kifer-Smith-Thakurta 2012's) are with the method, in
   :mod:`dpsolve.approximate_minima`.
 * **Accountants** (``calibration="pld"``, ``"rdp"``, ...): the least noise the accountant
@@ -34,7 +40,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._deprecation import deprecated_alias
+from .._moved import moved_names
 from .._validation import check_choice, check_real
 from .accounting import PoissonSampling, PrivacyWarning, UniformSampling, calibrate, epsilon_of
 from .mechanisms import (_LIBM, _dn, _product_up, _quotient_up, _up, gaussian_sigma_analytic,
@@ -453,171 +459,7 @@ def fewest_steps_near_best(grid, values, slack=DEFAULT_STEPS_SLACK):
     return int(grid[np.argmax(finite & (values <= slack * best))])
 
 
-# -- the sources' formulas -----------------------------------------------------------------------
-def noisy_sgd_paper_sigma(n, lipschitz, epsilon, delta):
-    """Noise standard deviation of Algorithm SGD1 in the multi-party SGD notes, eq. (3):
-    ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
-
-    The notes state it for ``0 < epsilon < 1`` and ``delta < 1/n^3``. Its privacy proof applies
-    the Gaussian mechanism (Lemma 2) to steps of sensitivity ``2 n L``, which would need
-    ``sigma >= 4 n L sqrt(2 ln(1.25 n^2/delta) ln(1/delta)) / epsilon``, somewhat more than (3);
-    and its composition (Lemma 1 with ``delta' = delta^(1/3)``) gives a total delta near
-    ``delta + delta^(1/3)``, not delta (docs/noisy_sgd.md, "Privacy", (a) and (b)). The noise
-    is nonetheless (epsilon, delta)-DP with much room to spare, as the RDP accountant certifies
-    (``Fit.certified_epsilon``); it is kept as the notes state it so results can be compared.
-
-    Parameters
-    ----------
-    n : int
-        Number of records.
-    lipschitz : float
-        Lipschitz constant L of the per-sample loss.
-    epsilon : float
-        Target epsilon (the notes: in (0, 1)).
-    delta : float
-        Target delta (the notes: below ``1/n^3``).
-
-    Returns
-    -------
-    float
-        ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
-    """
-    return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
-
-
-def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
-    """The DP-GD lecture notes' noise: ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)``.
-
-    The lecture makes each step ``(epsilon/T, delta/T)``-DP with its Gaussian claim
-    (``sigma >= 2 Delta sqrt(ln(2/delta)) / epsilon`` for ``epsilon, delta in (0, 1)``) at the
-    sensitivity ``Delta = 2C/n`` of the clipped mean gradient, and adds up by basic composition.
-    (Its final line writes ``sqrt(log^2(1/delta))``; the expression above is what its own claims
-    give.) Valid as stated for ``epsilon, delta in (0, 1)``. Works on arrays of ``steps``.
-
-    Parameters
-    ----------
-    n : int
-        Number of records.
-    clip_norm : float
-        Clipping norm C of the per-sample gradients.
-    steps : int or array_like of int
-        Number of steps T.
-    epsilon : float
-        Target epsilon, in (0, 1).
-    delta : float
-        Target delta, in (0, 1).
-
-    Returns
-    -------
-    float or ndarray
-        The noise standard deviation s on the clipped mean gradient, of the shape of ``steps``.
-    """
-    steps = np.asarray(steps, dtype=float)
-    return 4.0 * clip_norm * steps * np.sqrt(np.log(2.0 * steps / delta)) / (epsilon * n)
-
-
-def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
-    """DP-GD's noise standard deviation s on the clipped mean gradient for T = ``steps`` (an int,
-    or an array for ``"paper"`` and ``"pld"``) under ``calibration``.
-
-    The clipped mean gradient has L2 sensitivity ``2C/n`` (replace-one).
-
-    Parameters
-    ----------
-    n : int
-        Number of records.
-    clip_norm : float
-        Clipping norm C.
-    steps : int or array_like of int
-        Number of steps T; an array only for ``"paper"`` and ``"pld"``.
-    epsilon : float
-        Target epsilon, ``> 0``.
-    delta : float
-        Target delta, in (0, 1).
-    calibration : str
-        ``"paper"`` (:func:`dpgd_paper_sigma`), ``"pld"`` (exact, in closed form:
-        ``(2C/n) sqrt(T) sigma_1``, :func:`exact_gaussian_sigma`, rounded up), or another
-        accountant's name (:func:`dpsolve.privacy.calibrate` for T releases, its multiplier
-        times the sensitivity rounded up).
-
-    Returns
-    -------
-    float or ndarray
-        The noise standard deviation s, of the shape of ``steps``.
-    """
-    if calibration == "paper":
-        return dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta)
-    sensitivity = 2.0 * clip_norm / n
-    if calibration == "pld":
-        # T Gaussians compose exactly to one with mu = sqrt(T) Delta / s
-        return exact_gaussian_sigma(sensitivity, steps, epsilon, delta)
-    return calibrate(epsilon, delta, sensitivity=sensitivity, steps=int(steps),
-                     accountant=calibration)
-
-
-def multiparty_gd_paper_sigma(lipschitz, steps, epsilon, delta):
-    """The SGD2 noise of the multi-party SGD notes (Theorem 3's proof): each iteration is
-    ``(epsilon / sqrt(T ln(1/delta)), delta / T)``-DP by Lemma 2 (the classic Gaussian mechanism)
-    for a message of sensitivity ``2L``, then strong composition (Lemma 1):
-    ``sigma = 2L sqrt(2 ln(1.25 T / delta)) sqrt(T ln(1/delta)) / epsilon``.
-
-    Lemma 2 needs the per-iteration epsilon below 1 (a ValueError otherwise). As
-    docs/source_mistakes.md records, the composition does not give (epsilon, delta) as written
-    (with ``delta' = delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total
-    delta ``2 delta``); the noise is nonetheless very conservative, as exact accounting of T
-    Gaussians shows (``Fit.privacy``).
-
-    Parameters
-    ----------
-    lipschitz : float
-        Lipschitz constant L of the per-sample loss.
-    steps : int
-        Number of iterations T.
-    epsilon : float
-        Target epsilon.
-    delta : float
-        Target delta, in (0, 1).
-
-    Returns
-    -------
-    float
-        The noise standard deviation of each party's message per iteration.
-    """
-    eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
-    if eps_iteration >= 1.0:
-        raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
-                         f"epsilon / sqrt(T ln(1/delta)) = {eps_iteration:.3g} below 1 (Lemma 2 "
-                         "of the multi-party SGD notes, the classic Gaussian mechanism); "
-                         'use more steps, a smaller epsilon, or calibration="pld"')
-    return gaussian_sigma_classic(2.0 * lipschitz, eps_iteration, delta / steps)
-
-
-def jayaraman_paper_sigma(sensitivity, steps, epsilon, delta):
-    """Jayaraman et al. 2018's noise (as in Chen's 2019 slides):
-    ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``, which for ``Delta = 2L/(m n_(1))`` is the
-    slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2 epsilon^2)``. Through zCDP
-    (``rho = T Delta^2 / (2 sigma^2)``) it gives ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``,
-    slightly more than claimed (docs/source_mistakes.md).
-
-    Parameters
-    ----------
-    sensitivity : float
-        L2 sensitivity Delta of each release.
-    steps : int
-        Number of releases T.
-    epsilon : float
-        Target epsilon, ``> 0``.
-    delta : float
-        Target delta, in (0, 1).
-
-    Returns
-    -------
-    float
-        ``sigma = Delta sqrt(2 T ln(1/delta)) / epsilon``.
-    """
-    return sensitivity * math.sqrt(2.0 * steps * math.log(1.0 / delta)) / epsilon
-
-
+# -- the zCDP inversion ------------------------------------------------------------------------
 def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
     """The least sigma for which T Gaussians of sensitivity Delta are (epsilon, delta)-DP through
     zCDP (``rho = T Delta^2/(2 sigma^2)``, ``epsilon = rho + 2 sqrt(rho ln(1/delta))``), in closed
@@ -654,36 +496,6 @@ def zcdp_inversion_sigma(sensitivity, steps, epsilon, delta):
     root_rho = _dn(epsilon / denominator, 1)
     # sqrt(2T) Delta / (2 sqrt(rho)): the root, the product and the quotient
     return _up(math.sqrt(2.0 * steps) * sensitivity / (2.0 * root_rho), 3)
-
-
-def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
-    """Huang et al. 2023's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set
-    to 1):
-    ``sigma = L sqrt(T ln(1/delta)) / (epsilon m N)`` with ``m N = n`` records. Its privacy
-    argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
-    (docs/joint_dp.md): kept as a labelled reproduction. L is the Lipschitz
-    constant of the joint loss in u: :func:`dpsolve.joint_sgd` passes ``L_u`` of
-    :func:`dpsolve.joint.joint_gradient_bound`, not ``Problem.lipschitz``.
-
-    Parameters
-    ----------
-    lipschitz : float
-        Lipschitz constant L of the joint loss in the shared parameters u.
-    steps : int
-        Number of iterations T.
-    epsilon : float
-        Target epsilon, ``> 0``.
-    delta : float
-        Target delta, in (0, 1).
-    n : int
-        Number of records ``m N``.
-
-    Returns
-    -------
-    float
-        ``sigma = L sqrt(T ln(1/delta)) / (epsilon n)``.
-    """
-    return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
 
 
 # -- output and objective perturbation -----------------------------------------------------------
@@ -785,6 +597,14 @@ def output_noise_scale(noise, epsilon, delta, sensitivity, calibration):
     return check_noise_scale(solver, scale, epsilon, "noise standard deviation")
 
 
-# the names of a release that cited the notes' algorithm numbers
-sgd1_paper_sigma = deprecated_alias(__name__, "sgd1_paper_sigma", noisy_sgd_paper_sigma)
-sgd2_paper_sigma = deprecated_alias(__name__, "sgd2_paper_sigma", multiparty_gd_paper_sigma)
+# The sources' formulas moved to their solvers' modules, and stay here under their names (the
+# same objects); the names of a release that cited the notes' algorithm numbers are deprecated.
+__getattr__, __dir__ = moved_names(
+    __name__, {"noisy_sgd_paper_sigma": "dpsolve.solvers.noisy_sgd",
+               "dpgd_paper_sigma": "dpsolve.solvers.clipped_gd",
+               "dpgd_noise": "dpsolve.solvers.clipped_gd",
+               "multiparty_gd_paper_sigma": "dpsolve.solvers.multiparty_gd",
+               "jayaraman_paper_sigma": "dpsolve.solvers.multiparty_gd",
+               "nsgd_paper_sigma": "dpsolve.solvers.joint_sgd"},
+    deprecated={"sgd1_paper_sigma": "noisy_sgd_paper_sigma",
+                "sgd2_paper_sigma": "multiparty_gd_paper_sigma"})

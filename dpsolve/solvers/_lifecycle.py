@@ -48,6 +48,7 @@ from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
 from ..privacy.budget import charge, check_accountant
 from ..problem import Problem, reject_multinomial
+from ._hooks import Hooks
 
 #: Parameter documentation shared by every solver; a docstring line holding only ``{{name}}``
 #: is replaced by the entry (see :func:`document`).
@@ -274,10 +275,6 @@ class SolverSpec:
         takes.
     parts : int, default 2
         Parties in the example (multi-party solvers).
-    loss_message : str or None
-        The ValueError's message for a loss not in ``losses`` (multinomial has its own), a format
-        string with fields ``name``, ``loss`` (the Problem's) and ``losses`` (the accepted ones,
-        a sorted list); None: the generic message.
     sparse : bool, default False
         Whether it takes a Problem whose X is sparse (CSR); if not, such a Problem is refused
         with a TypeError naming the solvers that do (docs/sparse.md).
@@ -286,23 +283,14 @@ class SolverSpec:
         :class:`~dpsolve.chunked.RowChunks`): its ``run`` then reads the rows only through
         the RowChunks' per-chunk reductions. If not, such a Problem is refused before any work
         with a TypeError naming the solvers that do.
-    draw : callable or None
-        ``draw(problem, partition, plan, rng) -> Plan``: the plan completed by the public
-        randomness its event depends on (``joint_sgd``'s owner schedule), drawn from the fit's
-        generator after ``plan`` and before the certification; None: the plan draws nothing.
     transcript_option : str or None
         The option that records every message un-rounded (``"record_transcript"``), refused
         with ``secure=True``; None: the solver records none.
-    parties_option : str or None
-        An option holding a :class:`~dpsolve.Parties` (``noisy_sgd``'s ``parties``), whose
-        parties on workers secure mode refuses like a partition's.
-    measure : callable or None
-        How the experiments measure a fit: ``measure(problem, partition, plan, fit)`` returns
-        a :class:`Measured`. None: the Problem's own objective, against its reference
-        minimiser (:func:`dpsolve.reference_minimizer`), which a sweep solves once per problem.
-    sweep_options : callable or None
-        A sweep's solver options (TOML values) as the public function takes them; None: as
-        they are.
+    hooks : Hooks, default Hooks()
+        The optional extension points (the ridge for prediction, the choice's floor, the
+        source's sigma, the solver's own loss refusal, parties among the options, a plan's
+        public randomness, the experiments' measure and sweep options), each None for the
+        generic behaviour (:class:`~dpsolve.solvers.Hooks`).
     """
 
     name: str
@@ -323,14 +311,10 @@ class SolverSpec:
     example: Mapping = dataclasses.field(default_factory=dict)
     example_problem: Mapping = dataclasses.field(default_factory=dict)
     parts: int = 2
-    loss_message: Optional[str] = None
     sparse: bool = False
     chunked: bool = False
-    draw: Optional[Callable] = None
     transcript_option: Optional[str] = None
-    parties_option: Optional[str] = None
-    measure: Optional[Callable] = None
-    sweep_options: Optional[Callable] = None
+    hooks: Hooks = Hooks()
 
     def __post_init__(self):
         object.__setattr__(self, "parameters", types.MappingProxyType(
@@ -359,7 +343,7 @@ def _keyword_defaults(function):
 
 @dataclasses.dataclass(frozen=True)
 class Measured:
-    """How a fit is measured in the experiments (:attr:`SolverSpec.measure`).
+    """How a fit is measured in the experiments (:attr:`Hooks.measure`).
 
     Attributes
     ----------
@@ -438,14 +422,14 @@ def out_of_range(what, problem, epsilon, delta, exc):
 
 
 def plan_or_refuse(spec, problem, partition, target, options, rng=None):
-    """``spec.plan(problem, partition, target, options)`` (then ``spec.draw`` from ``rng``, if
-    the spec has one), with float64 arithmetic failing on the public constants turned into a
+    """``spec.plan(problem, partition, target, options)`` (then ``spec.hooks.draw`` from ``rng``,
+    if the spec has one), with float64 arithmetic failing on the public constants turned into a
     ValueError naming them (:func:`out_of_range`): a plan reads no data, so nothing has
     started. Used by :func:`plan_fit`."""
     try:
         plan = spec.plan(problem, partition, target, options)
-        if spec.draw is not None:
-            plan = spec.draw(problem, partition, plan, rng)
+        if spec.hooks.draw is not None:
+            plan = spec.hooks.draw(problem, partition, plan, rng)
         return plan
     except Exception as exc:
         if _arithmetic_error(exc):
@@ -471,9 +455,8 @@ def check_problem(spec, problem):
     if problem.loss not in spec.losses:
         if problem.loss_object.is_multinomial:
             reject_multinomial(problem, spec.name, multinomial_solvers())
-        if spec.loss_message is not None:
-            raise ValueError(spec.loss_message.format(name=spec.name, loss=problem.loss,
-                                                      losses=sorted(spec.losses)))
+        if spec.hooks.refuse_loss is not None:
+            spec.hooks.refuse_loss(problem)
         raise ValueError(f"{spec.name} does not take loss={problem.loss!r}; it takes "
                          f"{', '.join(spec.losses)}")
     if problem.is_sparse and not spec.sparse:
@@ -529,8 +512,8 @@ def plan_fit(spec, problem, partition=None, epsilon=None, delta=None, *, secure=
     Plan
         With its ``target``, resolved ``options``, the ``given`` ones and its ``report``.
     """
-    parties = partition if partition is not None or spec.parties_option is None \
-        else options.get(spec.parties_option)
+    parties = partition if partition is not None or spec.hooks.option_parties is None \
+        else spec.hooks.option_parties(options)
     recording = False if spec.transcript_option is None \
         else options.get(spec.transcript_option, spec.defaults[spec.transcript_option])
     secure = check_secure(secure, rng, recording, remote=getattr(parties, "remote", False))
@@ -549,7 +532,7 @@ def plan_fit(spec, problem, partition=None, epsilon=None, delta=None, *, secure=
     check_delta_range(delta, spec.name)
     # the generator's type; a spec that draws public randomness for its plan draws from it
     # (spawned streams, independent of what ``run`` draws)
-    draws = generator(rng, secure) if spec.draw is not None else None
+    draws = generator(rng, secure) if spec.hooks.draw is not None else None
     if not secure:
         check_rng(rng)
     target = Target(epsilon, delta, secure)

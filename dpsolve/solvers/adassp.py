@@ -30,6 +30,7 @@ from ..privacy.accounting import epsilon_of, gaussian_event, pure_event
 from ..privacy.calibration import _gaussian_unit_sigma, check_noise_scale, warn_large_delta
 from ..privacy.mechanisms import gamma_norm_scale, laplace_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise, laplace_noise
+from ._hooks import Hooks
 from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
@@ -642,10 +643,28 @@ def bound(problem, partition, plan):
                  "AdaSSP perturbation bound in expectation (docs/adassp.md; Tropp 2012)")
 
 
+def prediction_reg(problem, epsilon, delta=None):
+    """The ridge for prediction (:mod:`dpsolve.tuning`): ``1/n``, scikit-learn's, as AdaSSP
+    adds the ridge its noise needs by itself (Wang 2018).
+
+    Parameters
+    ----------
+    problem : Problem
+        Only n is read.
+    epsilon, delta : float
+        Unused.
+
+    Returns
+    -------
+    float
+    """
+    return 1.0 / problem.n
+
+
 SPEC = register(SolverSpec(
     name="adassp", function=adassp, works=("Wang 2018",), source=SOURCE,
     losses=("squared",), partition=None, neighbours="replace-one record", guarantee="dp",
     parameters=PARAMETERS, plan=plan, run=run, bound=bound, page="adassp.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon",
     example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": None, "reg": 0.1},
-    sparse=True))
+    sparse=True, hooks=Hooks(prediction_reg=prediction_reg)))

@@ -81,17 +81,6 @@ class Choice:
         return function(problem, self.epsilon, rng=rng, secure=secure, **options)
 
 
-def _floors():
-    """name -> floor, for the solvers whose plan calibrates by a search costlier than a choice
-    should take: a function of the Problem giving a lower bound on the solver's bound at its
-    default settings, whatever its noise, without calibrating (or None: no bound there).
-
-    dp_sgd calibrates T Poisson-sampled Gaussians by PLD accounting (0.1 to over 1 s); its
-    bound grows with the noise, so its value at zero noise is a floor."""
-    from .dp_sgd import bound_floor
-    return {"dp_sgd": bound_floor}
-
-
 def _floor(function, problem):
     """``function(problem)`` as a finite float, or None where it fails or has no floor (the
     solver is then planned, and refuses or has no bound as its plan says)."""
@@ -188,11 +177,13 @@ def choose_solver(problem, epsilon, delta=None):
     eligible = [spec for spec in registry()
                 if spec.partition is None and problem.loss in spec.losses
                 and not (problem.is_sparse and not spec.sparse)]
-    floors = {} if delta is None else _floors()
     found = {}              # name -> Candidate
     deferred = {}           # name -> its bound's floor, for a solver not planned yet
     for spec in eligible:
-        floor = _floor(floors[spec.name], problem) if spec.name in floors else None
+        # a solver whose calibration is a costly search states a floor on its bound
+        # (SolverSpec.hooks.bound_floor): planned only if the floor leaves it a chance
+        floor = None if delta is None or spec.hooks.bound_floor is None \
+            else _floor(spec.hooks.bound_floor, problem)
         if floor is not None:
             deferred[spec.name] = floor
         else:

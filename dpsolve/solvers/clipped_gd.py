@@ -4,16 +4,18 @@ import math
 
 import numpy as np
 
-from .. import bounds
+from ..bounds import (check_bound_arguments, from_mean, minimizer_norm_bound,
+                      parameter_count)
 from .._projection import scale_onto_ball
 from .._kernels import gd as _gd
 from .._row_ops import kernel_rows, row_norms
-from .._validation import Boolean, Integer, Options, Real, check_real
-from ..privacy.accounting import ACCOUNTANTS, gaussian_event
-from ..privacy.calibration import (MAX_DEFAULT_STEPS, dpgd_noise, dpgd_paper_sigma,
+from .._validation import Boolean, Integer, Options, Real, check_choice, check_real
+from ..privacy.accounting import ACCOUNTANTS, calibrate, gaussian_event
+from ..privacy.calibration import (MAX_DEFAULT_STEPS, exact_gaussian_sigma,
                                    fewest_steps_near_best, gaussian_sigma)
 from ._registry import register
 from ._clipping import default_clip_norm
+from ._hooks import Hooks
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("full-batch DP gradient descent with the per-sample clipping of Abadi et al. 2016, as "
@@ -33,11 +35,80 @@ PARAMETERS = {
 }
 
 
+def dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta):
+    """The DP-GD lecture notes' noise: ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)``.
+
+    The lecture makes each step ``(epsilon/T, delta/T)``-DP with its Gaussian claim
+    (``sigma >= 2 Delta sqrt(ln(2/delta)) / epsilon`` for ``epsilon, delta in (0, 1)``) at the
+    sensitivity ``Delta = 2C/n`` of the clipped mean gradient, and adds up by basic composition.
+    (Its final line writes ``sqrt(log^2(1/delta))``; the expression above is what its own claims
+    give.) Valid as stated for ``epsilon, delta in (0, 1)``. Works on arrays of ``steps``.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    clip_norm : float
+        Clipping norm C of the per-sample gradients.
+    steps : int or array_like of int
+        Number of steps T.
+    epsilon : float
+        Target epsilon, in (0, 1).
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        The noise standard deviation s on the clipped mean gradient, of the shape of ``steps``.
+    """
+    steps = np.asarray(steps, dtype=float)
+    return 4.0 * clip_norm * steps * np.sqrt(np.log(2.0 * steps / delta)) / (epsilon * n)
+
+
+def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
+    """DP-GD's noise standard deviation s on the clipped mean gradient for T = ``steps`` (an int,
+    or an array for ``"paper"`` and ``"pld"``) under ``calibration``.
+
+    The clipped mean gradient has L2 sensitivity ``2C/n`` (replace-one).
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    clip_norm : float
+        Clipping norm C.
+    steps : int or array_like of int
+        Number of steps T; an array only for ``"paper"`` and ``"pld"``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    calibration : str
+        ``"paper"`` (:func:`dpgd_paper_sigma`), ``"pld"`` (exact, in closed form:
+        ``(2C/n) sqrt(T) sigma_1``, :func:`exact_gaussian_sigma`, rounded up), or another
+        accountant's name (:func:`dpsolve.privacy.calibrate` for T releases, its multiplier
+        times the sensitivity rounded up).
+
+    Returns
+    -------
+    float or ndarray
+        The noise standard deviation s, of the shape of ``steps``.
+    """
+    if calibration == "paper":
+        return dpgd_paper_sigma(n, clip_norm, steps, epsilon, delta)
+    sensitivity = 2.0 * clip_norm / n
+    if calibration == "pld":
+        # T Gaussians compose exactly to one with mu = sqrt(T) Delta / s
+        return exact_gaussian_sigma(sensitivity, steps, epsilon, delta)
+    return calibrate(epsilon, delta, sensitivity=sensitivity, steps=int(steps),
+                     accountant=calibration)
+
+
 def default_steps(problem, clip_norm, epsilon, delta, calibration, output="average"):
     """The default number of steps of :func:`clipped_gd`.
 
-    The fewest steps T in [1, 10^4] whose bound (:func:`dpsolve.bounds.dpgd_optimisation_error`
-    for ``output``, at the noise of ``"paper"``, or of exact Gaussian accounting for any
+    The fewest steps T in [1, 10^4] whose bound (:func:`dpgd_optimisation_error` for ``output``, at the noise of ``"paper"``, or of exact Gaussian accounting for any
     accountant) is within 10% of the least
     (:func:`dpsolve.privacy.calibration.fewest_steps_near_best`).
 
@@ -67,14 +138,14 @@ def _bound_curve(problem, clip_norm, epsilon, delta, calibration, output):
     grid = np.arange(1, MAX_DEFAULT_STEPS + 1)
     curve_calibration = "paper" if calibration == "paper" else "pld"
     noise = dpgd_noise(problem.n, clip_norm, grid, epsilon, delta, curve_calibration)
-    return grid, bounds.dpgd_optimisation_error(problem, clip_norm, grid, noise, output)
+    return grid, dpgd_optimisation_error(problem, clip_norm, grid, noise, output)
 
 
 def default_step_size(problem, clip_norm, steps, sigma):
     """The default constant step size of :func:`clipped_gd`.
 
     ``1 / beta_F`` for a smooth loss; ``R / sqrt(T (G^2 + p s^2))`` otherwise (the step sizes
-    of :func:`dpsolve.bounds.dpgd_optimisation_error`; p counts the noisy coordinates).
+    of :func:`dpsolve.solvers.clipped_gd.dpgd_optimisation_error`; p counts the noisy coordinates).
 
     Parameters
     ----------
@@ -93,7 +164,7 @@ def default_step_size(problem, clip_norm, steps, sigma):
     beta = problem.smoothness + problem.reg
     if math.isfinite(beta):
         return 1.0 / beta
-    R = bounds.minimizer_norm_bound(problem)
+    R = minimizer_norm_bound(problem)
     G = clip_norm + problem.reg * R
     return R / math.sqrt(steps * (G * G + math.prod(problem.theta_shape) * sigma * sigma))
 
@@ -138,12 +209,12 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
         which is tuning and would have to be done on public data).
     steps : int, optional
         T >= 1. Default: :func:`default_steps`, the fewest steps within 10% of the best value of
-        the excess-risk bound (:func:`dpsolve.bounds.clipped_gd_bound`) over T in [1, 10^4],
-        computed from public constants only.
+        the excess-risk bound (:func:`~dpsolve.solvers.clipped_gd.clipped_gd_bound`) over T in
+        [1, 10^4], computed from public constants only.
     step_size : float, optional
         Constant eta > 0. Default: ``1 / (beta + lambda)`` for smooth losses, and
         ``R / sqrt(T (G^2 + p s^2))`` (``G = C + lambda R``) for the hinge loss, the step sizes of
-        :func:`dpsolve.bounds.dpgd_optimisation_error` (:func:`default_step_size`).
+        :func:`dpsolve.solvers.clipped_gd.dpgd_optimisation_error` (:func:`default_step_size`).
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}
         ``"paper"``: the lecture's basic composition,
         :func:`~dpsolve.privacy.calibration.dpgd_paper_sigma`. An accountant name: the least
@@ -155,7 +226,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     project : bool, default True
         Project every iterate onto C. Without a constraint (``radius=None``) the iterates are
         projected onto the ball of radius ``sqrt(2 max loss(0) / lambda)``
-        (:func:`dpsolve.bounds.minimizer_norm_bound`), which contains the minimiser, so the
+        (:func:`dpsolve.minimizer_norm_bound`), which contains the minimiser, so the
         problem is unchanged and the iterates stay bounded. ``False`` runs plain gradient steps
         (the bounds then do not apply).
     output : {"average", "last"}, default "average"
@@ -189,7 +260,7 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     the sums are added here in chunk order and the noise is drawn here; the result equals, bit
     for bit, the one on the same chunks held locally (with one chunk, the in-memory one).
 
-    Utility: :func:`dpsolve.bounds.clipped_gd_bound`.
+    Utility: :func:`dpsolve.solvers.clipped_gd.clipped_gd_bound`.
 
     Source: the lecture notes "DP Gradient Descent" (docs/sources.md), Alg. DP-GD (steps 1-6)
     and "A First Privacy Analysis". Differences, all stated in docs/clipped_gd.md: the lecture's
@@ -217,7 +288,7 @@ def plan(problem, partition, target, options):
     if steps is None and sigma is not None:
         raise TypeError("clipped_gd with an explicit sigma needs steps")
     if steps is None and epsilon is not None and delta is not None:
-        curve = output if output == "average" or bounds.dpgd_last_iterate_applies(problem) \
+        curve = output if output == "average" or dpgd_last_iterate_applies(problem) \
             else "average"          # no last-iterate bound: T from the average's
         steps = default_steps(problem, clip_norm, epsilon, delta, calibration, curve)
 
@@ -229,7 +300,7 @@ def plan(problem, partition, target, options):
         sensitivity=sensitivity, steps=steps)
     if step_size is None:
         step_size = default_step_size(problem, clip_norm, steps, sigma)
-    radius = bounds.minimizer_norm_bound(problem) if project else math.inf
+    radius = minimizer_norm_bound(problem) if project else math.inf
     return Plan(epsilon=epsilon, delta=delta, method=calibration,
                 event=gaussian_event(sigma, sensitivity, steps=steps), sigma=sigma, steps=steps,
                 settings={"clip_norm": clip_norm, "step_size": step_size, "project": project,
@@ -289,9 +360,151 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta)
 
 
+def dpgd_last_iterate_applies(problem):
+    """Whether :func:`dpgd_optimisation_error` has a bound for the last iterate: a smooth loss
+    and ``lambda > 0`` (strong convexity).
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    bool
+    """
+    return math.isfinite(problem.smoothness) and problem.reg > 0.0
+
+
+def dpgd_optimisation_error(problem, clip_norm, steps, noise_std, output="average"):
+    r"""Bound on ``E F(theta) - F(theta*)`` for T steps of projected gradient descent from 0
+    with gradient noise ``N(0, s^2 I_p)``, with dpsolve's default step sizes (numpy arrays
+    broadcast over ``steps`` and ``noise_std``).
+
+    ``output="average"`` (the average ``theta_bar`` of the iterates):
+
+    * smooth loss, ``eta = 1 / beta_F`` with ``beta_F = beta + lambda``:
+      ``beta_F R^2 / (2T) + p s^2 / (2 beta_F)``;
+    * non-smooth loss, ``eta = R / sqrt(T (G^2 + p s^2))`` with ``G = C + lambda R``:
+      ``R sqrt((G^2 + p s^2) / T)``,
+
+    with R from :func:`minimizer_norm_bound` (the standard analysis of (sub)gradient descent
+    with unbiased gradient noise, e.g. Bubeck 2015, Thms 3.2 and 6.3 with exact gradients
+    of variance ``p s^2``).
+
+    ``output="last"`` (the last iterate; smooth loss and ``lambda > 0`` only, else ValueError):
+    with ``eta = 1 / beta_F`` the gradient step contracts distances to theta* by
+    ``1 - kappa``, ``kappa = lambda / beta_F``, the projection onto a convex set holding theta*
+    does not expand them, and the noise adds ``eta^2 p s^2`` in expectation, so
+    ``E||theta_T - theta*||^2 <= d_T = (1 - kappa)^{2T} R^2 + p s^2 / (beta_F lambda)``
+    (the geometric sum, with ``1 - (1 - kappa)^2 >= kappa``). Then ``F - F* <= G sqrt(d_T)``
+    (F is G-Lipschitz on C), and without a constraint, where ``grad F(theta*) = 0``, also
+    ``<= beta_F d_T / 2``. The noise term is divided by lambda instead of beta_F, but the
+    optimisation term decays geometrically instead of as 1/T: at large n lambda this bound is
+    the smaller, with far fewer steps. (Measured, the average still does better there: its
+    bound's noise term, which grows with T, ignores that averaging cancels noise;
+    docs/clipped_gd.md.)
+
+    Valid when the clipping norm C is at least the Lipschitz constant L (then clipping never
+    changes a gradient); with ``C < L`` the clipped gradient is biased and no such bound holds.
+    For multinomial, p is the number of noisy coordinates ``p K``.
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives p, ``beta`` (``problem.smoothness``), lambda (``problem.reg``) and R.
+    clip_norm : float
+        Clipping norm C, at least ``problem.lipschitz`` for the bound to hold (not checked here).
+    steps : int or array_like of int
+        Number of steps T.
+    noise_std : float or array_like of float
+        Standard deviation s of the gradient noise per coordinate.
+    output : {"average", "last"}, default "average"
+        Which iterate the bound is for.
+
+    Returns
+    -------
+    float or ndarray
+        The bound (mean form), broadcast over ``steps`` and ``noise_std``.
+    """
+    output = check_choice(output, "output", ("average", "last"))
+    R = minimizer_norm_bound(problem)
+    steps = np.asarray(steps, dtype=float)
+    noise = np.asarray(noise_std, dtype=float)
+    p = parameter_count(problem)
+    beta = problem.smoothness + problem.reg
+    G = clip_norm + problem.reg * R
+    if output == "last":
+        if not dpgd_last_iterate_applies(problem):
+            raise ValueError("the last-iterate bound needs a smooth loss and reg > 0 "
+                             "(strong convexity); use output='average'")
+        kappa = problem.reg / beta
+        distance2 = (1.0 - kappa) ** (2.0 * steps) * R * R + p * noise ** 2 / (beta * problem.reg)
+        value = G * np.sqrt(distance2)
+        if problem.radius is None:
+            value = np.minimum(value, 0.5 * beta * distance2)
+        return value
+    if math.isfinite(beta):
+        return beta * R * R / (2.0 * steps) + p * noise ** 2 / (2.0 * beta)
+    return R * np.sqrt((G * G + p * noise ** 2) / steps)
+
+
+def clipped_gd_bound(problem, epsilon, delta, *, steps, clip_norm=None, calibration="pld",
+                     output="average", form="mean"):
+    r"""Excess-risk bound of :func:`dpsolve.clipped_gd` (the lecture notes' DP-GD) with its default
+    step size and ``output`` (the average of the iterates, or the last one under strong
+    convexity), at the noise its calibration gives for T = ``steps``.
+
+    The noise is ``s = 4 C T sqrt(ln(2T/delta)) / (epsilon n)`` for ``calibration="paper"``,
+    else the accountant's least noise for T Gaussian releases of sensitivity ``2C/n``
+    (``"pld"``: exactly ``s = (2C/n) sqrt(T) sigma_1``, ``sigma_1`` the analytic Gaussian noise
+    for (epsilon, delta) at sensitivity 1); the bound is :func:`dpgd_optimisation_error` at that
+    noise. With ``"pld"`` and a smooth loss it is minimised at
+    ``T* = beta_F R n / (2 C sqrt(p) sigma_1)``, where it equals ``2 R C sqrt(p) sigma_1 / n``,
+    the rate ``O(R L sqrt(p ln(1/delta)) / (epsilon n))`` of docs/conventions.md ("Utility lower
+    bounds").
+
+    Mean form (times n for ``form="sum"``), explicit constants, valid for ``C >= L``
+    (``clip_norm`` defaults to L).
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem :func:`dpsolve.clipped_gd` is run on.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    steps : int
+        Number of steps T.
+    clip_norm : float, optional
+        Clipping norm C, ``>= problem.lipschitz`` (ValueError otherwise); default L.
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
+        How the noise is calibrated, as in :func:`dpsolve.clipped_gd`.
+    output : {"average", "last"}, default "average"
+        The iterate released (:func:`dpgd_optimisation_error`; ``"last"`` needs a smooth loss
+        and ``reg > 0``).
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
+    """
+    check_bound_arguments(problem, epsilon, delta, form)
+    clip = problem.lipschitz if clip_norm is None else check_real(clip_norm, "clip_norm", low=0.0)
+    if clip < problem.lipschitz:
+        raise ValueError(f"the bound needs clip_norm >= the Lipschitz constant "
+                         f"{problem.lipschitz:g}; clipping below it biases the gradient")
+    noise = dpgd_noise(problem.n, clip, steps, epsilon, delta, calibration)
+    value = float(dpgd_optimisation_error(problem, clip, steps, noise, output))
+    return from_mean(value, problem, form)
+
+
 def bound(problem, partition, plan):
     """The lecture's DP-GD optimisation bound at this plan's T and C
-    (:func:`dpsolve.bounds.clipped_gd_bound`), at its target (epsilon, delta).
+    (:func:`dpsolve.solvers.clipped_gd.clipped_gd_bound`), at its target (epsilon, delta).
 
     None without a target (an explicit ``sigma``: epsilon None, or no delta), when C is below
     the Lipschitz constant (the clipped gradient is biased and no such bound holds), or when
@@ -309,13 +522,20 @@ def bound(problem, partition, plan):
     # explicit noise is judged at the noise exact accounting would give the target
     calibration = plan.method if plan.method != "explicit" else "pld"
     output = plan.settings["output"]
-    if output == "last" and not bounds.dpgd_last_iterate_applies(problem):
+    if output == "last" and not dpgd_last_iterate_applies(problem):
         return None
-    return Bound(bounds.clipped_gd_bound(problem, epsilon, delta, steps=plan.steps,
+    return Bound(clipped_gd_bound(problem, epsilon, delta, steps=plan.steps,
                                          clip_norm=clip_norm, calibration=calibration,
                                          output=output),
                  "DP-GD optimisation bound (lecture notes' DP-GD)" if output == "average" else
                  "DP-GD last-iterate bound (strong convexity)")
+
+
+def paper_sigma(problem, partition, plan):
+    """The lecture's noise at the plan's target, C and T (``Hooks.paper_sigma``):
+    :func:`dpgd_paper_sigma`."""
+    return float(dpgd_paper_sigma(problem.n, plan.settings["clip_norm"], plan.steps,
+                                  plan.epsilon, plan.delta))
 
 
 SPEC = register(SolverSpec(
@@ -327,4 +547,4 @@ SPEC = register(SolverSpec(
     nonfinite_hint="reduce step_size or keep project=True",
     example={"epsilon": 1.0, "delta": 1e-6, "steps": 50},
     example_problem={"radius": 1.0, "reg": 0.01},
-    sparse=True, chunked=True))
+    sparse=True, chunked=True, hooks=Hooks(paper_sigma=paper_sigma)))

@@ -17,6 +17,7 @@ from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma
 from ._registry import register
 from ._clipping import default_clip_norm
+from ._hooks import Hooks
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Abadi et al. 2016, 'Deep Learning with Differential Privacy', Algorithm 1 (DP-SGD) "
@@ -275,9 +276,9 @@ def bound(problem, partition, plan):
 def bound_floor(problem):
     """A lower bound on :func:`bound` at dp_sgd's default settings, whatever its noise, from
     public constants and without calibrating: :func:`dp_sgd_bound` at ``sigma = 0`` (the
-    bound grows with sigma, and the defaults C, q and T do not depend on it). Used by
-    :func:`dpsolve.choose_solver` to leave out, uncalibrated, a dp_sgd that cannot win
-    (its PLD calibration takes 0.1 to over 1 s).
+    bound grows with sigma, and the defaults C, q and T do not depend on it). Its
+    ``Hooks.bound_floor``: :func:`dpsolve.choose_solver` leaves out, uncalibrated, a dp_sgd
+    that cannot win (its PLD calibration takes 0.1 to over 1 s).
 
     Returns
     -------
@@ -299,4 +300,4 @@ SPEC = register(SolverSpec(
     bound=bound, page="dp_sgd.md", nonfinite_hint="reduce step_size",
     example={"epsilon": 1.0, "delta": 1e-6, "sampling_rate": 0.2, "steps": 100},
     example_problem={"radius": 1.0, "reg": 0.01},
-    sparse=True, chunked=True))
+    sparse=True, chunked=True, hooks=Hooks(bound_floor=bound_floor)))

@@ -10,15 +10,17 @@ import numpy as np
 from .._kernels import joint as _joint
 from .._kernels.vector import project_l2_ball   # the kernels' sequential projection
 from .._validation import (Boolean, IndexArray, Integer, Options, Real, check_choice,
-                           check_real)
+                           check_int, check_real)
 from ..joint import (FINITE_LIMIT, LOSSES, JointModel, check_personal_columns, joint_excess_risk,
                      joint_gradient_bound, joint_objective, joint_radii,
-                     joint_reference_minimizer, joint_sgd_bound, joint_shapes, loss_at_logits)
+                     joint_reference_minimizer, joint_shapes, loss_at_logits)
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, calibrate, epsilon_of, gaussian_event
 from ..privacy.calibration import (MAX_NOISE_SCALE, check_noise_scale, exact_gaussian_sigma,
-                                   fewest_steps_near_best, nsgd_paper_sigma, warn_large_delta)
+                                   fewest_steps_near_best, warn_large_delta)
 from ..privacy.mechanisms import gaussian_sigma_analytic
+from ..problem import Problem
 from ._registry import register
+from ._hooks import Hooks
 from ._lifecycle import Bound, Measured, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Huang et al. 2023, 'Learning across Data Owners with Joint Differential Privacy', "
@@ -42,6 +44,36 @@ PARAMETERS = {
     "record_transcript": Boolean(),
     "transcript_limit": Integer(0),
 }
+
+
+def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
+    """Huang et al. 2023's noise (Algorithm 1, line 2, Lemma 3.2 with its universal constants set
+    to 1):
+    ``sigma = L sqrt(T ln(1/delta)) / (epsilon m N)`` with ``m N = n`` records. Its privacy
+    argument amplifies at rate ``1/(N m)`` per record, which the personalised block invalidates
+    (docs/joint_dp.md): kept as a labelled reproduction. L is the Lipschitz
+    constant of the joint loss in u: :func:`dpsolve.joint_sgd` passes ``L_u`` of
+    :func:`dpsolve.joint.joint_gradient_bound`, not ``Problem.lipschitz``.
+
+    Parameters
+    ----------
+    lipschitz : float
+        Lipschitz constant L of the joint loss in the shared parameters u.
+    steps : int
+        Number of iterations T.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    n : int
+        Number of records ``m N``.
+
+    Returns
+    -------
+    float
+        ``sigma = L sqrt(T ln(1/delta)) / (epsilon n)``.
+    """
+    return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
 
 
 @document
@@ -155,7 +187,7 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     personalised block), not ``Problem.lipschitz = B (R B + B_y)``, which would understate
     epsilon for the squared loss. For the classification losses the
     bound does not depend on the margin and ``L_u = Problem.lipschitz``.
-    Utility: :func:`dpsolve.joint.joint_sgd_bound` (Theorem 3.1).
+    Utility: :func:`~dpsolve.solvers.joint_sgd.joint_sgd_bound` (Theorem 3.1).
 
     Source: Huang et al. 2023, "Learning across Data Owners with Joint Differential Privacy"
     (docs/sources.md), Algorithm 1, Lemma 3.2, Theorem 3.1.
@@ -545,6 +577,63 @@ def run(problem, owners, plan, rng):
                     observers={"other_owners": plan.report.certified_epsilon})
 
 
+def joint_sgd_bound(problem, owners, epsilon, delta, *, personal_columns="all",
+                    shared_radius=None, personal_radius=None):
+    r"""Huang et al. 2023, Theorem 3.1 (record level), constant 1:
+
+    .. math:: R L \left(\frac{1}{\sqrt{n}} + \frac{\sqrt{\ell \ln(1/\delta)}}{\epsilon n}\right),
+              \qquad R = \sqrt{N D_X^2 + D_U^2},
+
+    with n = mN records, ``ell = p K`` shared coordinates, ``D = 2 * radius`` and L the joint
+    loss's per-record gradient bound ``L_u`` over the joint domain for this block layout and
+    these radii (:func:`~dpsolve.joint.joint_gradient_bound`; for the squared loss
+    ``B (B (R_U + R_X) + B_y)``, not ``problem.lipschitz``). In the joint parameter
+    ``(x_j, u)`` the loss is ``sqrt(2) L_u``-Lipschitz; the constant-1 rate absorbs the factor.
+    A population-loss rate under the paper's record-level accounting, which dpsolve does not
+    certify (see :func:`dpsolve.joint_sgd`): the scaling to compare with, not a guaranteed
+    number.
+
+    Parameters
+    ----------
+    problem : Problem
+        The pooled problem of all owners (n records, ``theta_shape`` gives ell).
+    owners : int or Parties
+        The number of data owners N (``>= 1``), or a Parties (its ``m``).
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    personal_columns : "all" or array of int, default "all"
+        Columns of the personalised block, as in :func:`dpsolve.joint_sgd`.
+    shared_radius, personal_radius : float, optional
+        Radii ``R_U`` and ``R_X`` of the shared and personalised balls; default
+        ``problem.radius``. Both are needed (ValueError otherwise).
+
+    Returns
+    -------
+    float
+        The rate (constant 1), in mean form.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    check_real(epsilon, "epsilon", low=0.0)
+    if delta is not None:
+        check_real(delta, "delta", low=0.0, high=1.0)
+    m_owners = owners.m if hasattr(owners, "m") else check_int(owners, "owners", low=1)
+    r_u = problem.radius if shared_radius is None else shared_radius
+    r_x = problem.radius if personal_radius is None else personal_radius
+    if r_u is None or r_x is None:
+        raise ValueError("Huang et al. 2023's Theorem 3.1 needs bounded domains: pass "
+                         "shared_radius and personal_radius, or a Problem with a radius")
+    L = joint_gradient_bound(problem, personal_columns, shared_radius=r_u,
+                             personal_radius=r_x).shared
+    R = math.sqrt(m_owners * (2.0 * r_x) ** 2 + (2.0 * r_u) ** 2)
+    shared = int(np.prod(problem.theta_shape))
+    n = problem.n
+    return R * L * (1.0 / math.sqrt(n)
+                    + math.sqrt(shared * math.log(1.0 / delta)) / (epsilon * n))
+
+
 def bound(problem, owners, plan):
     """Theorem 3.1 of Huang et al. 2023 (record level, constant 1) at the plan's block layout;
     None for an explicit noise (the theorem is stated at a calibrated epsilon)."""
@@ -579,14 +668,22 @@ def sweep_options(options):
     return options
 
 
+def paper_sigma(problem, owners, plan):
+    """The paper's noise at the plan's target, T and ``L_u`` (``Hooks.paper_sigma``):
+    :func:`nsgd_paper_sigma`."""
+    return nsgd_paper_sigma(plan.settings["gradient_bound"], plan.steps, plan.epsilon,
+                            plan.delta, problem.n)
+
+
 SPEC = register(SolverSpec(
     name="joint_sgd", function=joint_sgd, works=("Huang et al. 2023",), source=SOURCE,
     losses=LOSSES, partition="owners",
     neighbours="replace-one record (owner level with a personalised block: any number of one "
                "owner's records)",
     guarantee="joint_dp", parameters=PARAMETERS, plan=plan, run=run, bound=bound,
-    page="joint_dp.md", draw=draw, transcript_option="record_transcript", measure=measure,
-    sweep_options=sweep_options,
+    page="joint_dp.md", transcript_option="record_transcript",
+    hooks=Hooks(paper_sigma=paper_sigma, draw=draw, measure=measure,
+                sweep_options=sweep_options),
     nonfinite_hint="the noise or the step overflowed float64 in the shared parameters: reduce "
                    "step_size or sigma",
     example={"epsilon": 1.0, "delta": 1e-6, "steps": 200, "personal_columns": [0]},

@@ -4,12 +4,14 @@ import math
 import dp_accounting
 import numpy as np
 
-from .. import bounds
+from .._capabilities import multinomial_solvers
 from .._kernels import minibatch as _minibatch
 from .._row_ops import kernel_rows
-from .._validation import Integer, Options, Real, check_real
+from .._validation import Integer, Options, Real, check_int, check_real
+from ..bounds import check_bound_arguments, from_mean
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
+from ..problem import reject_multinomial
 from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
@@ -90,7 +92,8 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     ``2L/epsilon`` with ``L = 1``; for ``L < 1`` the same argument allows the smaller scale used
     here (docs/minibatch_sgd.md).
 
-    Utility: :func:`dpsolve.bounds.minibatch_sgd_bound` (``schedule="inv"``, smooth losses).
+    Utility: :func:`~dpsolve.solvers.minibatch_sgd.minibatch_sgd_bound` (``schedule="inv"``,
+    smooth losses).
 
     Source: Song, Chaudhuri & Sarwate, "Stochastic gradient descent with differentially private
     updates", GlobalSIP 2013: the mini-batch update and its noise density (eq. (1) of the blog
@@ -153,8 +156,64 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta)
 
 
+def minibatch_sgd_bound(problem, epsilon, *, batch_size, form="mean"):
+    r"""Excess-risk bound for :func:`dpsolve.minibatch_sgd` with ``schedule="inv"``
+    (``eta_t = 1/(lambda t)``) on a smooth loss, for the last iterate after its one pass of
+    ``T = ceil(n / b)`` steps.
+
+    Song, Chaudhuri & Sarwate (2013) state no convergence theorem. This is the standard
+    analysis of SGD on a lambda-strongly convex objective (Rakhlin, Shamir & Sridharan 2012,
+    Lemma 1: ``E ||w_T - w*||^2 <= 4 M^2 / (lambda^2 T)`` when ``E ||g_t||^2 <= M^2``), turned
+    into objective values by smoothness:
+
+    .. math:: E[F(w_T)] - F(w^*) \le \frac{\beta_F}{2} E\|w_T - w^*\|^2
+              \le \frac{2 \beta_F M^2}{\lambda^2 T}, \qquad
+              M^2 = G^2 + \frac{p (p + 1) s^2}{b^2},
+
+    with ``G = L + lambda r`` (the batch gradient plus regulariser, r the projection radius),
+    ``s = 2L/epsilon`` the noise scale (``||Z|| ~ Gamma(p, s)``, so ``E ||Z||^2 = p (p+1) s^2``),
+    ``beta_F = beta + lambda``. Mean form (times n for ``form="sum"``), explicit constants. The
+    last batch may be smaller than b; the bound then uses it for every step (conservative).
+    Not for multinomial problems (minibatch_sgd does not take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        A smooth loss with ``reg > 0`` (ValueError otherwise).
+    epsilon : float
+        Epsilon of the gamma-norm noise, ``> 0`` (pure epsilon-DP).
+    batch_size : int
+        Batch size b, in [1, n].
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
+    """
+    check_bound_arguments(problem, epsilon, None, form)
+    reject_multinomial(problem, "minibatch_sgd_bound", multinomial_solvers())
+    if problem.reg <= 0.0:
+        raise ValueError("the bound needs problem.reg > 0")
+    beta = problem.smoothness + problem.reg
+    if not math.isfinite(beta):
+        raise ValueError(f"the bound needs a smooth loss; {problem.loss} is not")
+    n, p, lam, L = problem.n, problem.p, problem.reg, problem.lipschitz
+    b = check_int(batch_size, "batch_size", low=1)
+    if b > n:
+        raise ValueError(f"batch_size must be <= n={n}, got {b}")
+    smallest = n - (math.ceil(n / b) - 1) * b
+    r = 1.0 / lam if problem.radius is None else min(1.0 / lam, problem.radius)
+    s = 2.0 * L / epsilon
+    M2 = (L + lam * r) ** 2 + p * (p + 1) * s * s / smallest ** 2
+    value = 2.0 * beta * M2 / (lam * lam * math.ceil(n / b))
+    return from_mean(value, problem, form)
+
+
 def bound(problem, partition, plan):
-    """The strongly convex SGD bound of :func:`dpsolve.bounds.minibatch_sgd_bound` at the
+    """The strongly convex SGD bound of :func:`dpsolve.solvers.minibatch_sgd.minibatch_sgd_bound` at the
     plan's target epsilon.
 
     None unless the schedule is ``"inv"`` (the bound's step sizes) and the loss is smooth, and
@@ -165,7 +224,7 @@ def bound(problem, partition, plan):
     if plan.settings["schedule"] != "inv" or epsilon is None or \
             not problem.loss_object.smooth:
         return None
-    return Bound(bounds.minibatch_sgd_bound(problem, epsilon,
+    return Bound(minibatch_sgd_bound(problem, epsilon,
                                             batch_size=plan.settings["batch_size"]),
                  "Song-Chaudhuri-Sarwate 2013 SGD bound (schedule inv)")
 

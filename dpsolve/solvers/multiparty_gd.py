@@ -6,15 +6,19 @@ import math
 
 import numpy as np
 
-from .. import bounds
+from .._capabilities import multinomial_solvers
 from .._projection import scale_onto_ball
-from .._validation import Boolean, Integer, Options, Real, check_choice, check_real
+from .._validation import Boolean, Integer, Options, Real, check_choice, check_int, check_real
+from ..bounds import (check_bound_arguments, gradient_perturbation_bound, in_form,
+                      minimizer_norm_bound)
 from ..privacy.accounting import ACCOUNTANTS, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, check_finite_lipschitz,
                                    check_noise_scale, exact_gaussian_sigma,
-                                   fewest_steps_near_best, gaussian_sigma, jayaraman_paper_sigma,
-                                   multiparty_gd_paper_sigma, warn_large_delta,
+                                   fewest_steps_near_best, gaussian_sigma, warn_large_delta,
                                    zcdp_inversion_sigma)
+from ..privacy.mechanisms import gaussian_sigma_classic
+from ..problem import reject_multinomial
+from ._hooks import Hooks
 from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
@@ -48,6 +52,69 @@ PARAMETERS = {
 
 
 # -- the coordinator's public computation (shared by the run and the replay) -------------------------
+def multiparty_gd_paper_sigma(lipschitz, steps, epsilon, delta):
+    """The SGD2 noise of the multi-party SGD notes (Theorem 3's proof): each iteration is
+    ``(epsilon / sqrt(T ln(1/delta)), delta / T)``-DP by Lemma 2 (the classic Gaussian mechanism)
+    for a message of sensitivity ``2L``, then strong composition (Lemma 1):
+    ``sigma = 2L sqrt(2 ln(1.25 T / delta)) sqrt(T ln(1/delta)) / epsilon``.
+
+    Lemma 2 needs the per-iteration epsilon below 1 (a ValueError otherwise). As
+    docs/source_mistakes.md records, the composition does not give (epsilon, delta) as written
+    (with ``delta' = delta`` it gives about ``sqrt(2) epsilon + epsilon^2/ln(1/delta)`` at total
+    delta ``2 delta``); the noise is nonetheless very conservative, as exact accounting of T
+    Gaussians shows (``Fit.privacy``).
+
+    Parameters
+    ----------
+    lipschitz : float
+        Lipschitz constant L of the per-sample loss.
+    steps : int
+        Number of iterations T.
+    epsilon : float
+        Target epsilon.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        The noise standard deviation of each party's message per iteration.
+    """
+    eps_iteration = epsilon / math.sqrt(steps * math.log(1.0 / delta))
+    if eps_iteration >= 1.0:
+        raise ValueError(f'calibration="paper" needs the per-iteration epsilon '
+                         f"epsilon / sqrt(T ln(1/delta)) = {eps_iteration:.3g} below 1 (Lemma 2 "
+                         "of the multi-party SGD notes, the classic Gaussian mechanism); "
+                         'use more steps, a smaller epsilon, or calibration="pld"')
+    return gaussian_sigma_classic(2.0 * lipschitz, eps_iteration, delta / steps)
+
+
+def jayaraman_paper_sigma(sensitivity, steps, epsilon, delta):
+    """Jayaraman et al. 2018's noise (as in Chen's 2019 slides):
+    ``sigma^2 = 2 Delta^2 T ln(1/delta) / epsilon^2``, which for ``Delta = 2L/(m n_(1))`` is the
+    slides' ``8 L^2 T ln(1/delta) / (m^2 n_(1)^2 epsilon^2)``. Through zCDP
+    (``rho = T Delta^2 / (2 sigma^2)``) it gives ``(epsilon + epsilon^2 / (4 ln(1/delta)), delta)``,
+    slightly more than claimed (docs/source_mistakes.md).
+
+    Parameters
+    ----------
+    sensitivity : float
+        L2 sensitivity Delta of each release.
+    steps : int
+        Number of releases T.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+
+    Returns
+    -------
+    float
+        ``sigma = Delta sqrt(2 T ln(1/delta)) / epsilon``.
+    """
+    return sensitivity * math.sqrt(2.0 * steps * math.log(1.0 / delta)) / epsilon
+
+
 def _coordinator_step(theta, received, eta, reg_scale, radius):
     """``theta <- Pi(theta - eta (sum of what B received + reg_scale theta))``; the sum is taken
     in party order. ``received`` is (m, p) (each party's message) or (p,) (the aggregate)."""
@@ -174,7 +241,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     and a record enters one message per iteration. Step sizes: ``"strongly_convex"`` (default
     when ``reg > 0``) ``eta_k = 2 / (n lambda (k + 1))`` with the weighted average
     ``sum_k 2k theta_k / (T(T+1))`` (Lacoste-Julien, Schmidt & Bach 2012), for which Theorem 4's
-    bound holds (:func:`dpsolve.bounds.multiparty_gd_bound`); ``"lipschitz"``
+    bound holds (:func:`dpsolve.solvers.multiparty_gd.multiparty_gd_bound`); ``"lipschitz"``
     ``eta_k = ||C||_2 / sqrt(k (n^2 G^2 + m p sigma^2))`` with the plain average.
 
     **Gradient perturbation (Jayaraman et al. 2018), ``noise="secure_aggregation"``.**
@@ -203,8 +270,8 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
         the sum (Jayaraman et al.).
     steps : int, optional
         T >= 1. Default: the fewest iterations in [1, 10^4] within 10% of the best value of the
-        protocol's bound (:func:`dpsolve.bounds.multiparty_gd_bound`, or
-        :func:`dpsolve.bounds.gradient_perturbation_bound`) at the calibrated noise; public
+        protocol's bound (:func:`dpsolve.solvers.multiparty_gd.multiparty_gd_bound`, or
+        :func:`dpsolve.gradient_perturbation_bound`) at the calibrated noise; public
         constants only. Needs ``reg > 0`` (and a smooth loss for secure aggregation); otherwise
         pass ``steps``.
     step_size : str or float, optional
@@ -255,7 +322,7 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     Gaussians compose exactly to one with ``mu = sqrt(T) Delta / sigma`` (PLD). Nothing else
     leaves a party: the un-noised gradient sums stay inside it (secure aggregation's shares are
     seen by no one). Without a radius the iterates are projected onto the ball of radius
-    :func:`dpsolve.bounds.minimizer_norm_bound`, which contains the minimiser.
+    :func:`dpsolve.minimizer_norm_bound`, which contains the minimiser.
 
     Source: Algorithm SGD2 and Theorems 3-4 of the multi-party SGD notes (after
     Bassily-Smith-Thakurta 2014); Jayaraman et al. 2018's multi-party gradient perturbation, as
@@ -302,7 +369,7 @@ def plan(problem, parties, target, options):
         if epsilon is not None and delta is not None:
             check_real(epsilon, "epsilon", low=0.0)
             check_real(delta, "delta", low=0.0, high=1.0)
-    radius = problem.radius if problem.radius is not None else bounds.minimizer_norm_bound(problem)
+    radius = problem.radius if problem.radius is not None else minimizer_norm_bound(problem)
     if steps is None:
         if sigma is not None or epsilon is None or delta is None:
             raise TypeError("multiparty_gd without a calibration (explicit sigma) needs steps")
@@ -398,12 +465,12 @@ def _default_steps(problem, m, noise, step_rule, sensitivity, L, epsilon, delta,
         if step_rule != "strongly_convex":
             raise ValueError('steps has a default only with step_size="strongly_convex": '
                              "pass steps")
-        values = bounds.multiparty_gd_bound(problem, m, sigma, grid)
+        values = multiparty_gd_bound(problem, m, sigma, grid)
     else:
         if not math.isfinite(beta) or step_rule != "smooth":
             raise ValueError("steps has a default only for a smooth loss with the default step "
                              "size: pass steps")
-        values = bounds.gradient_perturbation_bound(problem, grid, sigma)
+        values = gradient_perturbation_bound(problem, grid, sigma)
     return fewest_steps_near_best(grid, values)
 
 
@@ -521,6 +588,63 @@ def _secure_sum(shares, sigma, rng):
 
 
 # -- bound -----------------------------------------------------------------------------------------
+def _projection_radius(problem):
+    return problem.radius if problem.radius is not None else minimizer_norm_bound(problem)
+
+
+def multiparty_gd_bound(problem, parties, sigma, steps, *, form="mean"):
+    r"""Theorem 4 (eq. 11) of the multi-party SGD notes, SGD2 on a Delta-strongly convex
+    objective, explicit constants:
+
+    .. math:: E[L(\theta) - L(\theta^*)] \le \frac{8 m p (\sigma^2 + n^2 G^2)}{n \lambda T}
+
+    in sum form (divided by n for ``form="mean"``), with m parties each adding ``N(0, sigma^2
+    I_p)``, ``Delta = lambda`` (``problem.reg``) and ``G = L + lambda R`` the per-sample gradient
+    bound over the projection ball (R the radius, or :func:`minimizer_norm_bound`).
+
+    The notes only sketch the proof ("pick eta appropriately"). It holds for
+    :func:`dpsolve.multiparty_gd`'s default SGD2 steps ``eta_k = 2/(n lambda (k+1))`` with the
+    weighted average: for projected SGD with unbiased gradients of second moment at most
+    ``Gt^2 = n^2 G^2 + m p sigma^2`` on an ``n lambda``-strongly convex sum, Lacoste-Julien, Schmidt
+    & Bach (2012) give ``2 Gt^2 / (n lambda (T + 1))``, and ``m p (sigma^2 + n^2 G^2) >= Gt^2``.
+    ``parties`` is the number of parties m (or a Parties); numpy arrays broadcast over ``sigma``
+    and ``steps``.
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` (lambda); not multinomial.
+    parties : int or Parties
+        The number of parties m (``>= 1``), or a Parties (its ``m``).
+    sigma : float or array_like of float
+        Standard deviation of each party's noise per coordinate.
+    steps : int or array_like of int
+        Number of iterations T.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float or ndarray
+        The bound (explicit constants), broadcast over ``sigma`` and ``steps``.
+    """
+    check_bound_arguments(problem, 1.0, None, form)
+    reject_multinomial(problem, "multiparty_gd_bound (the multi-party SGD notes' Theorem 4)",
+                       multinomial_solvers())
+    if problem.reg <= 0.0:
+        raise ValueError("multiparty_gd_bound (the multi-party SGD notes' Theorem 4) needs a "
+                         "strongly convex objective: problem.reg > 0")
+    m = parties.m if hasattr(parties, "m") else check_int(parties, "parties", low=1)
+    n, p, lam = problem.n, problem.p, problem.reg
+    G = problem.lipschitz + lam * _projection_radius(problem)
+    sigma = np.asarray(sigma, dtype=float)
+    steps = np.asarray(steps, dtype=float)
+    value = 8.0 * m * p * (sigma ** 2 + (n * G) ** 2) / (n * lam * steps)
+    value = in_form(value, problem, form)
+    return float(value) if np.ndim(value) == 0 else value
+
+
 def bound(problem, parties, plan):
     """Theorem 4 of the multi-party SGD notes for SGD2's strongly convex steps with an average;
     the gradient-perturbation bound for secure aggregation at step ``1/beta``; None otherwise."""
@@ -529,14 +653,25 @@ def bound(problem, parties, plan):
         # Theorem 4 is for the strongly convex steps (so reg > 0) and an average of the iterates
         if settings["step_size"] != "strongly_convex" or settings["output"] == "last":
             return None
-        return Bound(bounds.multiparty_gd_bound(problem, parties, plan.sigma, plan.steps),
+        return Bound(multiparty_gd_bound(problem, parties, plan.sigma, plan.steps),
                      "multi-party noisy gradient descent bound (multi-party SGD notes' "
                      "Theorem 4, after Bassily-Smith-Thakurta 2014; explicit constants)")
     # the contraction needs step 1/beta (a smooth loss) and a strongly convex objective
     if settings["step_size"] != "smooth" or problem.reg <= 0.0:
         return None
-    return Bound(bounds.gradient_perturbation_bound(problem, plan.steps, plan.sigma),
+    return Bound(gradient_perturbation_bound(problem, plan.steps, plan.sigma),
                  "gradient perturbation at step 1/beta (Jayaraman et al. 2018)")
+
+
+def paper_sigma(problem, parties, plan):
+    """The source's noise at the plan's target, T and mode (``Hooks.paper_sigma``):
+    :func:`jayaraman_paper_sigma` with secure aggregation, else
+    :func:`multiparty_gd_paper_sigma`."""
+    settings = plan.settings
+    if settings["noise"] == "secure_aggregation":
+        return jayaraman_paper_sigma(settings["sensitivity"], plan.steps, plan.epsilon,
+                                     plan.delta)
+    return multiparty_gd_paper_sigma(problem.lipschitz, plan.steps, plan.epsilon, plan.delta)
 
 
 SPEC = register(SolverSpec(
@@ -549,4 +684,4 @@ SPEC = register(SolverSpec(
     transcript_option="record_transcript",
     nonfinite_hint="reduce step_size",
     example={"epsilon": 1.0, "delta": 1e-6, "steps": 50},
-    example_problem={"radius": 1.0, "reg": 0.1}, parts=2))
+    example_problem={"radius": 1.0, "reg": 0.1}, parts=2, hooks=Hooks(paper_sigma=paper_sigma)))

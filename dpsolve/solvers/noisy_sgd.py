@@ -4,16 +4,19 @@ import math
 
 import numpy as np
 
-from .. import bounds
+from .._capabilities import multinomial_solvers
 from .._kernels import sgd as _sgd
 from .._kernels.stream import Stream
 from .._multiparty import sgd1_observer_epsilons, sgd1_protocol
 from .._row_ops import kernel_rows
 from .._validation import Boolean, InstanceOf, Integer, Options, Real, check_real
+from ..bounds import check_bound_arguments, in_form
 from ..parties import Parties, check_parties
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, gaussian_event
-from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma, noisy_sgd_paper_sigma
+from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma
+from ..problem import reject_multinomial
 from ._registry import register
+from ._hooks import Hooks
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
 SOURCE = ("Bassily-Smith-Thakurta 2014, 'Private Empirical Risk Minimization: Efficient Algorithms "
@@ -36,6 +39,37 @@ PARAMETERS = {
     "record_transcript": Boolean(),
     "transcript_limit": Integer(0),
 }
+
+
+def noisy_sgd_paper_sigma(n, lipschitz, epsilon, delta):
+    """Noise standard deviation of Algorithm SGD1 in the multi-party SGD notes, eq. (3):
+    ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
+
+    The notes state it for ``0 < epsilon < 1`` and ``delta < 1/n^3``. Its privacy proof applies
+    the Gaussian mechanism (Lemma 2) to steps of sensitivity ``2 n L``, which would need
+    ``sigma >= 4 n L sqrt(2 ln(1.25 n^2/delta) ln(1/delta)) / epsilon``, somewhat more than (3);
+    and its composition (Lemma 1 with ``delta' = delta^(1/3)``) gives a total delta near
+    ``delta + delta^(1/3)``, not delta (docs/noisy_sgd.md, "Privacy", (a) and (b)). The noise
+    is nonetheless (epsilon, delta)-DP with much room to spare, as the RDP accountant certifies
+    (``Fit.certified_epsilon``); it is kept as the notes state it so results can be compared.
+
+    Parameters
+    ----------
+    n : int
+        Number of records.
+    lipschitz : float
+        Lipschitz constant L of the per-sample loss.
+    epsilon : float
+        Target epsilon (the notes: in (0, 1)).
+    delta : float
+        Target delta (the notes: below ``1/n^3``).
+
+    Returns
+    -------
+    float
+        ``sigma = 4 L n ln(1.25 n^2 / delta) / epsilon``.
+    """
+    return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
 
 
 @document
@@ -238,6 +272,80 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta, transcript=transcript, observers=observers)
 
 
+def noisy_sgd_lipschitz_bound(problem, epsilon, delta, *, form="mean"):
+    r"""Theorem 2, case 1 (eq. 9), of the multi-party SGD notes (after Bassily-Smith-Thakurta
+    2014): SGD1 with step sizes (4) on an L-Lipschitz loss.
+
+    .. math:: E[L(\theta_T) - L(\theta^*)] = O\!\left(\frac{G \|C\|_2 \ln^2(1.25 n^2/\delta) \sqrt{p}}{\epsilon}\right)
+
+    in sum form (divided by n for ``form="mean"``), with the O-constant set to 1.
+    Infinite without a constraint. Not for multinomial problems (SGD1 does not take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives n, p, ``G = problem.gradient_bound`` and ``||C||_2 = problem.diameter``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound (constant 1), ``inf`` without a constraint.
+    """
+    check_bound_arguments(problem, epsilon, delta, form)
+    reject_multinomial(problem, "noisy_sgd_lipschitz_bound (Bassily-Smith-Thakurta 2014)",
+                       multinomial_solvers())
+    n = problem.n
+    value = (problem.gradient_bound * problem.diameter * math.log(1.25 * n * n / delta) ** 2
+             * math.sqrt(problem.p) / epsilon)
+    return in_form(value, problem, form)
+
+
+def noisy_sgd_strongly_convex_bound(problem, epsilon, delta, *, form="mean"):
+    r"""Theorem 2, case 2 (eq. 10), of the multi-party SGD notes: SGD1 with
+    ``eta(t) = 1/(Delta n t)`` on an L-Lipschitz, Delta-strongly convex loss
+    (Delta = ``problem.reg``).
+
+    .. math:: E[L(\theta_T) - L(\theta^*)] = O\!\left(\frac{G^2 \ln^3(1.25 n^2/\delta)\, p}{n \Delta \epsilon^2}\right)
+
+    in sum form (divided by n for ``form="mean"``), with the O-constant set to 1. Needs
+    ``reg > 0``; infinite when the gradient bound is (no constraint and ``reg > 0``). Not for
+    multinomial problems (SGD1 does not take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` (Delta); gives n, p and ``G = problem.gradient_bound``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound (constant 1).
+    """
+    check_bound_arguments(problem, epsilon, delta, form)
+    reject_multinomial(problem, "noisy_sgd_strongly_convex_bound (Bassily-Smith-Thakurta 2014)",
+                       multinomial_solvers())
+    if problem.reg <= 0.0:
+        raise ValueError("the strongly convex bound needs problem.reg > 0")
+    n = problem.n
+    value = (problem.gradient_bound ** 2 * math.log(1.25 * n * n / delta) ** 3 * problem.p
+             / (n * problem.reg * epsilon ** 2))
+    return in_form(value, problem, form)
+
+
 def bound(problem, partition, plan):
     """Theorem 2 of the multi-party SGD notes (O-constant 1), for the step-size rule used."""
     # the claim: the certified epsilon when the noise was given explicitly
@@ -245,12 +353,18 @@ def bound(problem, partition, plan):
     if epsilon is None or not math.isfinite(epsilon):
         return None
     if plan.options["step_size"] == "strongly_convex":
-        return Bound(bounds.noisy_sgd_strongly_convex_bound(problem, epsilon, plan.delta),
+        return Bound(noisy_sgd_strongly_convex_bound(problem, epsilon, plan.delta),
                      "Bassily-Smith-Thakurta 2014 noisy SGD bound (multi-party SGD notes' "
                      "Theorem 2, strongly convex, O-constant 1)")
-    return Bound(bounds.noisy_sgd_lipschitz_bound(problem, epsilon, plan.delta),
+    return Bound(noisy_sgd_lipschitz_bound(problem, epsilon, plan.delta),
                  "Bassily-Smith-Thakurta 2014 noisy SGD bound (multi-party SGD notes' "
                  "Theorem 2, Lipschitz, O-constant 1)")
+
+
+def paper_sigma(problem, partition, plan):
+    """The notes' noise (3) at the plan's target (``Hooks.paper_sigma``):
+    :func:`noisy_sgd_paper_sigma`."""
+    return noisy_sgd_paper_sigma(problem.n, problem.lipschitz, plan.epsilon, plan.delta)
 
 
 SPEC = register(SolverSpec(
@@ -259,7 +373,7 @@ SPEC = register(SolverSpec(
     source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="noisy_sgd.md", transcript_option="record_transcript",
-    parties_option="parties",
+    hooks=Hooks(paper_sigma=paper_sigma, option_parties=lambda options: options.get("parties")),
     nonfinite_hint="reduce the step size or give the Problem a radius",
     observer_note=", which holds for an outsider who does not know the index sequence",
     example={"epsilon": 0.5, "delta": 1e-6, "steps": 2000, "calibration": "rdp"},

@@ -7,11 +7,17 @@ import dp_accounting
 import numpy as np
 
 from .. import _fixed_iteration as fixed
-from .. import approximate_minima, bounds
+from .. import approximate_minima
+from .._capabilities import multinomial_solvers
 from .._validation import Options, Real, RealArray, check_real
+from ..approximate_minima import noise_moments
+from ..bounds import check_bound_arguments, from_mean
 from ..privacy.accounting import ACCOUNTANTS, ApproxDpEvent, pure_event
-from ..privacy.calibration import OUTPUT_NOISES
+from ..privacy.calibration import OUTPUT_NOISES, output_noise_scale
+from ..problem import reject_multinomial
 from . import _inner
+from ._hooks import Hooks
+from ._prediction import GRID_POINTS, prediction_constants
 from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
@@ -143,7 +149,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     output noise for sensitivity ``2r``, composing to ``epsilon_obj + epsilon_out``. Needs
     ``|loss'| <= 1`` and ``loss'' <= c`` (docs/perturbation.md). Never released: the
     un-noised minimiser, the perturbed objective's gap. Utility:
-    :func:`dpsolve.bounds.objective_perturbation_bound`.
+    :func:`dpsolve.solvers.objective_perturbation.objective_perturbation_bound`.
     """
     return run_solver(SPEC, locals())
 
@@ -261,19 +267,146 @@ def run(problem, partition, plan, rng):
     return Released(theta=theta_hat + b2)
 
 
+def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_noise="auto",
+                                 output_fraction="auto", extra_reg="auto", noise=None,
+                                 tolerance=1e-12, calibration="pld", form="mean"):
+    r"""Excess-risk bound of :func:`dpsolve.objective_perturbation`, explicit constants.
+
+    With ``v = b/n`` the objective noise, Delta the extra regularisation, ``mu = lambda + Delta``,
+    ``gamma = sqrt(2 mu g)`` the certified gradient norm and ``r = sqrt(2g/mu)``, the inner
+    solution's excess risk is bounded by the smaller of two analyses
+    (both hold, so their minimum does): through lambda-strong convexity of F,
+    ``(A + C||v||)^2 / (2 lambda)`` with ``A = gamma + Delta (sqrt(2 mu l_0)/mu + r)``,
+    ``C = 1 + 2 Delta / mu`` (``l_0`` = max loss at 0); through mu-strong convexity of the
+    regularised objective, ``||v||^2/mu + ||v|| r + g + l_0 (1 - 2/(1 + sqrt(1 + 4 Delta /
+    lambda)))`` (the last term, Delta's bias, is about ``Delta l_0 / lambda`` for a small Delta
+    and never above ``l_0``). The output noise
+    ``b_2`` adds ``(beta + lambda) E||b_2||^2 / 2``. Expectations use the moments of b
+    (gamma-norm: ``||b|| ~ Gamma(p, 2B/epsilon')``; Gaussian: ``E||b||^2 = p sigma^2``). This is
+    ``O(p^2 / (n^2 epsilon^2 lambda))`` for gamma-norm noise, the rate of Chaudhuri et al.
+    (2011), and ``O(p log(1/delta) / (n^2 epsilon^2 lambda))`` for Gaussian noise. Mean form
+    (times n for ``form="sum"``). Not for multinomial problems (objective_perturbation does not
+    take them).
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` and ``radius=None`` (ValueError otherwise).
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float, optional
+        None (or 0) for epsilon-DP; in (0, 1) for (epsilon, delta).
+    objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
+        As in :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
+    output_fraction : "auto" or float, default "auto"
+        In (0, 1): the share of epsilon spent on the output noise ``b_2``; the rest goes to the
+        objective noise b. ``"auto"``: the share
+        :func:`~dpsolve.approximate_minima.objective_perturbation_settings` chooses, as the
+        solver does by default.
+    extra_reg : "auto", "cms" or float, default "auto"
+        Delta, as in
+        :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
+    noise : {"gamma_norm", "gaussian"}, optional
+        The output noise ``b_2``, as in
+        :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
+    tolerance : float, default 1e-12
+        The optimisation tolerance g of the inner solver, in (0, 1e-2].
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
+        Calibration of Gaussian output noise (ignored for gamma-norm), as in
+        :func:`dpsolve.objective_perturbation`.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
+    """
+    check_bound_arguments(problem, epsilon, None, form)
+    reject_multinomial(problem, "objective_perturbation_bound", multinomial_solvers())
+    settings = approximate_minima.objective_perturbation_settings(
+        problem, epsilon, delta, objective_noise=objective_noise,
+        output_fraction=output_fraction, extra_reg=extra_reg, noise=noise, tolerance=tolerance,
+        calibration=calibration)
+    fraction, extra, noise = (settings["output_fraction"], settings["extra_reg"],
+                              settings["noise"])
+    p, lam = problem.p, problem.reg
+    mu = lam + extra
+    r = math.sqrt(2.0 * tolerance / mu)
+    inner = approximate_minima.perturbed_minimiser_bound(
+        problem, "cms" if extra_reg == "cms" else settings["objective_noise"],
+        settings["delta_objective"], (1.0 - fraction) * epsilon, mu, tolerance)
+    scale = output_noise_scale(noise, fraction * epsilon, settings["delta_output"], 2.0 * r,
+                               calibration)
+    _, m2 = noise_moments(noise, scale, p)
+    value = inner + 0.5 * (problem.smoothness + lam) * m2
+    return from_mean(value, problem, form)
+
+
 def bound(problem, partition, plan):
-    """:func:`dpsolve.bounds.objective_perturbation_bound` at the plan's split and Delta."""
+    """:func:`objective_perturbation_bound` at the plan's split and Delta."""
     epsilon, delta = plan.target.epsilon, plan.target.delta
     if delta is not None and delta == 0:
         # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
         return None
     settings = plan.settings
-    return Bound(bounds.objective_perturbation_bound(
+    return Bound(objective_perturbation_bound(
         problem, epsilon, delta, objective_noise=settings["objective_noise"],
         output_fraction=settings["output_fraction"],
         extra_reg="cms" if plan.options["extra_reg"] == "cms" else settings["extra_reg"],
         noise=settings["noise"], tolerance=settings["tolerance"]),
         "objective perturbation (CMS 2011 / AMP)")
+
+
+def refuse_loss(problem):
+    """The ValueError for a loss the privacy proof does not cover (``Hooks.refuse_loss``)."""
+    raise ValueError(f"objective_perturbation needs a twice-differentiable loss with "
+                     f"|loss'| <= 1: one of {sorted(LOSSES)}, got {problem.loss!r} (for hinge "
+                     "problems use huber_hinge)")
+
+
+def prediction_reg(problem, epsilon, delta=None):
+    r"""The ridge for prediction (:mod:`dpsolve.tuning`), by a search over a public grid: the
+    release minimises ``F_lambda + <b, theta>/n``, so ``F_lambda(theta_hat) - min F_lambda <=
+    ||b||^2 / (n^2 lambda)`` and ``E = E||b||^2 / (n^2 lambda)``, with ``E||b||^2 = p (p + 1)
+    (2B/epsilon')^2`` for gamma-norm noise (``epsilon' = epsilon - ln(1 + c B^2 / (n
+    lambda))``) and ``p sigma^2`` for Gaussian noise
+    (:func:`~dpsolve.approximate_minima.gaussian_objective_sigma`). A fit at this ridge adds
+    none of its own (``extra_reg=0``, ``Hooks.prediction_options``).
+
+    Parameters
+    ----------
+    problem : Problem
+        Only its public constants are read.
+    epsilon : float
+        The fit's epsilon.
+    delta : float or None
+        The fit's delta (None or 0: gamma-norm noise).
+
+    Returns
+    -------
+    float
+    """
+    n, p, floor, R0 = prediction_constants(problem)
+    grid = np.geomspace(floor, 1e4, GRID_POINTS)
+    values = [lam * R0 * R0 / 2.0 + _noise_energy(problem, lam, epsilon, delta, p)
+              / (n * n * lam) for lam in grid]
+    return float(grid[int(np.argmin(values))])
+
+
+def _noise_energy(problem, lam, epsilon, delta, p):
+    """``E||b||^2`` of the objective's noise (sum form) at ridge ``lam``; inf where the
+    Jacobian term alone spends epsilon."""
+    cB2 = problem.loss_object.curvature * problem.row_norm ** 2
+    if delta:
+        sigma = approximate_minima.gaussian_objective_sigma(cB2, problem.row_norm, problem.n,
+                                                            lam, epsilon, delta)
+        return p * sigma * sigma
+    eps_prime = epsilon - approximate_minima.objective_jacobian_term(cB2, problem.n, lam)
+    if eps_prime <= 0.0:
+        return math.inf
+    return p * (p + 1) * (2.0 * problem.row_norm / eps_prime) ** 2
 
 
 SPEC = register(SolverSpec(
@@ -285,6 +418,6 @@ SPEC = register(SolverSpec(
     page="perturbation.md",
     nonfinite_hint="a noise scale overflowed: use a larger epsilon or reg",
     example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": None, "reg": 0.1},
-    loss_message=("{name} needs a twice-differentiable loss with |loss'| <= 1: one of {losses}, "
-                  "got {loss!r} (for hinge problems use huber_hinge)"),
-    sparse=True))
+    sparse=True,
+    hooks=Hooks(refuse_loss=refuse_loss, prediction_reg=prediction_reg,
+                prediction_options={"extra_reg": 0.0})))

@@ -1,11 +1,14 @@
 """Output perturbation: Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1."""
 import math
 
-from .. import bounds
-from .._validation import Boolean, Options, Real
+from .._validation import Boolean, Options, Real, check_real
+from ..approximate_minima import noise_moments
+from ..bounds import check_bound_arguments, from_mean, parameter_count
 from ..privacy.accounting import ACCOUNTANTS
-from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
+from ..privacy.calibration import OUTPUT_NOISES, output_noise_scale, resolve_output_noise
 from . import _inner
+from ._hooks import Hooks
+from ._prediction import prediction_constants
 from ._registry import register
 from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
 
@@ -97,7 +100,7 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     :class:`~dpsolve.chunked.RowChunks`, smooth losses only): every pass of the inner solve
     is a per-chunk computation where the chunk lives, added here in chunk order (Newton in
     research mode, no cone solve); the noise is drawn here.
-    Utility: :func:`dpsolve.bounds.output_perturbation_bound`.
+    Utility: :func:`dpsolve.solvers.output_perturbation.output_perturbation_bound`.
 
     Source: Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1, and its sensitivity claim, as
     presented in Chen's 2019 slides ("Output Perturbation - non-distributed setting"; see
@@ -142,9 +145,68 @@ def run(problem, partition, plan, rng):
                                           settings["project"]))
 
 
+def output_perturbation_bound(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
+                              calibration="pld", form="mean"):
+    r"""Excess-risk bound of :func:`dpsolve.output_perturbation` at its noise, explicit constants:
+
+    * with a constraint (the released vector is projected onto C, and F is G-Lipschitz on C with
+      ``G = L + lambda R``): ``g + G E||b||``;
+    * without one, smooth loss: ``g + (beta + lambda) E||b||^2 / 2`` (the linear term has mean 0);
+    * without one, hinge: ``g + L E||b|| + lambda E||b||^2 / 2``,
+
+    with g the tolerance and b the output noise (``E||b|| = p s``, ``E||b||^2 = p(p+1)s^2`` for
+    gamma-norm of scale s; ``sqrt(p) sigma`` and ``p sigma^2`` for Gaussian; p is ``p K`` for
+    multinomial). Chaudhuri et al. (2011) bound the generalisation error rather than this; these
+    follow from Lipschitz continuity or smoothness of F at a g-optimal point. Mean form (times n
+    for ``form="sum"``).
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``reg > 0`` (ValueError otherwise).
+    epsilon : float
+        Target epsilon, ``> 0``.
+    delta : float, optional
+        None (or 0) for gamma-norm noise; in (0, 1) for Gaussian noise.
+    noise : {"gamma_norm", "gaussian"}, optional
+        The output noise; default ``"gamma_norm"`` without ``delta`` (epsilon-DP), else
+        ``"gaussian"``.
+    tolerance : float, default 1e-10
+        The optimisation tolerance g of the non-private minimiser, in (0, 1e-2].
+    calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
+        Calibration of Gaussian noise (ignored for gamma-norm), as in
+        :func:`dpsolve.output_perturbation`.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The bound.
+    """
+    check_bound_arguments(problem, epsilon, None, form)
+    if problem.reg <= 0.0:
+        raise ValueError("output perturbation needs problem.reg > 0")
+    noise, epsilon, delta, calibration = resolve_output_noise(noise, epsilon, delta,
+                                                              calibration, problem.n)
+    tolerance = check_real(tolerance, "tolerance", low=0.0, high=1e-2, high_inclusive=True)
+    n, p, lam, L = problem.n, parameter_count(problem), problem.reg, problem.lipschitz
+    sensitivity = 2.0 * L / (n * lam) + 2.0 * math.sqrt(2.0 * tolerance / lam)
+    scale = output_noise_scale(noise, epsilon, delta, sensitivity, calibration)
+    m1, m2 = noise_moments(noise, scale, p)
+    if problem.radius is not None:
+        value = tolerance + (L + lam * problem.radius) * m1
+    elif math.isfinite(problem.smoothness):
+        value = tolerance + 0.5 * (problem.smoothness + lam) * m2
+    else:
+        value = tolerance + L * m1 + 0.5 * lam * m2
+    return from_mean(value, problem, form)
+
+
 def bound(problem, partition, plan):
-    """:func:`dpsolve.bounds.output_perturbation_bound` at the plan's target epsilon and delta
-    and its noise, tolerance and calibration."""
+    """:func:`output_perturbation_bound` at the plan's target epsilon and delta and its noise,
+    tolerance and calibration."""
     epsilon, delta = plan.target.epsilon, plan.target.delta
     if delta is not None and delta == 0:
         # pure DP asked for as delta=0: the bound takes any delta given for Gaussian noise's
@@ -152,9 +214,34 @@ def bound(problem, partition, plan):
     settings = plan.settings
     calibration = plan.method if plan.method not in ("paper", "explicit") else (
         "paper" if plan.method == "paper" else "pld")
-    return Bound(bounds.output_perturbation_bound(
+    return Bound(output_perturbation_bound(
         problem, epsilon, delta, noise=settings["noise"], tolerance=settings["tolerance"],
         calibration=calibration), "output perturbation (CMS 2011)")
+
+
+def prediction_reg(problem, epsilon, delta=None):
+    r"""The ridge for prediction (:mod:`dpsolve.tuning`): the release is ``theta_lambda + u``
+    with ``||u||`` of scale ``2L / (n lambda epsilon)`` and a ``beta``-smooth loss, so
+    ``E = beta E||u||^2 / 2`` with ``E||u||^2 = p (p + 1) (2L / (n lambda epsilon))^2``; the
+    minimiser of ``lambda R_0^2 / 2 + E`` falls like ``(n epsilon)^{-2/3}``.
+
+    Parameters
+    ----------
+    problem : Problem
+        Only its public constants are read (a finite Lipschitz constant).
+    epsilon : float
+        The fit's epsilon.
+    delta : float or None
+        Unused: the rule is the gamma-norm noise's.
+
+    Returns
+    -------
+    float
+    """
+    n, p, _, R0 = prediction_constants(problem)
+    L, beta = problem.lipschitz, problem.smoothness
+    # E||u||^2 = p (p + 1) (2L / (n lam eps))^2; minimise lam R0^2/2 + beta E||u||^2 / 2
+    return (2.0 * beta * p * (p + 1) * (2.0 * L / (n * epsilon)) ** 2 / R0 ** 2) ** (1 / 3)
 
 
 SPEC = register(SolverSpec(
@@ -165,4 +252,4 @@ SPEC = register(SolverSpec(
     bound=bound, page="perturbation.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon or reg",
     example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": 1.0, "reg": 0.1},
-    sparse=True, chunked=True))
+    sparse=True, chunked=True, hooks=Hooks(prediction_reg=prediction_reg)))
