@@ -561,6 +561,14 @@ with pytest.raises(ValueError, match="step_size"):
     one_step_gd(P, 1.0, 1e-6, step_size=-1.0)
 s = one_step_gd(P, 1.0, 1e-6, secure=True)
 assert np.array_equal(s.theta, np.round(s.theta * 2**32) / 2**32)
+# no hooks: the generic ridge for prediction, and planned (not floored) by choose_solver
+import math
+from dpsolve.tuning import prediction_reg
+assert SPEC.hooks.prediction_reg is None and SPEC.hooks.bound_floor is None
+assert prediction_reg(P, "one_step_gd", 1.0, 1e-6) == max(
+    1 / P.n, P.lipschitz * P.row_norm / 30.0 * math.sqrt(P.p) / (P.n * 1.0))
+mine = {c.name: c for c in dpsolve.choose_solver(P, 1.0, 1e-6).candidates}["one_step_gd"]
+assert mine.bound is None and mine.reason == "no bound at its default settings"
 print("ok")
 """
     proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,

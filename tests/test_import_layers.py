@@ -264,7 +264,9 @@ LAYERS = (
                                       "dpsolve.joint")),
     ("bounds", ("dpsolve.approximate_minima", "dpsolve.bounds")),
     ("solvers", ("dpsolve.solvers",)),
+    # the audit of the sources' calibrations reads the sources' formulas in the solvers' modules
     ("estimators, selection, audit and experiments", ("dpsolve.estimators", "dpsolve.tuning",
+                                                      "dpsolve.privacy.source_audit",
                                                       "dpsolve.private_selection",
                                                       "dpsolve.audit", "dpsolve.experiments",
                                                       "dpsolve.datasets")),

@@ -15,7 +15,7 @@ import warnings
 
 from . import composition, mechanisms
 from .accounting import UniformSampling, calibrate, epsilon_of, gaussian_event
-from .calibration import dpgd_paper_sigma
+from ..solvers.clipped_gd import dpgd_paper_sigma
 
 
 @dataclasses.dataclass(frozen=True)
