@@ -3,10 +3,10 @@ multi-party protocol, message by message, and what each observer learns (docs/mu
 "Privacy against each observer")."""
 import dataclasses
 import math
-import warnings
 
 import numpy as np
 
+from ._deprecation import module_aliases
 from ._kernels.vector import project_l2_ball   # the kernels' sequential projection
 from .privacy.accounting import UniformSampling, epsilon_of, gaussian_event
 
@@ -108,10 +108,7 @@ def sgd1_observer_epsilons(parties, counts, sigma, sensitivity, delta):
     return {"coordinator": coordinator, "parties": worst}
 
 
-def __getattr__(name):
-    # the class's name in a release that cited the notes' algorithm number
-    if name == "SGD1Transcript":
-        warnings.warn("dpsolve._multiparty.SGD1Transcript is deprecated; use "
-                      "NoisySGDTranscript, the same class", DeprecationWarning, stacklevel=2)
-        return NoisySGDTranscript
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# the class's name in a release that cited the notes' algorithm number
+__getattr__ = module_aliases(__name__, {"SGD1Transcript": (
+    NoisySGDTranscript, "dpsolve._multiparty.SGD1Transcript is deprecated; use "
+                        "NoisySGDTranscript, the same class")})

@@ -27,12 +27,12 @@ The settings that minimise objective perturbation's bound, and the privacy const
 on, are with the method: :mod:`dpsolve.approximate_minima`.
 """
 import math
-import warnings
 
 import numpy as np
 
 from . import approximate_minima
 from ._capabilities import multinomial_solvers
+from ._deprecation import alias
 from ._moved import moved_names
 from ._validation import check_choice, check_real
 from .problem import Problem, reject_multinomial
@@ -163,28 +163,11 @@ def _max_loss_at_zero(problem):
 
 
 # -- objective perturbation's settings (moved) --------------------------------------------------
-def objective_perturbation_settings(problem, epsilon, delta=None, **options):
-    """Deprecated alias of
-    :func:`dpsolve.approximate_minima.objective_perturbation_settings`, which computes the same.
-
-    The settings search lives with the method now; calling this emits a DeprecationWarning
-    naming the new function (see docs/changelog.md, "Unreleased").
-
-    Parameters
-    ----------
-    problem, epsilon, delta, **options
-        As in :func:`dpsolve.approximate_minima.objective_perturbation_settings`.
-
-    Returns
-    -------
-    dict
-        As :func:`dpsolve.approximate_minima.objective_perturbation_settings` returns it.
-    """
-    warnings.warn("dpsolve.bounds.objective_perturbation_settings is deprecated: use "
-                  "dpsolve.approximate_minima.objective_perturbation_settings",
-                  DeprecationWarning, stacklevel=2)
-    return approximate_minima.objective_perturbation_settings(problem, epsilon, delta,
-                                                              **options)
+# the settings search lives with the method now
+objective_perturbation_settings = alias(
+    approximate_minima.objective_perturbation_settings, "objective_perturbation_settings",
+    "dpsolve.bounds.objective_perturbation_settings is deprecated: use "
+    "dpsolve.approximate_minima.objective_perturbation_settings")
 
 
 # -- noisy projected gradient descent (Jayaraman et al. 2018's gradient perturbation) ------------

@@ -23,6 +23,7 @@ from scipy import sparse
 
 from . import _ordered_linalg
 from .chunked import RowChunks
+from ._deprecation import property_alias
 from ._row_ops import row_norms, scale_rows, scale_rows_onto
 from ._validation import check_choice, check_real
 from .losses import DEFAULT_BINARY_CODINGS  # noqa: F401 (a public name of this module)
@@ -672,13 +673,10 @@ class Problem:
         return self.loss_object.code_labels(y, self.classes, default_coding)
 
     # -- shape and constants ---------------------------------------------------------------
-    @property
-    def loss_function(self):
-        """Deprecated alias of :attr:`loss_object`, whose name no longer reads like
-        :attr:`loss` (the loss's name)."""
-        warnings.warn("Problem.loss_function is deprecated and will be removed in the next "
-                      "release; use Problem.loss_object", DeprecationWarning, stacklevel=2)
-        return self.loss_object
+    # the old name no longer read like ``loss`` (the loss's name)
+    loss_function = property_alias(
+        "loss_object", "Problem.loss_function is deprecated and will be removed in the next "
+                       "release; use Problem.loss_object")
 
     @property
     def n(self):

@@ -117,6 +117,40 @@ def synthetic_problem(n=200, p=5, loss="logistic", *, seed=0, **options):
     return dpsolve.Problem(X, y, loss, **options)
 
 
+def fit_with(function, *args, change, **kwargs):
+    """``function(*args, **kwargs)``, a public solver, with its plan changed by
+    ``change(plan) -> Plan`` between :func:`dpsolve.solvers.plan_fit` and
+    :func:`dpsolve.solvers.run_plan` (as the lifecycle runs them): a test's mutant or
+    instrumented inner solver travels in the plan, not in a module attribute."""
+    import inspect
+
+    import dpsolve
+
+    spec = dpsolve.solvers.get(function.__name__)
+    arguments = inspect.signature(function).bind(*args, **kwargs)
+    arguments.apply_defaults()
+    options = dict(arguments.arguments)
+    problem = options.pop("problem")
+    partition = options.pop(spec.partition) if spec.partition is not None else None
+    epsilon, delta = options.pop("epsilon", None), options.pop("delta", None)
+    secure, rng, accountant = options.pop("secure"), options.pop("rng"), options.pop("accountant")
+    plan = dpsolve.solvers.plan_fit(spec, problem, partition, epsilon, delta, secure=secure,
+                                    rng=rng, accountant=accountant, **options)
+    return dpsolve.solvers.run_plan(spec, problem, partition, change(plan), rng, accountant)
+
+
+def inner_solver(**parts):
+    """A plan change (for :func:`fit_with`) that runs the plan with its
+    :class:`~dpsolve.solvers._inner.InnerSolver` given these ``parts`` (``newton``,
+    ``reference``, ``draw``, ...)."""
+    import dataclasses
+
+    def change(plan):
+        solver = dataclasses.replace(plan.run_inputs["inner_solver"], **parts)
+        return dataclasses.replace(plan, run_inputs={**plan.run_inputs, "inner_solver": solver})
+    return change
+
+
 @pytest.fixture
 def make_problem():
     """:func:`synthetic_problem`, as a fixture (a factory: call it with the sizes and options)."""

@@ -151,22 +151,22 @@ def test_multinomial_models_are_aggregated_with_noise_on_every_coordinate():
         math.sqrt(12) * slides.settings["sensitivity"] / slides.noise["laplace"], rel=1e-12)
 
 
-def test_secure_aggregation_runs_one_public_number_of_steps_in_every_party(monkeypatch, gradient_evaluations):
+def test_secure_aggregation_runs_one_public_number_of_steps_in_every_party(gradient_evaluations):
     """secure=True: every party runs the fixed-iteration solver for the same K (a function of
     public constants, in the settings), whatever its size and data; no certificate is used."""
+    from conftest import fit_with, inner_solver
     from dpsolve import _fixed_iteration as fixed
-    from dpsolve.solvers import _inner as inner
     calls = gradient_evaluations
 
     def forbidden(*args, **kwargs):
         raise AssertionError("secure mode ran a certified solver")
 
-    monkeypatch.setattr(inner, "_newton_perturbed", forbidden)
-    monkeypatch.setattr(inner, "reference_minimizer", forbidden)
+    no_certificate = inner_solver(newton=forbidden, newton_ball=forbidden, reference=forbidden)
     for radius, loss in ((None, "logistic"), (1.0, "huber_hinge")):
         problem, parties = _setting(radius=radius, loss=loss)
         calls.clear()
-        fit = dpsolve.aggregated_output_perturbation(problem, parties, 1.0, secure=True)
+        fit = fit_with(dpsolve.aggregated_output_perturbation, problem, parties, 1.0,
+                       secure=True, change=no_certificate)
         K = fit.settings["inner_steps"]
         assert K == fixed.output_plan(problem, 1e-10).steps > 0
         assert calls == [n for party in parties for n in [party.n] * K]

@@ -16,6 +16,7 @@ import pytest
 from scipy import stats
 
 import dpsolve
+from conftest import fit_with, inner_solver
 from dpsolve.audit import (AuditResult, audit, audit_scores, canary_neighbours,
                            clopper_pearson)
 from dpsolve.privacy import (gamma_norm_noise, gamma_norm_scale, gaussian_noise,
@@ -398,22 +399,25 @@ def _output_perturbation(problem, rng):
     return dpsolve.output_perturbation(problem, OP_EPSILON, DELTA, rng=rng).theta
 
 
-def _op_half_noise(monkeypatch, module):
-    real = module.gaussian_noise
-    monkeypatch.setattr(module, "gaussian_noise",
-                        lambda sigma, dim, **k: 0.5 * real(sigma, dim, **k))
+def _op_half_noise(plan):
+    """The plan's inner solver draws half the Gaussian noise."""
+    real = plan.run_inputs["inner_solver"].draw
+    return inner_solver(draw=lambda noise, scale, size, rng: 0.5 * real(noise, scale, size,
+                                                                         rng))(plan)
 
 
-def _op_add_remove_sensitivity(monkeypatch, module):
-    real = module._output_noise
-    monkeypatch.setattr(module, "_output_noise",
-                        lambda noise, delta, eps, sensitivity, *a: real(noise, delta, eps,
-                                                                        sensitivity / 2, *a))
+def _op_add_remove_sensitivity(plan):
+    """The plan's noise scale calibrated to the add/remove sensitivity (half the replace-one)."""
+    from dpsolve.solvers._inner import _output_noise
+    settings = plan.settings
+    scale = _output_noise(settings["noise"], plan.delta, plan.epsilon,
+                          settings["sensitivity"] / 2, plan.method)[0]
+    return dataclasses.replace(plan, run_inputs={**plan.run_inputs, "scale": scale})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", [None, _op_half_noise, _op_add_remove_sensitivity])
-def test_output_perturbation_audit(mutant, monkeypatch):
+def test_output_perturbation_audit(mutant):
     """Output perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Jayaraman et al. 2018;
     docs/perturbation.md) with Gaussian noise is one Gaussian release of the minimiser. With
     the huber_hinge canary (h = 1/2) and n lambda = 5.05 > 2 B^2, the canary's margin stays
@@ -421,7 +425,6 @@ def test_output_perturbation_audit(mutant, monkeypatch):
     the release meets its sensitivity bound, up to the inner solver's tolerance term, and is
     mu-GDP with the mu of its event. Mutants: half the noise, and the add/remove sensitivity
     for replace-one neighbours."""
-    import dpsolve.solvers._inner as module
     from dpsolve.audit import gdp_mu
     P = _tiny_problem("huber_hinge", radius=None, reg=0.05)
     D, D2, statistic = canary_neighbours(P)
@@ -429,10 +432,10 @@ def test_output_perturbation_audit(mutant, monkeypatch):
     assert shift == pytest.approx([1 / (D.n * D.reg), -1 / (D.n * D.reg)], rel=1e-9)
     claimed = dpsolve.output_perturbation(D, OP_EPSILON, DELTA, rng=0)
     mu = gdp_mu(claimed)
-    if mutant is not None:
-        mutant(monkeypatch, module)
-    result = audit(_output_perturbation, D, D2, runs=SOLVER_RUNS, statistic=statistic,
-                   claim=claimed, rng=1)
+    solver = _output_perturbation if mutant is None else (
+        lambda problem, rng: fit_with(dpsolve.output_perturbation, problem, OP_EPSILON, DELTA,
+                                      rng=rng, change=mutant).theta)
+    result = audit(solver, D, D2, runs=SOLVER_RUNS, statistic=statistic, claim=claimed, rng=1)
     assert (result.delta, result.claimed_mu) == (DELTA, mu)
     if mutant is None:
         assert result.epsilon <= OP_EPSILON and result.mu <= mu, result
@@ -490,7 +493,7 @@ def test_objective_perturbation_audit_with_the_chosen_extra_reg():
     (dpsolve.approximate_minima.objective_perturbation_settings): pure
     epsilon = 1 holds on the canary pair, and the audit catches the noise switched off while
     the claim stays epsilon = 1."""
-    import dpsolve.solvers.objective_perturbation as module
+    from dpsolve.solvers._inner import INNER_SOLVER
     P = _tiny_problem("huber_hinge", radius=None, reg=0.005)
     D, D2, statistic = canary_neighbours(P)
     fit = dpsolve.objective_perturbation(D, 1.0, rng=0)
@@ -499,13 +502,12 @@ def test_objective_perturbation_audit_with_the_chosen_extra_reg():
                                                                        rng=rng).theta,
                    D, D2, runs=2000, statistic=statistic, rng=1)
     assert honest.epsilon <= 1.0, honest
-    real = module._inner._draw
+    real = INNER_SOLVER.draw
+    no_noise = inner_solver(draw=lambda kind, scale, p, rng: 0.0 * real(kind, scale, p, rng))
 
     def silent(problem, rng):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(module._inner, "_draw",
-                          lambda kind, scale, p, rng: 0.0 * real(kind, scale, p, rng))
-            return dpsolve.objective_perturbation(problem, 1.0, rng=rng).theta
+        return fit_with(dpsolve.objective_perturbation, problem, 1.0, rng=rng,
+                        change=no_noise).theta
 
     caught = audit(silent, D, D2, runs=2000, statistic=statistic, rng=1)
     assert caught.epsilon > 1.0, caught
@@ -517,11 +519,14 @@ def test_gaussian_objective_perturbation_audit():
     dpsolve's constants, ``dpsolve.approximate_minima.gaussian_objective_sigma``) at
     ``(1, DELTA)``: the claim holds on the canary pair, and the audit catches the objective
     noise at a tenth of its sigma while the claim stays the same."""
-    import dpsolve.solvers.objective_perturbation as module
+    from dpsolve.solvers._inner import INNER_SOLVER
     P = _tiny_problem("huber_hinge", radius=None, reg=0.005)
     D, D2, statistic = canary_neighbours(P)
 
-    def run(problem, rng):
+    def run(problem, rng, change=None):
+        if change is not None:
+            return fit_with(dpsolve.objective_perturbation, problem, 1.0, DELTA,
+                            objective_noise="gaussian", rng=rng, change=change).theta
         return dpsolve.objective_perturbation(problem, 1.0, DELTA, objective_noise="gaussian",
                                               rng=rng).theta
 
@@ -529,13 +534,12 @@ def test_gaussian_objective_perturbation_audit():
     assert fit.settings["objective_noise"] == "gaussian" and fit.privacy.holds
     honest = audit(run, D, D2, runs=2000, statistic=statistic, delta=DELTA, rng=1)
     assert honest.epsilon <= 1.0, honest
-    real = module._inner._draw
+    real = INNER_SOLVER.draw
+    tenth = inner_solver(draw=lambda kind, scale, p, rng: real(
+        kind, scale / 10.0 if kind == "gaussian" else scale, p, rng))
 
     def weak(problem, rng):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(module._inner, "_draw", lambda kind, scale, p, rng: real(
-                kind, scale / 10.0 if kind == "gaussian" else scale, p, rng))
-            return run(problem, rng)
+        return run(problem, rng, tenth)
 
     caught = audit(weak, D, D2, runs=2000, statistic=statistic, delta=DELTA, rng=1)
     assert caught.epsilon > 1.0, caught

@@ -279,6 +279,59 @@ def test_declared_options_signature_and_plan_agree(spec):
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=ids)
+def test_the_public_function_binds_its_signature(spec):
+    """``@lifecycle``: the signature, the docstring and help() are the function's own, and a
+    call that does not fit the signature is Python's own TypeError, before any check."""
+    assert inspect.signature(spec.function) == inspect.signature(spec.function.__wrapped__)
+    assert spec.function.__doc__ == spec.function.__wrapped__.__doc__
+    P = example_problem(spec)
+    name = spec.name
+    with pytest.raises(TypeError, match=rf"^{name}\(\) takes from \d+ to \d+ positional"):
+        spec.function(P, *range(len(inspect.signature(spec.function).parameters)))
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'nope'"):
+        spec.function(P, **spec.example, nope=1)
+
+
+def test_a_copy_of_a_spec_does_not_take_over_its_function():
+    """The function runs the first spec built on it; a test's copy (dataclasses.replace) with
+    a recording plan is not called by it."""
+    spec = dpsolve.solvers.get("minibatch_sgd")
+    recording, received = _recording(spec)
+    fit = spec.function(example_problem(spec), **spec.example, rng=0)
+    assert received == [] and fit.solver == "minibatch_sgd"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        dpsolve.solvers.plan_fit(recording, example_problem(spec), None, rng=0, **spec.example)
+    assert len(received) == 1
+
+
+def test_a_decorated_function_without_a_spec_says_so():
+    @dpsolve.solvers.lifecycle
+    def orphan(problem, epsilon, *, secure=False, rng=None, accountant=None):
+        """A solver nobody built a spec for."""
+    with pytest.raises(TypeError, match="orphan has no SolverSpec"):
+        orphan(None, 1.0)
+
+
+def test_a_solver_written_the_old_way_runs_the_same_lifecycle():
+    """``return run_solver(SPEC, locals())`` in an undecorated function (the form before
+    ``@lifecycle``) still works: the same checks, warnings and bits."""
+    spec = dpsolve.solvers.get("minibatch_sgd")
+    namespace = {"run_solver": dpsolve.solvers.run_solver}
+    exec(f"def minibatch_sgd{inspect.signature(spec.function)}:\n"
+         "    return run_solver(SPEC, locals())\n", namespace)
+    namespace["SPEC"] = dataclasses.replace(spec, function=namespace["minibatch_sgd"])
+    old = namespace["minibatch_sgd"]
+    P = example_problem(spec)
+    a, b = old(P, 1.0, batch_size=5, rng=3), spec.function(P, 1.0, batch_size=5, rng=3)
+    assert np.array_equal(a.theta, b.theta) and dict(a.settings) == dict(b.settings)
+    assert a.privacy == b.privacy and a.solver == b.solver
+    for function in (old, spec.function):
+        with pytest.raises(ValueError, match="batch_size"):
+            function(P, 1.0, batch_size=0)
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=ids)
 def test_a_default_passed_explicitly_is_not_given(spec):
     P = example_problem(spec)
     partition, epsilon, delta, options = _example_arguments(spec, P)

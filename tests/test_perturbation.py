@@ -244,6 +244,7 @@ def test_requirements():
 # -- the fixed-iteration inner solver (secure mode; research mode's fallback) --------------------
 from dpsolve import _fixed_iteration as fixed          # noqa: E402
 from dpsolve.solvers import _inner as inner            # noqa: E402
+from conftest import fit_with, inner_solver           # noqa: E402
 
 
 def _smooth_problem(loss, radius, reg, n=300, p=4, seed=0):
@@ -353,13 +354,13 @@ def test_fixed_steps_are_a_function_of_public_constants_only(monkeypatch, gradie
         assert seen[0][0]["inner_steps"] > 0 and seen[0][3] == 400 * seen[0][0]["inner_steps"]
 
 
-def _certificate_fails_on_row(monkeypatch, X, i):
-    """Patch Newton and the reference solver to report no certificate on any problem holding
-    row i of X (and only there); return X's neighbour with that row negated, whose fast path
-    certifies."""
+def _certificate_fails_on_row(X, i):
+    """A plan change (:func:`fit_with`) whose inner solver's Newton and reference solver report
+    no certificate on any problem holding row i of X (and only there), and X's neighbour with
+    that row negated, whose fast path certifies."""
     import dataclasses
     row = X[i].copy()
-    real_newton, real_reference = inner._newton_perturbed, inner.reference_minimizer
+    real_newton, real_reference = inner.INNER_SOLVER.newton, inner.INNER_SOLVER.reference
 
     def holds(problem):
         return bool(np.any(np.all(np.abs(problem.X - row) < 1e-12, axis=1)))
@@ -371,30 +372,30 @@ def _certificate_fails_on_row(monkeypatch, X, i):
         solution = real_reference(problem, *args, **kwargs)
         return dataclasses.replace(solution, gap=1.0) if holds(problem) else solution
 
-    monkeypatch.setattr(inner, "_newton_perturbed", newton)
-    monkeypatch.setattr(inner, "reference_minimizer", reference)
     X2 = X.copy()
     X2[i] = -X[i]
-    return X2
+    return inner_solver(newton=newton, reference=reference), X2
 
 
 @pytest.mark.parametrize("solver", ["output", "objective"])
-def test_research_mode_falls_back_instead_of_raising(solver, monkeypatch):
+def test_research_mode_falls_back_instead_of_raising(solver):
     """No certificate on this dataset: the research run no longer raises; it releases the
     fixed-iteration solution plus the same noise (replayed from the seed). A neighbour whose
     certificate is reached gets a fit with identical public metadata."""
     X, y = dpsolve.datasets.make_synthetic(300, 4, rng=2)
-    X2 = _certificate_fails_on_row(monkeypatch, X, 0)
+    failing, X2 = _certificate_fails_on_row(X, 0)
     problem = dpsolve.Problem(X, y, reg=0.02, radius=None)
     neighbour = dpsolve.Problem(X2, y, reg=0.02, radius=None)
     if solver == "output":
-        fit = dpsolve.output_perturbation(problem, 1.0, project=False, rng=4)
+        fit = fit_with(dpsolve.output_perturbation, problem, 1.0, project=False, rng=4,
+                       change=failing)
         plan = fixed.output_plan(problem, fit.settings["tolerance"])
         b = gamma_norm_noise(fit.noise["gamma_norm"], 4, rng=4)
         np.testing.assert_array_equal(fit.theta, fixed.minimize(problem, plan) + b)
-        other = dpsolve.output_perturbation(neighbour, 1.0, project=False, rng=4)
+        other = fit_with(dpsolve.output_perturbation, neighbour, 1.0, project=False, rng=4,
+                         change=failing)
     else:
-        fit = dpsolve.objective_perturbation(problem, 1.0, rng=4)
+        fit = fit_with(dpsolve.objective_perturbation, problem, 1.0, rng=4, change=failing)
         extra = fit.settings["extra_reg"]
         plan = fixed.objective_plan(problem, fit.settings["tolerance"], extra,
                                     fit.noise["objective_gamma_norm"])
@@ -405,7 +406,8 @@ def test_research_mode_falls_back_instead_of_raising(solver, monkeypatch):
         minimiser = fixed.minimize(problem, plan, linear=linear,
                                    start=-linear / (problem.reg + extra))
         np.testing.assert_array_equal(fit.theta, minimiser + b2)
-        other = dpsolve.objective_perturbation(neighbour, 1.0, rng=4)
+        other = fit_with(dpsolve.objective_perturbation, neighbour, 1.0, rng=4,
+                         change=failing)
     assert dict(fit.settings) == dict(other.settings)
     assert dict(fit.noise) == dict(other.noise) and fit.sigma == other.sigma
     assert fit.settings["inner_solver"] == "certified_else_fixed"
@@ -429,46 +431,52 @@ def test_research_mode_falls_back_on_a_tolerance_cvxpy_cannot_certify():
     assert secure.settings["inner_steps"] == plan.steps
 
 
-def _forbid_work(monkeypatch):
-    """Any inner solve or noise draw raises AssertionError: a refusal must come first. (The
-    Generator itself is made before the solver's plan, from ``rng`` alone: not data work.)"""
-    def forbidden(*args, **kwargs):
-        raise AssertionError("work started before the refusal")
+def _forbidden(*args, **kwargs):
+    raise AssertionError("work started before the refusal")
 
-    for name in ("_newton_perturbed", "reference_minimizer", "gamma_norm_noise",
-                 "gaussian_noise"):
-        monkeypatch.setattr(inner, name, forbidden)
-    monkeypatch.setattr(fixed, "minimize", forbidden)
-    monkeypatch.setattr(dpsolve.Problem, "_loss_derivatives", forbidden)
+
+#: A plan change under which any inner solve or noise draw raises AssertionError: a refusal
+#: must come first. (The Generator itself is made before the solver's plan, from ``rng``
+#: alone: not data work.)
+_FORBID_WORK = inner_solver(**{part: _forbidden for part in (
+    "newton", "newton_ball", "reference", "fixed_iteration", "draw")})
+
+
+def _forbid_work(monkeypatch):
+    """No loss derivative on the data either (as with :data:`_FORBID_WORK`)."""
+    monkeypatch.setattr(dpsolve.Problem, "_loss_derivatives", _forbidden)
 
 
 @pytest.mark.parametrize("solver", ["output", "objective", "aggregated"])
-def test_secure_mode_never_runs_a_certificate_and_never_raises_on_the_data(solver, monkeypatch):
+def test_secure_mode_never_runs_a_certificate_and_never_raises_on_the_data(solver):
     """secure=True: Newton and cvxpy are never called (they would raise here), on a dataset
     whose certificate fails (research mode) and on a neighbour whose certificate is reached;
     the two secure fits carry the same settings, noise scales, steps and event."""
     X, y = dpsolve.datasets.make_synthetic(200, 4, rng=5)
-    X2 = _certificate_fails_on_row(monkeypatch, X, 3)
+    failing, X2 = _certificate_fails_on_row(X, 3)
 
-    def fit(Xd, secure, radius=None):
+    def fit(Xd, secure, change, radius=None):
         problem = dpsolve.Problem(Xd, y, reg=0.05, radius=radius)
         kwargs = {"secure": True} if secure else {"rng": 0}
         if solver == "output":
-            return dpsolve.output_perturbation(problem, 1.0, 1e-6, **kwargs)
+            return fit_with(dpsolve.output_perturbation, problem, 1.0, 1e-6, change=change,
+                            **kwargs)
         if solver == "objective":
-            return dpsolve.objective_perturbation(problem, 1.0, **kwargs)
+            return fit_with(dpsolve.objective_perturbation, problem, 1.0, change=change,
+                            **kwargs)
         parties = dpsolve.Parties.from_sizes(problem, [100, 100])
-        return dpsolve.aggregated_output_perturbation(problem, parties, 1.0, **kwargs)
+        return fit_with(dpsolve.aggregated_output_perturbation, problem, parties, 1.0,
+                        change=change, **kwargs)
 
-    research = [fit(X, False), fit(X2, False)]         # falls back on X, certified on X2
+    # falls back on X, certified on X2
+    research = [fit(X, False, failing), fit(X2, False, failing)]
     assert dict(research[0].settings) == dict(research[1].settings)
 
     def forbidden(*args, **kwargs):
         raise AssertionError("secure mode ran a certified solver")
 
-    monkeypatch.setattr(inner, "_newton_perturbed", forbidden)
-    monkeypatch.setattr(inner, "reference_minimizer", forbidden)
-    secure = [fit(X, True), fit(X2, True)]
+    no_certificate = inner_solver(newton=forbidden, newton_ball=forbidden, reference=forbidden)
+    secure = [fit(X, True, no_certificate), fit(X2, True, no_certificate)]
     for a in secure:
         assert a.settings["inner_solver"] == "fixed" and a.settings["secure"] is True
         assert a.settings["inner_steps"] == research[0].settings["inner_steps"]
@@ -484,10 +492,12 @@ def test_secure_refuses_hinge_before_any_work(solver, monkeypatch):
     _forbid_work(monkeypatch)
     with pytest.raises(ValueError, match="loss='hinge'.*huber_hinge"):
         if solver == "output":
-            dpsolve.output_perturbation(problem, 1.0, secure=True)
+            fit_with(dpsolve.output_perturbation, problem, 1.0, secure=True,
+                     change=_FORBID_WORK)
         else:
-            dpsolve.aggregated_output_perturbation(
-                problem, dpsolve.Parties.from_sizes(problem, [50, 50]), 1.0, secure=True)
+            fit_with(dpsolve.aggregated_output_perturbation, problem,
+                     dpsolve.Parties.from_sizes(problem, [50, 50]), 1.0, secure=True,
+                     change=_FORBID_WORK)
 
 
 @pytest.mark.parametrize("solver", ["output", "objective", "aggregated"])
@@ -497,13 +507,15 @@ def test_secure_refuses_a_tolerance_below_the_float_floor_before_any_work(solver
     _forbid_work(monkeypatch)
     with pytest.raises(ValueError, match="tolerance=1e-30 is below"):
         if solver == "output":
-            dpsolve.output_perturbation(problem, 1.0, tolerance=1e-30, secure=True)
+            fit_with(dpsolve.output_perturbation, problem, 1.0, tolerance=1e-30, secure=True,
+                     change=_FORBID_WORK)
         elif solver == "objective":
-            dpsolve.objective_perturbation(problem, 1.0, tolerance=1e-30, secure=True)
+            fit_with(dpsolve.objective_perturbation, problem, 1.0, tolerance=1e-30,
+                     secure=True, change=_FORBID_WORK)
         else:
-            dpsolve.aggregated_output_perturbation(
-                problem, dpsolve.Parties.from_sizes(problem, [50, 50]), 1.0, tolerance=1e-30,
-                secure=True)
+            fit_with(dpsolve.aggregated_output_perturbation, problem,
+                     dpsolve.Parties.from_sizes(problem, [50, 50]), 1.0, tolerance=1e-30,
+                     secure=True, change=_FORBID_WORK)
 
 
 def test_float_floor_grows_as_documented():

@@ -6,8 +6,8 @@ Each function composes k mechanisms that are each (epsilon, delta)-DP and return
 accountants live in :mod:`dpsolve.privacy.accounting`.
 """
 import math
-import warnings
 
+from .._deprecation import alias
 from .._validation import check_int, check_real
 
 
@@ -154,26 +154,11 @@ def simplified_strong_composition(epsilon, delta, k, delta_slack):
     return eps, 1.0 - (1.0 - delta) ** k * (1.0 - delta_slack)
 
 
-def seed000_lemma1_composition(epsilon, delta, k, delta_slack):
-    """Deprecated alias of :func:`simplified_strong_composition`, which computes the same.
-
-    The old name cited the project's internal file numbering; calling it emits a
-    DeprecationWarning naming the new function (see docs/changelog.md, "Unreleased").
-
-    Parameters
-    ----------
-    epsilon, delta, k, delta_slack
-        As in :func:`simplified_strong_composition`.
-
-    Returns
-    -------
-    epsilon, delta : float
-        As :func:`simplified_strong_composition` returns them.
-    """
-    warnings.warn("seed000_lemma1_composition is deprecated; use "
-                  "dpsolve.privacy.simplified_strong_composition, which computes the same",
-                  DeprecationWarning, stacklevel=2)
-    return simplified_strong_composition(epsilon, delta, k, delta_slack)
+# the old name cited the project's internal file numbering (docs/changelog.md, "Unreleased")
+seed000_lemma1_composition = alias(
+    simplified_strong_composition, "seed000_lemma1_composition",
+    "seed000_lemma1_composition is deprecated; use "
+    "dpsolve.privacy.simplified_strong_composition, which computes the same")
 
 
 def group_privacy(epsilon, delta, k):

@@ -11,8 +11,8 @@ Regenerate the docs page with::
 import argparse
 import dataclasses
 import math
-import warnings
 
+from .._deprecation import alias
 from . import composition, mechanisms
 from .accounting import UniformSampling, calibrate, epsilon_of, gaussian_event
 from ..solvers.clipped_gd import dpgd_paper_sigma
@@ -171,19 +171,13 @@ def nsgd_rows(owners_grid=(16, 64), records=100, epochs=10, epsilons=(1.0, 5.0),
     return rows
 
 
-def sgd1_rows(ns=(100, 1000), epsilons=(0.1, 0.5, 0.9), lipschitz=1.0):
-    """Deprecated alias of :func:`noisy_sgd_rows`, which returns the same rows."""
-    warnings.warn("dpsolve.privacy.source_audit.sgd1_rows is deprecated; use noisy_sgd_rows, "
-                  "which returns the same rows", DeprecationWarning, stacklevel=2)
-    return noisy_sgd_rows(ns, epsilons, lipschitz)
-
-
-def sgd2_rows(steps_grid=(100, 1000), epsilons=(0.5, 1.0), delta=1e-6, lipschitz=1.0):
-    """Deprecated alias of :func:`multiparty_gd_rows`, which returns the same rows."""
-    warnings.warn("dpsolve.privacy.source_audit.sgd2_rows is deprecated; use "
-                  "multiparty_gd_rows, which returns the same rows", DeprecationWarning,
-                  stacklevel=2)
-    return multiparty_gd_rows(steps_grid, epsilons, delta, lipschitz)
+# the names of a release that cited the notes' algorithm numbers
+sgd1_rows = alias(noisy_sgd_rows, "sgd1_rows",
+                  "dpsolve.privacy.source_audit.sgd1_rows is deprecated; use noisy_sgd_rows, "
+                  "which returns the same rows")
+sgd2_rows = alias(multiparty_gd_rows, "sgd2_rows",
+                  "dpsolve.privacy.source_audit.sgd2_rows is deprecated; use "
+                  "multiparty_gd_rows, which returns the same rows")
 
 
 def audit():

@@ -7,8 +7,8 @@ registers its spec; the public functions stay at the top level (``dpsolve.noisy_
 Adding a solver: docs/adding_a_solver.md.
 """
 from ._hooks import Hooks
-from ._lifecycle import (Bound, Measured, Plan, Released, SolverSpec, Target, document, plan_fit,
-                         run_plan, run_solver)
+from ._lifecycle import (Bound, Measured, Plan, Released, SolverSpec, Target, document, lifecycle,
+                         plan_fit, run_plan, run_solver)
 from ._registry import get, register, registry
 
 # The built-in solvers, in the order the docs list them.
@@ -17,5 +17,5 @@ from . import (noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation,
 from . import dp_sgd  # (the worked example of docs/adding_a_solver.md)
 from . import adassp
 
-__all__ = ["Bound", "Hooks", "Measured", "Plan", "Released", "SolverSpec", "Target", "document", "get",
-           "plan_fit", "register", "registry", "run_plan", "run_solver"]
+__all__ = ["Bound", "Hooks", "Measured", "Plan", "Released", "SolverSpec", "Target", "document",
+           "get", "lifecycle", "plan_fit", "register", "registry", "run_plan", "run_solver"]

@@ -2,11 +2,14 @@
 within a tolerance fixed in advance (certified, or guaranteed by construction by the
 fixed-iteration solver of :mod:`dpsolve._fixed_iteration`), and the noise released on it.
 
-The solver modules call these through this module (``_inner.<name>``), not by importing the
-names, so that a test that replaces one here (``_newton_perturbed``, ``reference_minimizer``,
-``_output_noise``, the samplers) replaces it for all three solvers.
+What runs on the data, the inner solve and the noise draw, is an :class:`InnerSolver` that
+the three solvers' plans carry (``Plan.run_inputs["inner_solver"]``, :data:`INNER_SOLVER` by
+default): a test replaces one of its parts in the plan it runs (``dataclasses.replace``),
+not in this module.
 """
+import dataclasses
 import math
+from typing import Callable
 import warnings
 
 import numpy as np
@@ -101,67 +104,6 @@ def _inner_settings(plan, secure):
     if plan is None:
         return {"inner_solver": "certified", "inner_steps": None}
     return {"inner_solver": "certified_else_fixed", "inner_steps": plan.steps}
-
-
-def _fallback(problem, plan, **kwargs):
-    """Research mode, when the certified path did not certify: the fixed-iteration solver (its
-    run time reveals that this happened; docs/secure_noise.md). None (a plan beyond
-    MAX_INNER_STEPS): RuntimeError, as for hinge."""
-    if plan is None:
-        raise RuntimeError("the solver could not certify the minimiser to its tolerance, and "
-                           f"the fixed-iteration fallback would need more than "
-                           f"{MAX_INNER_STEPS:g} steps; raise the Problem's reg or the "
-                           "tolerance (nothing was released)")
-    if plan.tolerance < plan.floor:
-        warnings.warn(f"the certified solve did not reach tolerance={plan.tolerance:g}, and the "
-                      f"fixed-iteration fallback guarantees it only in exact arithmetic below "
-                      f"the float64 floor {plan.floor:.3g}", RuntimeWarning, stacklevel=4)
-    return fixed.minimize(problem, plan, **kwargs)
-
-
-def _certified_minimizer(problem, tolerance, plan=None):
-    """A minimiser within the fixed tolerance, never cached (it is not private). Research mode.
-
-    Smooth margin loss: damped Newton's method (:func:`_newton_perturbed` without a
-    constraint, :func:`_newton_ball` with one), every sum in a fixed order, until a bound on
-    the gap computed from the gradient certifies g; otherwise (hinge, multinomial) the
-    reference solver (cvxpy, polished, certified). If neither certifies g, the fixed-iteration
-    solver (``plan``, by default :func:`_inner_plan`'s), whose guarantee holds by construction.
-    A hinge problem has no such fallback: RuntimeError, without saying how far it got."""
-    # (Newton needs one second derivative per record, which multinomial has not)
-    if math.isfinite(problem.smoothness) and not problem.loss_object.is_multinomial:
-        if problem.radius is None:
-            theta = _newton_perturbed(problem, np.zeros(problem.p), 0.0,
-                                      math.sqrt(2.0 * problem.reg * tolerance))
-        else:
-            theta = _newton_ball(problem, tolerance)
-        if theta is not None:
-            return theta
-        if plan is None:
-            plan = _inner_plan(problem, tolerance, "output_perturbation", False)
-        return _fallback(problem, plan)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        # rows in chunks: Newton only (the cone solve needs X in memory), the fixed-iteration
-        # fallback below when it does not certify
-        solution = reference_minimizer(problem, tol=tolerance, cache=False,
-                                       method="newton" if problem.is_chunked else "auto")
-    if solution.gap <= tolerance:
-        return solution.theta
-    if plan is None:
-        plan = _inner_plan(problem, tolerance, "output_perturbation", False)
-    if plan is None:
-        raise RuntimeError(f"the solver could not certify the minimiser to tolerance="
-                           f"{tolerance:g}; choose a larger tolerance (nothing was released)")
-    return _fallback(problem, plan)
-
-
-def _inner_minimizer(problem, tolerance, plan, secure):
-    """``secure``: always the fixed-iteration solver (no certificate, no branch on the data);
-    else the certified path with its fallback."""
-    if secure:
-        return fixed.minimize(problem, plan)
-    return _certified_minimizer(problem, tolerance, plan)
 
 
 _EPS = np.finfo(np.float64).eps
@@ -394,3 +336,100 @@ def _newton(model, theta, radius, certified, max_iter):
                 return None                        # no progress left: not certifiable
         theta = trial
     return None
+
+
+@dataclasses.dataclass(frozen=True)
+class InnerSolver:
+    """The work on the data that output perturbation, objective perturbation and model
+    aggregation share: the certified solve (Newton, the reference solver), the fixed-iteration
+    solver, and the noise draw. A plan carries one (``run_inputs["inner_solver"]``).
+
+    Attributes
+    ----------
+    newton : callable
+        :func:`_newton_perturbed`: the unconstrained certified Newton solve, or None.
+    newton_ball : callable
+        :func:`_newton_ball`: the certified Newton solve on the ball, or None.
+    reference : callable
+        :func:`dpsolve.reference_minimizer`: the certified solve for the other losses.
+    fixed_iteration : callable
+        :func:`dpsolve._fixed_iteration.minimize`: the fixed-iteration solver.
+    draw : callable
+        :func:`_draw`: ``draw(noise, scale, size, rng)``, the output (and objective) noise.
+    """
+
+    newton: Callable = _newton_perturbed
+    newton_ball: Callable = _newton_ball
+    reference: Callable = reference_minimizer
+    fixed_iteration: Callable = fixed.minimize
+    draw: Callable = _draw
+
+    def fallback(self, problem, plan, **kwargs):
+        """Research mode, when the certified path did not certify: the fixed-iteration solver
+        (its run time reveals that this happened; docs/secure_noise.md). None (a plan beyond
+        MAX_INNER_STEPS): RuntimeError, as for hinge."""
+        if plan is None:
+            raise RuntimeError("the solver could not certify the minimiser to its tolerance, "
+                               f"and the fixed-iteration fallback would need more than "
+                               f"{MAX_INNER_STEPS:g} steps; raise the Problem's reg or the "
+                               "tolerance (nothing was released)")
+        if plan.tolerance < plan.floor:
+            warnings.warn(f"the certified solve did not reach tolerance={plan.tolerance:g}, and "
+                          f"the fixed-iteration fallback guarantees it only in exact arithmetic "
+                          f"below the float64 floor {plan.floor:.3g}", RuntimeWarning,
+                          stacklevel=4)
+        return self.fixed_iteration(problem, plan, **kwargs)
+
+    def certified(self, problem, tolerance, plan=None):
+        """A minimiser within the fixed tolerance, never cached (it is not private). Research
+        mode.
+
+        Smooth margin loss: damped Newton's method (:attr:`newton` without a constraint,
+        :attr:`newton_ball` with one), every sum in a fixed order, until a bound on the gap
+        computed from the gradient certifies g; otherwise (hinge, multinomial) the reference
+        solver (cvxpy, polished, certified). If neither certifies g, the fixed-iteration solver
+        (``plan``, by default :func:`_inner_plan`'s), whose guarantee holds by construction. A
+        hinge problem has no such fallback: RuntimeError, without saying how far it got."""
+        # (Newton needs one second derivative per record, which multinomial has not)
+        if math.isfinite(problem.smoothness) and not problem.loss_object.is_multinomial:
+            if problem.radius is None:
+                theta = self.newton(problem, np.zeros(problem.p), 0.0,
+                                    math.sqrt(2.0 * problem.reg * tolerance))
+            else:
+                theta = self.newton_ball(problem, tolerance)
+            if theta is not None:
+                return theta
+            if plan is None:
+                plan = _inner_plan(problem, tolerance, "output_perturbation", False)
+            return self.fallback(problem, plan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            # rows in chunks: Newton only (the cone solve needs X in memory), the
+            # fixed-iteration fallback below when it does not certify
+            solution = self.reference(problem, tol=tolerance, cache=False,
+                                      method="newton" if problem.is_chunked else "auto")
+        if solution.gap <= tolerance:
+            return solution.theta
+        if plan is None:
+            plan = _inner_plan(problem, tolerance, "output_perturbation", False)
+        if plan is None:
+            raise RuntimeError(f"the solver could not certify the minimiser to tolerance="
+                               f"{tolerance:g}; choose a larger tolerance (nothing was "
+                               "released)")
+        return self.fallback(problem, plan)
+
+    def minimizer(self, problem, tolerance, plan, secure):
+        """``secure``: always the fixed-iteration solver (no certificate, no branch on the
+        data); else the certified path with its fallback."""
+        if secure:
+            return self.fixed_iteration(problem, plan)
+        return self.certified(problem, tolerance, plan)
+
+
+#: The inner solver every plan of the three solvers carries.
+INNER_SOLVER = InnerSolver()
+
+
+def _certified_minimizer(problem, tolerance, plan=None):
+    """:meth:`InnerSolver.certified` of :data:`INNER_SOLVER`."""
+    return INNER_SOLVER.certified(problem, tolerance, plan)

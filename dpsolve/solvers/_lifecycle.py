@@ -13,8 +13,9 @@ A solver module declares a :class:`SolverSpec` and three functions (after scikit
   behind the solver at this plan (its target, resolved options and settings), or None where no
   theorem applies (stated as a condition, not caught as an exception).
 
-Each option's default is written once, in the public function's signature; the function
-forwards its arguments with ``return run_solver(SPEC, locals())``.
+Each option's default is written once, in the public function's signature; the function,
+decorated with :func:`lifecycle`, binds its arguments to that signature and runs the
+lifecycle with its spec.
 
 :func:`run_solver` runs the lifecycle every public solver function goes through, in this order
 (:func:`plan_fit`, then :func:`run_plan`): ``secure`` against ``rng`` (and a transcript, and
@@ -321,6 +322,11 @@ class SolverSpec:
             {name: as_constraint(c) for name, c in self.parameters.items()}))
         for name in ("example", "example_problem"):
             object.__setattr__(self, name, types.MappingProxyType(dict(getattr(self, name))))
+        # a function decorated with @lifecycle runs the first spec that names it (a copy made
+        # by dataclasses.replace, e.g. a test's, does not take it over)
+        claim = getattr(self.function, "_claim_spec", None)
+        if claim is not None:
+            claim(self)
 
     @functools.cached_property
     def defaults(self):
@@ -552,9 +558,54 @@ def plan_fit(spec, problem, partition=None, epsilon=None, delta=None, *, secure=
         given=frozenset(name for name in options if not _equal(options[name], defaults[name])))
 
 
+def lifecycle(function):
+    """Make ``function``, a solver's public signature and docstring, run the fit lifecycle.
+
+    The decorated function's body, its docstring, does nothing: a call binds its arguments to
+    the signature (Python's own TypeError for a missing or unknown one), fills the defaults,
+    and runs :func:`run_solver` with the :class:`SolverSpec` whose ``function`` it is (the
+    first spec built on it). The docstring's ``{{name}}`` lines are filled by
+    :func:`document`. The signature, ``help()`` and the docstring stay the function's own.
+
+    Parameters
+    ----------
+    function : callable
+        The public function: ``problem``, the partition, ``epsilon`` and ``delta`` first, then
+        the keyword options with their defaults and ``secure``, ``rng`` and ``accountant``.
+
+    Returns
+    -------
+    callable
+        The public solver function.
+    """
+    signature = inspect.signature(document(function))
+    owner = []
+
+    @functools.wraps(function)
+    def solver(*args, **kwargs):
+        if not owner:
+            raise TypeError(f"{function.__name__} has no SolverSpec: build one with "
+                            f"function={function.__name__}")
+        try:
+            arguments = signature.bind(*args, **kwargs)
+        except TypeError:
+            function(*args, **kwargs)   # Python's own message, naming the function; its body
+            raise                       # is the docstring, so a call that binds does nothing
+        arguments.apply_defaults()
+        return run_solver(owner[0], arguments.arguments)
+
+    def claim(spec):
+        if not owner:
+            owner.append(spec)
+    solver._claim_spec = claim
+    return solver
+
+
 def run_solver(spec, arguments):
     """Run ``spec``'s solver through the shared lifecycle (module docstring) and return the
-    released :class:`~dpsolve.Fit`: :func:`plan_fit`, then :func:`run_plan`.
+    released :class:`~dpsolve.Fit`: :func:`plan_fit`, then :func:`run_plan`. A function
+    decorated with :func:`lifecycle` calls it with its bound arguments; a solver written as
+    ``return run_solver(SPEC, locals())`` calls it directly, to the same effect.
 
     Parameters
     ----------

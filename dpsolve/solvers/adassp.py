@@ -32,7 +32,7 @@ from ..privacy.mechanisms import gamma_norm_scale, laplace_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise, laplace_noise
 from ._hooks import Hooks
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Wang 2018, 'Revisiting differentially private linear regression: optimal and "
           "adaptive prediction & estimation in unbounded domain' (UAI), Algorithm 2 (AdaSSP), "
@@ -59,7 +59,7 @@ PARAMETERS = {
 }
 
 
-@document
+@lifecycle
 def adassp(problem, epsilon, delta=None, *, rho=DEFAULT_RHO, secure=False, rng=None,
            accountant=None):
     r"""Differentially private ridge regression by sufficient-statistics perturbation with an
@@ -135,7 +135,6 @@ def adassp(problem, epsilon, delta=None, *, rho=DEFAULT_RHO, secure=False, rng=N
     Source: Wang 2018 (UAI), Algorithm 2; Wang's constants are for add/remove neighbours and the
     ``sqrt(log(6/delta))`` calibration, both replaced here.
     """
-    return run_solver(SPEC, locals())
 
 
 # -- sensitivities and the weighted half-vectorisation --------------------------------------------

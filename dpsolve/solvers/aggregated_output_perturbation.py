@@ -11,7 +11,7 @@ from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
 from ..privacy.samplers import laplace_noise
 from . import _inner
 from ._registry import register
-from ._lifecycle import Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Jayaraman et al. 2018, 'Model aggregation with output perturbation', as presented in "
           "Chen's 2019 slides 'Differential Privacy and Distributed Learning'")
@@ -25,7 +25,7 @@ PARAMETERS = {
 }
 
 
-@document
+@lifecycle
 def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noise=None,
                                    tolerance=1e-10, calibration="pld", project=True,
                                    secure=False, rng=None, accountant=None):
@@ -93,7 +93,6 @@ def aggregated_output_perturbation(problem, parties, epsilon, delta=None, *, noi
     ("Model Aggregation with Output Perturbation"; see docs/sources.md). The slides' L1/L2
     mistake and what dpsolve does about it: docs/multiparty.md and docs/source_mistakes.md.
     """
-    return run_solver(SPEC, locals())
 
 
 def plan(problem, parties, target, options):
@@ -131,13 +130,15 @@ def plan(problem, parties, target, options):
                 noise=noise_scales,
                 settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
                           "project": project, **_inner._inner_settings(inner, secure)},
-                run_inputs={"inner": inner, "secure": secure, "scale": scale})
+                run_inputs={"inner": inner, "secure": secure, "scale": scale,
+                            "inner_solver": _inner.INNER_SOLVER})
 
 
-def noisy_average(minimizers, noise, scale, rng):
+def noisy_average(minimizers, noise, scale, rng, draw=_inner.INNER_SOLVER.draw):
     """What secure aggregation reveals: the average of the parties' minimisers plus one noise
     draw from ``rng`` (``noise``: ``"laplace_slides"``, ``"gamma_norm"`` or ``"gaussian"``, of
-    this scale). Runs in this process, or on the aggregator's worker for parties on workers."""
+    this scale; the last two by ``draw``, an :class:`~dpsolve.solvers._inner.InnerSolver`'s).
+    Runs in this process, or on the aggregator's worker for parties on workers."""
     total = np.zeros(minimizers[0].shape)
     for minimizer in minimizers:
         total += minimizer
@@ -146,19 +147,19 @@ def noisy_average(minimizers, noise, scale, rng):
     if noise == SLIDES_NOISE:
         b = laplace_noise(scale, dim, rng=rng)
     else:
-        b = _inner._draw(noise, scale, dim, rng)
+        b = draw(noise, scale, dim, rng)
     return average + b.reshape(average.shape)
 
 
-def _local_minimizer(party, state, tolerance, inner, secure):
+def _local_minimizer(party, state, tolerance, inner, secure, solver):
     """The party's local minimiser (its step, module-level: sent to Dask workers)."""
     with one_blas_thread():             # the bits of the fit in one process (_ordered_linalg.py)
-        return _inner._inner_minimizer(party.local_problem(), tolerance, inner, secure)
+        return solver.minimizer(party.local_problem(), tolerance, inner, secure)
 
 
-def _noisy_average(minimizers, noise, scale, rng):
+def _noisy_average(minimizers, noise, scale, rng, draw):
     """The aggregator's step: :func:`noisy_average` and the advanced ``rng``."""
-    return noisy_average(minimizers, noise, scale, rng), rng
+    return noisy_average(minimizers, noise, scale, rng, draw), rng
 
 
 def run(problem, parties, plan, rng):
@@ -166,10 +167,11 @@ def run(problem, parties, plan, rng):
     settings, state = plan.settings, plan.run_inputs
     # each party solves where it is (on its worker, for parties on workers); only the noisy
     # average leaves the aggregator, and ``rng`` is advanced as if it had been drawn here
+    solver = state["inner_solver"]
     minimizers = parties.map(_local_minimizer, settings["tolerance"], state["inner"],
-                             state["secure"], gather=False)
+                             state["secure"], solver, gather=False)
     theta, advanced = parties.reduce(_noisy_average, minimizers, settings["noise"],
-                                     state["scale"], rng)
+                                     state["scale"], rng, solver.draw)
     if advanced is not rng:
         rng.bit_generator.state = advanced.bit_generator.state
     if settings["project"] and problem.radius is not None:

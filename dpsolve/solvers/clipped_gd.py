@@ -16,7 +16,7 @@ from ..privacy.calibration import (MAX_DEFAULT_STEPS, exact_gaussian_sigma,
 from ._registry import register
 from ._clipping import default_clip_norm
 from ._hooks import Hooks
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("full-batch DP gradient descent with the per-sample clipping of Abadi et al. 2016, as "
           "in the lecture notes 'Lecture 4: DP Gradient Descent' (Alg. DP-GD and its "
@@ -169,7 +169,7 @@ def default_step_size(problem, clip_norm, steps, sigma):
     return R / math.sqrt(steps * (G * G + math.prod(problem.theta_shape) * sigma * sigma))
 
 
-@document
+@lifecycle
 def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None, step_size=None,
                calibration="pld", sigma=None, project=True, output="average", secure=False,
                rng=None, accountant=None):
@@ -268,7 +268,6 @@ def clipped_gd(problem, epsilon=None, delta=None, *, clip_norm=None, steps=None,
     from its own claims (:func:`~dpsolve.privacy.calibration.dpgd_paper_sigma`); the projection
     and the regulariser are dpsolve's additions for constrained, regularised problems.
     """
-    return run_solver(SPEC, locals())
 
 
 def plan(problem, partition, target, options):

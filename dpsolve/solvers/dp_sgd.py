@@ -18,7 +18,7 @@ from ..privacy.calibration import gaussian_sigma
 from ._registry import register
 from ._clipping import default_clip_norm
 from ._hooks import Hooks
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Abadi et al. 2016, 'Deep Learning with Differential Privacy', Algorithm 1 (DP-SGD) "
           "with Poisson sampling, accounted by the privacy loss distribution")
@@ -42,7 +42,7 @@ PARAMETERS = {
 }
 
 
-@document
+@lifecycle
 def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
            clip_norm=None, step_size=None, calibration="pld", sigma=None, secure=False,
            rng=None, accountant=None):
@@ -110,7 +110,6 @@ def dp_sgd(problem, epsilon=None, delta=None, *, sampling_rate=None, steps=None,
 
     Utility: :func:`dp_sgd_bound`.
     """
-    return run_solver(SPEC, locals())
 
 
 def second_moment_bound(problem, clip_norm, sampling_rate, sigma, radius):

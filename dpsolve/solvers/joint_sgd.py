@@ -21,7 +21,7 @@ from ..privacy.mechanisms import gaussian_sigma_analytic
 from ..problem import Problem
 from ._registry import register
 from ._hooks import Hooks
-from ._lifecycle import Bound, Measured, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Measured, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Huang et al. 2023, 'Learning across Data Owners with Joint Differential Privacy', "
           "Algorithm 1 (NSGD), Lemma 3.2, Theorem 3.1")
@@ -76,7 +76,7 @@ def nsgd_paper_sigma(lipschitz, steps, epsilon, delta, n):
     return lipschitz * math.sqrt(steps * math.log(1.0 / delta)) / (epsilon * n)
 
 
-@document
+@lifecycle
 def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="all",
               shared_radius=None, personal_radius=None, steps=None, step_size=None,
               calibration=None, sigma=None, schedule="balanced", record_transcript=False,
@@ -192,7 +192,6 @@ def joint_sgd(problem, owners, epsilon=None, delta=None, *, personal_columns="al
     Source: Huang et al. 2023, "Learning across Data Owners with Joint Differential Privacy"
     (docs/sources.md), Algorithm 1, Lemma 3.2, Theorem 3.1.
     """
-    return run_solver(SPEC, locals())
 
 
 def collaboration_full_dp(problem, owners, epsilon, delta, **options):

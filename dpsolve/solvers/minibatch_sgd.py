@@ -13,7 +13,7 @@ from ..privacy.accounting import pure_event
 from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
 from ..problem import reject_multinomial
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Song, Chaudhuri & Sarwate 2013, 'Stochastic gradient descent with differentially "
           "private updates', mini-batch update with noise density exp(-(alpha/2)||z||)")
@@ -27,7 +27,7 @@ PARAMETERS = {
 }
 
 
-@document
+@lifecycle
 def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", step_size=1.0,
                   noise_scale=None, secure=False, rng=None, accountant=None):
     r"""Epsilon-DP ERM by one pass of mini-batch SGD with gamma-norm gradient noise
@@ -99,7 +99,6 @@ def minibatch_sgd(problem, epsilon=None, *, batch_size=10, schedule="inv_sqrt", 
     updates", GlobalSIP 2013: the mini-batch update and its noise density (eq. (1) of the blog
     notes summarising the paper, see docs/sources.md).
     """
-    return run_solver(SPEC, locals())
 
 
 def plan(problem, partition, target, options):

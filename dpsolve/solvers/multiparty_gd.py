@@ -20,7 +20,7 @@ from ..privacy.mechanisms import gaussian_sigma_classic
 from ..problem import reject_multinomial
 from ._hooks import Hooks
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SGD2_SOURCE = ("Bassily-Smith-Thakurta 2014's noisy gradients across parties, each party adding "
                "its own Gaussian noise to its gradient sum, as written up in the multi-party SGD "
@@ -217,7 +217,7 @@ class GradientTranscript:
         return released
 
 
-@document
+@lifecycle
 def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_party", steps=None,
                   step_size=None, calibration="pld", sigma=None, weighting=None, output=None,
                   initial="zero", record_transcript=False, transcript_limit=2 ** 28,
@@ -331,7 +331,6 @@ def multiparty_gd(problem, parties, epsilon=None, delta=None, *, noise="per_part
     :func:`~dpsolve.privacy.calibration.multiparty_gd_paper_sigma` and
     :func:`~dpsolve.privacy.calibration.jayaraman_paper_sigma`.
     """
-    return run_solver(SPEC, locals())
 
 
 # -- plan: defaults and noise from public constants ------------------------------------------------

@@ -17,7 +17,7 @@ from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma
 from ..problem import reject_multinomial
 from ._registry import register
 from ._hooks import Hooks
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Bassily-Smith-Thakurta 2014, 'Private Empirical Risk Minimization: Efficient Algorithms "
           "and Tight Error Bounds', noisy SGD as written up in the multi-party SGD notes "
@@ -72,7 +72,7 @@ def noisy_sgd_paper_sigma(n, lipschitz, epsilon, delta):
     return 4.0 * lipschitz * n * math.log(1.25 * n * n / delta) / epsilon
 
 
-@document
+@lifecycle
 def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="paper", sigma=None,
               step_size="lipschitz", parties=None, record_transcript=False,
               transcript_limit=2 ** 28, secure=False, rng=None, accountant=None):
@@ -176,7 +176,6 @@ def noisy_sgd(problem, epsilon=None, delta=None, *, steps=None, calibration="pap
     built on Bassily-Smith-Thakurta 2014; docs/sources.md), Algorithm SGD1, eqs. (3) and (4),
     Theorem 2.
     """
-    return run_solver(SPEC, locals())
 
 
 def plan(problem, partition, target, options):

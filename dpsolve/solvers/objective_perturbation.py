@@ -19,7 +19,7 @@ from . import _inner
 from ._hooks import Hooks
 from ._prediction import GRID_POINTS, prediction_constants
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
           "2012's constants, as Approximate Minima Perturbation (Iyengar et al. 2019); "
@@ -39,7 +39,7 @@ PARAMETERS = {
 }
 
 
-@document
+@lifecycle
 def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="auto",
                            output_fraction="auto", extra_reg="auto", noise=None,
                            tolerance="auto", calibration="pld", centre=None,
@@ -151,7 +151,6 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     un-noised minimiser, the perturbed objective's gap. Utility:
     :func:`dpsolve.solvers.objective_perturbation.objective_perturbation_bound`.
     """
-    return run_solver(SPEC, locals())
 
 
 def plan(problem, partition, target, options):
@@ -204,7 +203,8 @@ def plan(problem, partition, target, options):
                           "tolerance": tolerance, "output_sensitivity": sensitivity,
                           "noise": noise, "centred": centre is not None,
                           **_inner._inner_settings(inner, secure)},
-                run_inputs={"inner": inner, "secure": secure, "scale": scale, "centre": centre})
+                run_inputs={"inner": inner, "secure": secure, "scale": scale, "centre": centre,
+                            "inner_solver": _inner.INNER_SOLVER})
 
 
 def check_centre(centre, problem):
@@ -248,22 +248,24 @@ def _check_centre_bound(bound, centre):
 def run(problem, partition, plan, rng):
     """Draw b, minimise the perturbed objective, draw the output noise b_2."""
     settings, state = plan.settings, plan.run_inputs
+    solver = state["inner_solver"]
     mu = problem.reg + settings["extra_reg"]
     kind = settings["objective_noise"]
-    b = _inner._draw(kind, plan.noise[f"objective_{kind}"], problem.p, rng)
+    b = solver.draw(kind, plan.noise[f"objective_{kind}"], problem.p, rng)
     linear = b / problem.n
     if state["centre"] is not None:
         # ((lambda + Delta)/2)||theta - c||^2 = the uncentred term - mu <c, theta> + constant
         linear = linear - mu * state["centre"]
     if state["secure"]:
-        theta_hat = fixed.minimize(problem, state["inner"], linear=linear, start=-linear / mu)
+        theta_hat = solver.fixed_iteration(problem, state["inner"], linear=linear,
+                                           start=-linear / mu)
     else:
-        theta_hat = _inner._newton_perturbed(problem, linear, settings["extra_reg"],
-                                             math.sqrt(2.0 * mu * settings["tolerance"]))
+        theta_hat = solver.newton(problem, linear, settings["extra_reg"],
+                                  math.sqrt(2.0 * mu * settings["tolerance"]))
         if theta_hat is None:
-            theta_hat = _inner._fallback(problem, state["inner"], linear=linear,
-                                         start=-linear / mu)
-    b2 = _inner._draw(settings["noise"], state["scale"], problem.p, rng)
+            theta_hat = solver.fallback(problem, state["inner"], linear=linear,
+                                        start=-linear / mu)
+    b2 = solver.draw(settings["noise"], state["scale"], problem.p, rng)
     return Released(theta=theta_hat + b2)
 
 

@@ -10,7 +10,7 @@ from . import _inner
 from ._hooks import Hooks
 from ._prediction import prediction_constants
 from ._registry import register
-from ._lifecycle import Bound, Plan, Released, SolverSpec, document, run_solver
+from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1 'ERM with output perturbation', "
           "as presented in Chen's 2019 slides 'Differential Privacy and Distributed "
@@ -24,7 +24,7 @@ PARAMETERS = {
 }
 
 
-@document
+@lifecycle
 def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1e-10,
                         calibration="pld", project=True, secure=False, rng=None, accountant=None):
     r"""Differentially private ERM by output perturbation (Chaudhuri, Monteleoni & Sarwate
@@ -106,7 +106,6 @@ def output_perturbation(problem, epsilon, delta=None, *, noise=None, tolerance=1
     presented in Chen's 2019 slides ("Output Perturbation - non-distributed setting"; see
     docs/sources.md).
     """
-    return run_solver(SPEC, locals())
 
 
 def plan(problem, partition, target, options):
@@ -131,16 +130,17 @@ def plan(problem, partition, target, options):
                 sigma=sigma, noise=noise_scales,
                 settings={"noise": noise, "tolerance": tolerance, "sensitivity": sensitivity,
                           "project": project, **_inner._inner_settings(inner, secure)},
-                run_inputs={"inner": inner, "secure": secure, "scale": scale})
+                run_inputs={"inner": inner, "secure": secure, "scale": scale,
+                            "inner_solver": _inner.INNER_SOLVER})
 
 
 def run(problem, partition, plan, rng):
     """The inner solve, then the one noise draw."""
     settings, state = plan.settings, plan.run_inputs
-    theta_hat = _inner._inner_minimizer(problem, settings["tolerance"], state["inner"],
-                                        state["secure"])
+    solver = state["inner_solver"]
+    theta_hat = solver.minimizer(problem, settings["tolerance"], state["inner"], state["secure"])
     # (multinomial: the mechanism runs on the p K coordinates of the flattened parameter)
-    b = _inner._draw(settings["noise"], state["scale"], theta_hat.size, rng)
+    b = solver.draw(settings["noise"], state["scale"], theta_hat.size, rng)
     return Released(theta=_inner._release(problem, theta_hat, b.reshape(theta_hat.shape),
                                           settings["project"]))
 
