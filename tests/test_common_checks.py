@@ -279,6 +279,79 @@ def test_declared_options_signature_and_plan_agree(spec):
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=ids)
+def test_the_target_a_solver_accepts_is_declared_and_matches_its_signature(spec):
+    """Every built-in solver declares the epsilon and delta it accepts (``SolverSpec.accepts``);
+    a solver without a delta argument takes none, and the explicit-noise option is one of its
+    options."""
+    accepts = spec.accepts
+    assert isinstance(accepts, dpsolve.solvers.Accepts)
+    signature = inspect.signature(spec.function).parameters
+    assert "epsilon" in signature
+    assert ("delta" in signature) == (accepts.delta != "none")
+    assert accepts.explicit_noise is None or accepts.explicit_noise in spec.parameters
+    # epsilon has no default exactly when no explicit noise can stand in for it
+    assert (signature["epsilon"].default is inspect.Parameter.empty) == \
+        (accepts.explicit_noise is None)
+
+
+def _refused_targets(spec):
+    """Targets the spec must refuse, each with the error and the message's start."""
+    cases = [({"epsilon": -1.0}, ValueError, r"epsilon must lie in \(0, "),
+             ({"epsilon": "1"}, TypeError, "epsilon must be a real number"),
+             ({"epsilon": float("nan")}, ValueError, "epsilon must be finite")]
+    if spec.accepts.delta != "none":
+        cases += [({"delta": 1.5}, ValueError, "delta must lie in"),
+                  ({"delta": -1e-9}, ValueError, "delta must lie in"),
+                  ({"delta": True}, TypeError, "delta must be a real number")]
+    if spec.accepts.delta == "required":
+        cases.append(({"delta": None}, TypeError, "needs epsilon and delta"))
+    if spec.accepts.explicit_noise is not None:
+        cases.append(({spec.accepts.explicit_noise: 1.0}, ValueError,
+                      f"pass either epsilon .* or {spec.accepts.explicit_noise}, not both"))
+    return cases
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=ids)
+def test_a_target_the_solver_does_not_accept_is_refused_before_its_plan(spec):
+    """The lifecycle checks the target against ``SolverSpec.accepts`` once, before ``plan``
+    (which then never sees it) and before the data are read."""
+    recording, received = _recording(spec)
+    P = example_problem(spec)
+    partition, epsilon, delta, options = _example_arguments(spec, P)
+    for change, error, message in _refused_targets(spec):
+        target = {"epsilon": epsilon, "delta": delta, **change}
+        given = {k: v for k, v in change.items() if k not in ("epsilon", "delta")}
+        with pytest.raises(error, match=message):
+            dpsolve.solvers.plan_fit(recording, P, partition, target["epsilon"],
+                                     target["delta"], rng=0, **{**options, **given})
+        assert received == [], change
+
+
+def test_accepts_declares_delta_and_the_explicit_noise():
+    from dpsolve._validation import Real
+    from dpsolve.solvers import Accepts
+    sigma = Accepts(explicit_noise="sigma", narrower={("calibration", "paper"): Real(0.0, 1.0)})
+    sigma.check("s", None, 1e-6, {"sigma": 1.0, "calibration": "paper"})
+    sigma.check("s", 2.0, 1e-6, {"sigma": None, "calibration": "pld"})
+    with pytest.raises(ValueError, match=r"epsilon must lie in \(0, 1\)"):
+        sigma.check("s", 2.0, 1e-6, {"sigma": None, "calibration": "paper"})
+    with pytest.raises(TypeError, match="^s needs epsilon and delta \\(or an explicit sigma and"):
+        sigma.check("s", None, 1e-6, {"sigma": None, "calibration": "pld"})
+    with pytest.raises(TypeError, match="^s with an explicit sigma needs delta"):
+        sigma.check("s", None, None, {"sigma": 1.0, "calibration": "pld"})
+    pure = Accepts(delta="none", explicit_noise="noise_scale")
+    with pytest.raises(TypeError, match=r"^s needs epsilon \(or an explicit noise_scale\)$"):
+        pure.check("s", None, None, {"noise_scale": None})
+    optional = Accepts(delta="optional", zero_delta_is_pure=True)
+    for delta in (None, 0, 0.0, 1e-6):
+        optional.check("s", 1.0, delta, {})
+    with pytest.raises(ValueError, match="delta must lie in"):
+        Accepts(delta="optional").check("s", 1.0, 0.0, {})
+    with pytest.raises(ValueError, match="Accepts.delta must be one of"):
+        Accepts(delta="sometimes")
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=ids)
 def test_the_public_function_binds_its_signature(spec):
     """``@lifecycle``: the signature, the docstring and help() are the function's own, and a
     call that does not fit the signature is Python's own TypeError, before any check."""

@@ -6,6 +6,7 @@ and calibration from public constants), its ``run`` (the kernel call) and its ``
 registers its spec; the public functions stay at the top level (``dpsolve.noisy_sgd``, ...).
 Adding a solver: docs/adding_a_solver.md.
 """
+from ._accepts import Accepts
 from ._hooks import Hooks
 from ._lifecycle import (Bound, Measured, Plan, Released, SolverSpec, Target, document, lifecycle,
                          plan_fit, run_plan, run_solver)
@@ -17,5 +18,6 @@ from . import (noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation,
 from . import dp_sgd  # (the worked example of docs/adding_a_solver.md)
 from . import adassp
 
-__all__ = ["Bound", "Hooks", "Measured", "Plan", "Released", "SolverSpec", "Target", "document",
-           "get", "lifecycle", "plan_fit", "register", "registry", "run_plan", "run_solver"]
+__all__ = ["Accepts", "Bound", "Hooks", "Measured", "Plan", "Released", "SolverSpec", "Target",
+           "document", "get", "lifecycle", "plan_fit", "register", "registry", "run_plan",
+           "run_solver"]

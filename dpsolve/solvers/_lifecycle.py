@@ -20,7 +20,8 @@ lifecycle with its spec.
 :func:`run_solver` runs the lifecycle every public solver function goes through, in this order
 (:func:`plan_fit`, then :func:`run_plan`): ``secure`` against ``rng`` (and a transcript, and
 parties on workers); the budget's type; the Problem and its loss; the partition of the rows;
-the declared parameter constraints; delta below :data:`MAX_DELTA`; the random generator's type;
+the declared parameter constraints; delta below :data:`MAX_DELTA`; the epsilon and delta the
+spec accepts (:attr:`SolverSpec.accepts`); the random generator's type;
 ``plan``; the privacy report (and its PrivacyWarning); float64 arithmetic failing in either of
 those two (they read public constants only, so the inputs are out of range) is refused by a
 ValueError naming them (:func:`out_of_range`); the budget's charge (``accountant=``, refused
@@ -44,6 +45,7 @@ from .._capabilities import chunked_solvers, multinomial_solvers, sparse_solvers
 from .._row_ops import refuse_sparse
 from .._secure import check_secure, generator, release
 from .._validation import as_constraint, check_parameters, check_rng
+from ._accepts import Accepts
 from ..fit import Fit
 from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
@@ -292,6 +294,11 @@ class SolverSpec:
         source's sigma, the solver's own loss refusal, parties among the options, a plan's
         public randomness, the experiments' measure and sweep options), each None for the
         generic behaviour (:class:`~dpsolve.solvers.Hooks`).
+    accepts : Accepts or None
+        The epsilon and delta it accepts (:class:`~dpsolve.solvers._accepts.Accepts`:
+        whether delta is required, optional or absent, their ranges, the option that gives the
+        noise instead of epsilon), checked by the lifecycle before ``plan``. None: ``plan``
+        checks the target itself (every built-in solver declares it).
     """
 
     name: str
@@ -316,6 +323,7 @@ class SolverSpec:
     chunked: bool = False
     transcript_option: Optional[str] = None
     hooks: Hooks = Hooks()
+    accepts: Optional[Accepts] = None
 
     def __post_init__(self):
         object.__setattr__(self, "parameters", types.MappingProxyType(
@@ -480,8 +488,9 @@ def plan_fit(spec, problem, partition=None, epsilon=None, delta=None, *, secure=
     """Everything a fit does before it charges the budget and reads the data, in its order:
     ``secure`` against ``rng`` (and the spec's transcript option and parties on workers), the
     budget's type, the Problem and its loss, the partition, the declared parameters (the
-    options not given take the public function's defaults), delta's range, the generator's
-    type, ``plan`` and its privacy report (float64 failing on public constants refused by
+    options not given take the public function's defaults), delta's range, the target the
+    spec accepts (:class:`~dpsolve.solvers._accepts.Accepts`), the generator's type, ``plan``
+    and its privacy report (float64 failing on public constants refused by
     :func:`out_of_range`).
 
     The one way to plan a fit: shared by :func:`run_solver`, :func:`dpsolve.choose_solver`,
@@ -536,6 +545,8 @@ def plan_fit(spec, problem, partition=None, epsilon=None, delta=None, *, secure=
         name: defaults[name] for name in spec.parameters if name not in options}))
     resolved = {name: checked[name] for name in spec.parameters}
     check_delta_range(delta, spec.name)
+    if spec.accepts is not None:
+        spec.accepts.check(spec.name, epsilon, delta, resolved)
     # the generator's type; a spec that draws public randomness for its plan draws from it
     # (spawned streams, independent of what ``run`` draws)
     draws = generator(rng, secure) if spec.hooks.draw is not None else None

@@ -32,6 +32,7 @@ from ..privacy.mechanisms import gamma_norm_scale, laplace_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise, laplace_noise
 from ._hooks import Hooks
 from ._registry import register
+from ._accepts import Accepts
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Wang 2018, 'Revisiting differentially private linear regression: optimal and "
@@ -322,9 +323,8 @@ def gamma_norm_tail(scale, p, rho):
 
 # -- plan ----------------------------------------------------------------------------------------
 def _resolve_delta(delta):
-    if delta is None:
-        return 0.0
-    return check_real(delta, "delta", low=0.0, high=1.0, low_inclusive=True)
+    """0 for None (pure epsilon-DP), else delta (checked: SPEC.accepts) as a float."""
+    return 0.0 if delta is None else float(delta)
 
 
 def _gaussian_noise(sens, p, epsilon, delta, rho):
@@ -404,8 +404,7 @@ def _pure_noise(sens, p, epsilon, rho):
 def plan(problem, partition, target, options):
     """Noise, shares, tail bound and the largest extra ridge, from public constants only."""
     epsilon, delta, rho = target.epsilon, target.delta, options["rho"]
-    epsilon = check_real(epsilon, "epsilon", low=0.0)
-    delta = _resolve_delta(delta)
+    epsilon, delta = float(epsilon), _resolve_delta(delta)     # checked (SPEC.accepts)
     n, p = problem.n, problem.p
     sens = sensitivities(problem)
     user_ridge = n * problem.reg
@@ -661,6 +660,7 @@ def prediction_reg(problem, epsilon, delta=None):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(delta="optional", delta_range=Real(0.0, 1.0, low_inclusive=True)),
     name="adassp", function=adassp, works=("Wang 2018",), source=SOURCE,
     losses=("squared",), partition=None, neighbours="replace-one record", guarantee="dp",
     parameters=PARAMETERS, plan=plan, run=run, bound=bound, page="adassp.md",

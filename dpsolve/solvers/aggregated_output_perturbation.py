@@ -11,6 +11,7 @@ from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
 from ..privacy.samplers import laplace_noise
 from . import _inner
 from ._registry import register
+from ._accepts import Accepts
 from ._lifecycle import Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Jayaraman et al. 2018, 'Model aggregation with output perturbation', as presented in "
@@ -103,7 +104,7 @@ def plan(problem, parties, target, options):
     calibration, project = options["calibration"], options["project"]
     L = _inner._lipschitz("aggregated_output_perturbation", problem)
     if noise == SLIDES_NOISE:
-        epsilon = check_real(epsilon, "epsilon", low=0.0)
+        epsilon = float(epsilon)                        # checked (SPEC.accepts)
         if delta not in (None, 0, 0.0):
             raise ValueError('noise="laplace_slides" is a pure-DP mechanism: pass delta=None')
         delta = 0.0
@@ -189,6 +190,7 @@ def bound(problem, parties, plan):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(delta="optional", zero_delta_is_pure=True),
     name="aggregated_output_perturbation", function=aggregated_output_perturbation,
     works=("Jayaraman et al. 2018",), source=SOURCE,
     losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"), partition="parties",

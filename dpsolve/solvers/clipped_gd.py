@@ -15,6 +15,7 @@ from ..privacy.calibration import (MAX_DEFAULT_STEPS, exact_gaussian_sigma,
                                    fewest_steps_near_best, gaussian_sigma)
 from ._registry import register
 from ._clipping import default_clip_norm
+from ._accepts import Accepts
 from ._hooks import Hooks
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
@@ -278,12 +279,8 @@ def plan(problem, partition, target, options):
     project, output = options["project"], options["output"]
     n = problem.n
     clip_norm = default_clip_norm(problem) if clip_norm is None else clip_norm
-    if sigma is None:
-        if epsilon is not None and delta is not None:
-            # the default-T search below evaluates the noise at (epsilon, delta): the ranges
-            # first, with the calibration's own limits
-            check_real(epsilon, "epsilon", low=0.0, high=1.0 if calibration == "paper" else None)
-            check_real(delta, "delta", low=0.0, high=1.0)
+    # (the default-T search below evaluates the noise at (epsilon, delta), whose ranges, with
+    # the paper calibration's own, SPEC.accepts declares and the lifecycle has checked)
     if steps is None and sigma is not None:
         raise TypeError("clipped_gd with an explicit sigma needs steps")
     if steps is None and epsilon is not None and delta is not None:
@@ -538,6 +535,8 @@ def paper_sigma(problem, partition, plan):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(explicit_noise="sigma",
+                    narrower={("calibration", "paper"): Real(0.0, 1.0)}),
     name="clipped_gd", function=clipped_gd,
     works=("the lecture notes 'DP Gradient Descent' (Alg. DP-GD)", "Abadi et al. 2016"),
     source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"),

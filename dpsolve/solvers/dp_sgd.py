@@ -17,6 +17,7 @@ from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma
 from ._registry import register
 from ._clipping import default_clip_norm
+from ._accepts import Accepts
 from ._hooks import Hooks
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
@@ -293,6 +294,7 @@ def bound_floor(problem):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(explicit_noise="sigma"),
     name="dp_sgd", function=dp_sgd, works=("Abadi et al. 2016",), source=SOURCE,
     losses=("logistic", "hinge", "huber_hinge", "squared"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,

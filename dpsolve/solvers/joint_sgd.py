@@ -20,6 +20,7 @@ from ..privacy.calibration import (MAX_NOISE_SCALE, check_noise_scale, exact_gau
 from ..privacy.mechanisms import gaussian_sigma_analytic
 from ..problem import Problem
 from ._registry import register
+from ._accepts import Accepts
 from ._hooks import Hooks
 from ._lifecycle import Bound, Measured, Plan, Released, SolverSpec, lifecycle
 
@@ -420,7 +421,8 @@ def _default_steps(calibration, sigma, epsilon, delta, sensitivity, L, n, N, per
 
 
 def _check_calibration(calibration, sigma, epsilon, delta, personalised):
-    """``(calibration, sigma, epsilon, delta)`` checked; calibration "explicit" with sigma."""
+    """``(calibration, sigma, epsilon, delta)`` checked; calibration "explicit" with sigma.
+    Epsilon (given exactly when sigma is not) and delta are checked already (SPEC.accepts)."""
     if calibration is None:
         calibration = "pld" if personalised else "rdp"
     # checked also with an explicit sigma, which does not use it: a misspelt option is an error
@@ -429,19 +431,12 @@ def _check_calibration(calibration, sigma, epsilon, delta, personalised):
         if not personalised and calibration == "pld":
             raise ValueError('without a personalised block the accounting samples records, which '
                              'PLD cannot account for: use calibration="rdp"')
-        if epsilon is None or delta is None:
-            raise TypeError("joint_sgd needs epsilon and delta (or an explicit sigma and delta)")
-        epsilon = check_real(epsilon, "epsilon", low=0.0)
-    elif epsilon is not None:
-        raise ValueError("pass either epsilon (to calibrate the noise) or sigma, not both")
+        epsilon = float(epsilon)
     else:
         sigma = check_real(sigma, "sigma", low=0.0, high=MAX_NOISE_SCALE, low_inclusive=True,
                            high_inclusive=True)
         calibration = "explicit"
-    if delta is None:
-        raise TypeError("joint_sgd needs delta")
-    delta = check_real(delta, "delta", low=0.0, high=1.0)
-    return calibration, sigma, epsilon, delta
+    return calibration, sigma, epsilon, float(delta)
 
 
 def plan(problem, owners, target, options):
@@ -675,6 +670,7 @@ def paper_sigma(problem, owners, plan):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(explicit_noise="sigma"),
     name="joint_sgd", function=joint_sgd, works=("Huang et al. 2023",), source=SOURCE,
     losses=LOSSES, partition="owners",
     neighbours="replace-one record (owner level with a personalised block: any number of one "

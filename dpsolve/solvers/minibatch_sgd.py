@@ -13,6 +13,7 @@ from ..privacy.accounting import pure_event
 from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
 from ..problem import reject_multinomial
 from ._registry import register
+from ._accepts import Accepts
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Song, Chaudhuri & Sarwate 2013, 'Stochastic gradient descent with differentially "
@@ -119,17 +120,12 @@ def plan(problem, partition, target, options):
         raise ValueError(f"batch_size must be <= n={n}, got {batch_size}")
     sensitivity = 2.0 * L       # of a batch's gradient sum, replace-one
     if noise_scale is None:
-        if epsilon is None:
-            raise TypeError("minibatch_sgd needs epsilon (or an explicit noise_scale)")
-        epsilon = check_real(epsilon, "epsilon", low=0.0)
+        epsilon = float(epsilon)            # given, and checked (SPEC.accepts)
         with np.errstate(over="ignore"):
             noise_scale = check_noise_scale("minibatch_sgd",
                                             float(np.float64(sensitivity) / epsilon), epsilon)
         method = "paper"
     else:
-        if epsilon is not None:
-            raise ValueError("pass either epsilon (to calibrate the noise) or noise_scale, "
-                             "not both")
         epsilon = sensitivity / noise_scale if noise_scale > 0.0 else math.inf
         method = "explicit"
     radius = 1.0 / problem.reg
@@ -229,6 +225,7 @@ def bound(problem, partition, plan):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(delta="none", explicit_noise="noise_scale"),
     name="minibatch_sgd", function=minibatch_sgd, works=("Song, Chaudhuri & Sarwate 2013",),
     source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,

@@ -20,6 +20,7 @@ from ..privacy.mechanisms import gaussian_sigma_classic
 from ..problem import reject_multinomial
 from ._hooks import Hooks
 from ._registry import register
+from ._accepts import Accepts
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SGD2_SOURCE = ("Bassily-Smith-Thakurta 2014's noisy gradients across parties, each party adding "
@@ -364,10 +365,6 @@ def plan(problem, parties, target, options):
         sensitivity = 2.0 * L / (m * parties.smallest) if weighting == "party" else 2.0 * L / n
     else:
         sensitivity = 2.0 * L
-    if sigma is None:
-        if epsilon is not None and delta is not None:
-            check_real(epsilon, "epsilon", low=0.0)
-            check_real(delta, "delta", low=0.0, high=1.0)
     radius = problem.radius if problem.radius is not None else minimizer_norm_bound(problem)
     if steps is None:
         if sigma is not None or epsilon is None or delta is None:
@@ -421,17 +418,15 @@ def _noise(problem, noise, steps, sensitivity, L, epsilon, delta, sigma, calibra
     aggregated = noise == "secure_aggregation"
     if aggregated and sigma is None and calibration == "zcdp":
         # the closed form is the exact zCDP inversion (the accountant's search is within 1e-3)
-        epsilon = check_real(epsilon, "epsilon", low=0.0)
-        delta = check_real(delta, "delta", low=0.0, high=1.0)
+        epsilon, delta = float(epsilon), float(delta)         # checked (SPEC.accepts)
         sigma = check_noise_scale("multiparty_gd",
                                   zcdp_inversion_sigma(sensitivity, steps, epsilon, delta),
                                   epsilon, "noise standard deviation")
         warn_large_delta(delta, problem.n, stacklevel=5)     # at the caller of multiparty_gd
         return sigma, epsilon, delta, calibration
 
-    def paper(e, d):
-        e = check_real(e, "epsilon", low=0.0)
-        d = check_real(d, "delta", low=0.0, high=1.0)
+    def paper(e, d):                    # (e, d) checked (SPEC.accepts)
+        e, d = float(e), float(d)
         if aggregated:
             return jayaraman_paper_sigma(sensitivity, steps, e, d)
         return multiparty_gd_paper_sigma(L, steps, e, d)
@@ -674,6 +669,7 @@ def paper_sigma(problem, parties, plan):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(explicit_noise="sigma"),
     name="multiparty_gd", function=multiparty_gd,
     works=("the multi-party SGD notes (Algorithm SGD2), after Bassily, Smith & Thakurta 2014",
            "Jayaraman et al. 2018"),

@@ -16,6 +16,7 @@ from ..privacy.accounting import ACCOUNTANTS, UniformSampling, gaussian_event
 from ..privacy.calibration import check_finite_lipschitz, gaussian_sigma
 from ..problem import reject_multinomial
 from ._registry import register
+from ._accepts import Accepts
 from ._hooks import Hooks
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
@@ -367,6 +368,8 @@ def paper_sigma(problem, partition, plan):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(explicit_noise="sigma",
+                    narrower={("calibration", "paper"): Real(0.0, 1.0)}),
     name="noisy_sgd", function=noisy_sgd,
     works=("Bassily, Smith & Thakurta 2014", "the multi-party SGD notes (Algorithm SGD1)"),
     source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,

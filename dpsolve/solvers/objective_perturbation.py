@@ -19,6 +19,7 @@ from . import _inner
 from ._hooks import Hooks
 from ._prediction import GRID_POINTS, prediction_constants
 from ._registry import register
+from ._accepts import Accepts
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
@@ -412,6 +413,7 @@ def _noise_energy(problem, lam, epsilon, delta, p):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(delta="optional", zero_delta_is_pure=True),
     name="objective_perturbation", function=objective_perturbation,
     works=("Chaudhuri, Monteleoni & Sarwate 2011", "Kifer, Smith & Thakurta 2012",
            "Iyengar et al. 2019"),

@@ -10,6 +10,7 @@ from . import _inner
 from ._hooks import Hooks
 from ._prediction import prediction_constants
 from ._registry import register
+from ._accepts import Accepts
 from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1 'ERM with output perturbation', "
@@ -245,6 +246,7 @@ def prediction_reg(problem, epsilon, delta=None):
 
 
 SPEC = register(SolverSpec(
+    accepts=Accepts(delta="optional", zero_delta_is_pure=True),
     name="output_perturbation", function=output_perturbation,
     works=("Chaudhuri, Monteleoni & Sarwate 2011",), source=SOURCE,
     losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"), partition=None,
