@@ -31,7 +31,8 @@ class Accepts:
     delta : {"required", "optional", "none"}, default "required"
         ``"required"``: (epsilon, delta)-DP, delta a number in ``delta_range``. ``"optional"``:
         None (pure epsilon-DP) or a number in ``delta_range``. ``"none"``: pure epsilon-DP
-        only; the public function has no delta.
+        only; the public function has no delta (a delta planned with by another caller, such
+        as :func:`dpsolve.choose_solver`'s target, is not checked: pure DP meets it).
     epsilon_range : Real, default ``Real(0.0)``
         The target epsilons accepted, ``(0, inf)`` by default.
     delta_range : Real, default ``Real(0.0, 1.0)``
@@ -92,10 +93,10 @@ class Accepts:
             raise TypeError(f"{solver} needs epsilon{both} (or an explicit {noise}{both})")
         if not explicit:
             self._epsilon_range(options).check(epsilon, "epsilon")
-        if delta is None and not required:
+        # "none": the public function takes no delta; a delta another caller plans with
+        # (choose_solver's target) is met by pure epsilon-DP, and the plan ignores it
+        if (delta is None and not required) or self.delta == "none":
             return
-        if delta is not None and self.delta == "none":
-            raise TypeError(f"{solver} is epsilon-DP and takes no delta")
         if not (self.zero_delta_is_pure and _is_zero(delta)):
             self.delta_range.check(delta, "delta")
 
