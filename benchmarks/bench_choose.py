@@ -16,14 +16,14 @@ import warnings
 import numpy as np
 
 import dpsolve
-from dpsolve import approximate_minima
+from dpsolve import approximate_minima, objective_privacy
 from dpsolve.privacy import accounting, calibration
 
 from .common import best_time
 
 #: dpsolve's caches of calibrations and settings searches, cleared by ``time_choose_cold``.
-CACHES = ((calibration, "poisson_pld_sigma"), (approximate_minima, "_objective_s"),
-          (approximate_minima, "_tail_crossing"), (approximate_minima, "_delta_constants"),
+CACHES = ((calibration, "poisson_pld_sigma"), (objective_privacy, "_objective_s"),
+          (objective_privacy, "_tail_crossing"), (objective_privacy, "_delta_constants"),
           (accounting, "_calibrate"),
           (approximate_minima, "_objective_perturbation_search"))
 

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._kernels import linalg as _linalg
+from ._numerics import accelerated_steps
 
 __all__ = ["Plan", "output_plan", "objective_plan", "minimize", "start_gradient_bound",
            "float_floor", "check_tolerance", "refuse_nonsmooth"]
@@ -327,25 +328,32 @@ def minimize(problem, plan, *, linear=None, start=None):
     added in index order), so the iterates have the same bits on every machine. Rows in chunks
     (:class:`dpsolve.chunked.RowChunks`): every step, each chunk's gradient sum is computed
     where the chunk lives and the sums added here in chunk order (with one chunk, the bits of
-    the rows in memory).
+    the rows in memory). The steps are :func:`dpsolve._numerics.accelerated_steps`' at the
+    plan's constant momentum.
     """
     n, shape = problem.n, problem.theta_shape
     gradient_sum = _gradient_sum(problem)
     mu = plan.strong_convexity
-    step, momentum = 1.0 / plan.smoothness, plan.momentum
     radius = problem.radius
-    x = np.zeros(shape) if start is None else np.array(start, dtype=np.float64).reshape(shape)
-    y = x.copy()
-    for _ in range(plan.steps):
+
+    def gradient(point):
+        (y,) = point
         grad = gradient_sum(np.ascontiguousarray(y))
         grad /= n
         grad += mu * y
         if linear is not None:
             grad += linear
-        x_next = y - step * grad
+        return (grad,)
+
+    def project(point):
+        (x,) = point
         if radius is not None:
             # the norm summed in index order (no BLAS): the same bits on every machine
-            x_next *= radius / max(_linalg.norm(x_next.reshape(-1)), radius)
-        y = x_next + momentum * (x_next - x)
-        x = x_next
+            x *= radius / max(_linalg.norm(x.reshape(-1)), radius)
+        return point
+
+    x = np.zeros(shape) if start is None else np.array(start, dtype=np.float64).reshape(shape)
+    steps = accelerated_steps((x,), gradient, project, 1.0 / plan.smoothness, plan.momentum)
+    for _ in range(plan.steps):
+        (x,) = next(steps)
     return x

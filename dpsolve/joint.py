@@ -22,6 +22,8 @@ import numpy as np
 
 from ._kernels import losses as _losses
 from ._moved import moved_names
+from ._numerics import certified_minimum
+from ._projection import scale_onto_ball
 from ._validation import check_choice, check_real
 from .parties import check_parties
 from .problem import Problem, _append_intercept_column
@@ -369,32 +371,6 @@ def _frank_wolfe_gap(grad_u, grad_x, model, r_u, r_x):
     return gap
 
 
-def _ball(a, radius):
-    norm = float(np.linalg.norm(a))
-    return a * (radius / norm) if norm > radius else a
-
-
-def _fista(point, gradient, project, certificate, step, tol, max_iter, what):
-    """Accelerated projected gradient (FISTA with adaptive restart, O'Donoghue & Candes 2015)
-    on a tuple of arrays, until ``certificate(point)`` (a bound on the gap) is at most ``tol``.
-    Returns ``(point, gap)``; RuntimeError if ``max_iter`` iterations do not reach ``tol``."""
-    previous = point
-    momentum, gap = 1.0, math.inf
-    for it in range(max_iter):
-        if it % 25 == 0:
-            gap = certificate(point)
-            if gap <= tol:
-                return point, gap
-        beta = (momentum - 1.0) / (momentum + 2.0)
-        ahead = tuple(a + beta * (a - b) for a, b in zip(point, previous))
-        grads = gradient(ahead)
-        previous, point = point, project(tuple(a - step * g for a, g in zip(ahead, grads)))
-        descent = sum(float(np.sum(g * (a - b))) for g, a, b in zip(grads, point, previous))
-        momentum = 1.0 if descent > 0.0 else momentum + 1.0
-    raise RuntimeError(f"{what} reached a gap of {gap:.3g} after {max_iter} iterations, above "
-                       f"tol={tol:g}")
-
-
 def joint_reference_minimizer(problem, owners, personal_columns="all", *, shared_radius=None,
                               personal_radius=None, tol=1e-8, max_iter=200_000):
     """Minimise :func:`joint_objective` over ``||u|| <= R_U``, ``||x_j|| <= R_X`` to a certified
@@ -439,15 +415,18 @@ def joint_reference_minimizer(problem, owners, personal_columns="all", *, shared
         return _owner_gradients(problem, owners, JointModel(point[0], point[1], cols))
 
     def project(point):
-        return _ball(point[0], r_u), np.stack([_ball(xj, r_x) for xj in point[1]])
+        for xj in point[1]:                     # each owner's block onto its own ball
+            scale_onto_ball(xj, r_x)
+        return scale_onto_ball(point[0], r_u), point[1]
 
     def certificate(point):
         model = JointModel(point[0], point[1], cols)
         return _frank_wolfe_gap(*gradient(point), model, r_u, r_x)
 
-    (u, x), gap = _fista((np.zeros(shared_shape), np.zeros(personal_shape)), gradient, project,
-                         certificate, 1.0 / (2.0 * problem.smoothness + problem.reg), tol,
-                         max_iter, "joint_reference_minimizer")
+    (u, x), gap = certified_minimum((np.zeros(shared_shape), np.zeros(personal_shape)),
+                                    gradient, project, certificate,
+                                    1.0 / (2.0 * problem.smoothness + problem.reg), tol,
+                                    max_iter, "joint_reference_minimizer")
     model = JointModel(u, x, cols)
     return JointReference(model, joint_objective(problem, owners, model), gap)
 
@@ -512,7 +491,7 @@ def per_silo(problem, owners, *, tol=1e-8, max_iter=200_000):
             return (local.gradient(point[0]),)
 
         def project(point):
-            return (point[0] if R is None else _ball(point[0], R),)
+            return (point[0] if R is None else scale_onto_ball(point[0], R),)
 
         def certificate(point, local=local):
             g = local.gradient(point[0])
@@ -520,8 +499,9 @@ def per_silo(problem, owners, *, tol=1e-8, max_iter=200_000):
                 return float(np.sum(g * g)) / (2.0 * problem.reg)
             return float(np.sum(g * point[0])) + R * float(np.linalg.norm(g))
 
-        (theta,), _ = _fista((np.zeros(problem.theta_shape),), gradient, project, certificate,
-                             1.0 / (problem.smoothness + problem.reg), tol, max_iter, "per_silo")
+        (theta,), _ = certified_minimum((np.zeros(problem.theta_shape),), gradient, project,
+                                        certificate, 1.0 / (problem.smoothness + problem.reg),
+                                        tol, max_iter, "per_silo")
         models.append(theta)
     return np.stack(models)
 

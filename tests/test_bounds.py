@@ -99,11 +99,11 @@ def test_solver_bounds_validate_their_assumptions():
 
 
 def test_the_bounded_minimiser_takes_scipys_steps():
-    # dpsolve.approximate_minima._bounded_minimum transcribes scipy's bounded Brent minimiser
-    # with Python floats (for speed): it must return exactly scipy's point on smooth, flat,
-    # multi-modal and infinite-valued functions
+    # dpsolve._numerics.bounded_minimum transcribes scipy's bounded Brent minimiser with Python
+    # floats (for speed): it must return exactly scipy's point on smooth, flat, multi-modal and
+    # infinite-valued functions
     import scipy.optimize
-    from dpsolve.approximate_minima import _bounded_minimum
+    from dpsolve._numerics import bounded_minimum
     rng = np.random.default_rng(0)
     functions = [lambda x: 0.0, lambda x: math.inf if x < 0.3 else (x - 0.5) ** 2]
     for _ in range(200):
@@ -114,7 +114,28 @@ def test_the_bounded_minimiser_takes_scipys_steps():
         for lo, hi, tol in ((-2.0, 3.0, 1e-5), (0.02, 0.98, 1e-3)):
             expected = scipy.optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded",
                                                       options={"xatol": tol}).x
-            assert _bounded_minimum(f, lo, hi, tol) == float(expected)
+            assert bounded_minimum(f, lo, hi, tol) == float(expected)
+
+
+def test_the_bounded_minimiser_is_silent_where_the_function_is_infinite():
+    # why it is not scipy's own: the settings search's bound is inf where the objective has no
+    # budget, and scipy's NumPy scalars warn there ("invalid value encountered") where Python
+    # floats compute the same nan silently
+    import warnings
+
+    import scipy.optimize
+    from dpsolve._numerics import bounded_minimum
+
+    def f(x):
+        return math.inf if x < 0.3 else (x - 0.5) ** 2
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        expected = scipy.optimize.minimize_scalar(f, bounds=(-2.0, 3.0), method="bounded").x
+    assert any(issubclass(w.category, RuntimeWarning) for w in caught)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bounded_minimum(f, -2.0, 3.0, 1e-5) == float(expected)
 
 
 def test_objective_perturbation_settings_alias_is_deprecated():

@@ -17,6 +17,8 @@ PUBLIC_MODULES = [
     "dpsolve.privacy.composition", "dpsolve.privacy.mechanisms", "dpsolve.privacy.samplers",
     "dpsolve.solvers", "dpsolve.experiments", "dpsolve.privacy.budget", "dpsolve.privacy.quantile",
     "dpsolve.private_selection", "dpsolve.estimators", "dpsolve.experiments.cluster",
+    "dpsolve.privacy.events", "dpsolve.privacy.tail_bounds", "dpsolve.objective_privacy",
+    "dpsolve.approximate_minima",
 ]
 CHECKED = {"GL08", "PR01", "PR02", "RT01"}
 

@@ -11,6 +11,7 @@ import pytest
 
 import dpsolve
 from dpsolve import joint
+from dpsolve._projection import scale_onto_ball
 from dpsolve._kernels import losses as _losses
 from dpsolve.privacy import PrivacyWarning, epsilon_of, group_privacy
 from dpsolve.privacy.calibration import DEFAULT_STEPS_SLACK, nsgd_paper_sigma
@@ -204,8 +205,9 @@ def test_reference_minimizer_is_certified(make):
     for _ in range(20):
         u = rng.standard_normal(ref.model.shared.shape)
         x = rng.standard_normal(ref.model.personal.shape)
-        model = joint.JointModel(joint._ball(u, 1.0), np.stack([joint._ball(v, 1.0) for v in x]),
-                                 ref.model.personal_columns)
+        for v in x:
+            scale_onto_ball(v, 1.0)
+        model = joint.JointModel(scale_onto_ball(u, 1.0), x, ref.model.personal_columns)
         assert joint.joint_objective(problem, owners, model) >= ref.value - ref.gap
 
 

@@ -11,8 +11,11 @@ neighbour relation (see :mod:`.accounting`).
   ``simplified_strong_composition`` (Lemma 1 of the multi-party SGD notes, a labelled
   reproduction; its old name is a deprecated alias, docs/changelog.md), ``group_privacy``,
   ``gaussian_zcdp``, ``zcdp_to_dp``;
-- accounting: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``, ``epsilon_of``, ``delta_of``, ``calibrate``,
-  ``check_event``, ``PoissonSampling``, ``UniformSampling``, ``PrivacyReport``, ``PrivacyWarning``;
+- events: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``,
+  ``check_event``, ``PoissonSampling``, ``UniformSampling`` (each importable from accounting
+  too);
+- accounting: ``epsilon_of``, ``delta_of``, ``calibrate``, ``PrivacyReport``,
+  ``PrivacyWarning``;
 - budget: ``BudgetAccountant`` (a budget across releases; ``BudgetExceededError``; the
   ``ParallelGroup`` its ``parallel()`` block yields) and ``charge``, the one path by which every
   release reaches a budget;
@@ -20,6 +23,9 @@ neighbour relation (see :mod:`.accounting`).
   (``PrivateEstimate``): norm bounds chosen privately;
 - samplers: ``gaussian_noise``, ``laplace_noise``, ``gamma_norm_noise`` (C, from the caller's Generator),
   and ``Stream``, the faster stream (SFC64 and a ziggurat, inlined) that noisy SGD draws from;
+- tail_bounds: ``gaussian_tail``, ``laplace_tail``, ``gamma_norm_tail`` (the smallest
+  eigenvalue of a random symmetric noise matrix, which AdaSSP's ridge is set from) and the
+  moments they imply;
 - discrete: ``discrete_laplace``, ``discrete_gaussian``, ``bernoulli_exp`` (exact integer noise,
   Canonne, Kamath & Steinke 2020) and ``BitSource``, the uniform integers they draw.
 """

@@ -83,7 +83,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
         The noise b in the objective. ``"gamma_norm"``: density proportional to
         ``exp(-epsilon' ||b|| / (2B))``, epsilon-DP. ``"gaussian"`` (needs delta):
         ``N(0, sigma^2 I)`` with sigma from
-        :func:`~dpsolve.approximate_minima.gaussian_objective_sigma`, an
+        :func:`~dpsolve.objective_privacy.gaussian_objective_sigma`, an
         ``(epsilon_obj, delta)``-DP release (Kifer et al. 2012's Gaussian variant, dpsolve's
         constants). ``"auto"``: gamma-norm without delta, else the one with the smaller utility
         bound (Gaussian in high dimension: ``E||b||^2`` is ``p sigma^2`` against
