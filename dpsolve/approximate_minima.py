@@ -469,10 +469,38 @@ Settings = collections.namedtuple("Settings", [
     "delta_output", "objective_scale", "jacobian_term", "output_sensitivity", "inner"])
 Settings.__doc__ = """Objective perturbation's settings for one fit (:func:`plan_settings`).
 
-``epsilon_prime`` is None for Gaussian objective noise, whose standard deviation (sum form)
-is ``objective_scale``; for gamma-norm noise ``objective_scale = 2B / epsilon'``. ``inner`` is
-the fixed-iteration solver's plan (:func:`dpsolve._fixed_iteration.objective_plan`) at the
-settings, before the cap on its steps."""
+Attributes
+----------
+tolerance : float
+    The inner solve's gap g.
+objective_noise : {"gamma_norm", "gaussian"}
+    The noise in the objective.
+output_fraction : float
+    The output noise's share of epsilon.
+extra_reg : float
+    The extra regularisation Delta.
+noise : {"gamma_norm", "gaussian"}
+    The output noise.
+calibration : str
+    How the Gaussian output noise is calibrated.
+epsilon, epsilon_objective, epsilon_output : float
+    The budget and its two shares.
+epsilon_prime : float or None
+    The epsilon left for gamma-norm objective noise after the Jacobian term; None for
+    Gaussian objective noise.
+delta_objective, delta_output : float
+    The two noises' deltas.
+objective_scale : float
+    The objective noise's scale: ``2B / epsilon'`` for gamma-norm noise, the standard
+    deviation (sum form) for Gaussian noise.
+jacobian_term : float
+    The Jacobian term :func:`~dpsolve.objective_privacy.objective_jacobian_term`.
+output_sensitivity : float
+    The output noise's L2 sensitivity, ``2 sqrt(2g / (lambda + Delta))``.
+inner : dpsolve._fixed_iteration.Plan
+    The fixed-iteration solver's plan (:func:`dpsolve._fixed_iteration.objective_plan`) at
+    the settings, before the cap on its steps.
+"""
 
 
 def plan_settings(problem, epsilon, delta=None, *, tolerance="auto", centre_bound=0.0,
