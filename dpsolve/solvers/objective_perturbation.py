@@ -7,7 +7,7 @@ import dp_accounting
 import numpy as np
 
 from .. import _fixed_iteration as fixed
-from .. import approximate_minima
+from .. import approximate_minima, objective_privacy
 from .._capabilities import multinomial_solvers
 from .._validation import Options, Real, RealArray, check_real
 from ..approximate_minima import noise_moments
@@ -375,7 +375,7 @@ def prediction_reg(problem, epsilon, delta=None):
     ||b||^2 / (n^2 lambda)`` and ``E = E||b||^2 / (n^2 lambda)``, with ``E||b||^2 = p (p + 1)
     (2B/epsilon')^2`` for gamma-norm noise (``epsilon' = epsilon - ln(1 + c B^2 / (n
     lambda))``) and ``p sigma^2`` for Gaussian noise
-    (:func:`~dpsolve.approximate_minima.gaussian_objective_sigma`). A fit at this ridge adds
+    (:func:`~dpsolve.objective_privacy.gaussian_objective_sigma`). A fit at this ridge adds
     none of its own (``extra_reg=0``, ``Hooks.prediction_options``).
 
     Parameters
@@ -403,10 +403,10 @@ def _noise_energy(problem, lam, epsilon, delta, p):
     Jacobian term alone spends epsilon."""
     cB2 = problem.loss_object.curvature * problem.row_norm ** 2
     if delta:
-        sigma = approximate_minima.gaussian_objective_sigma(cB2, problem.row_norm, problem.n,
-                                                            lam, epsilon, delta)
+        sigma = objective_privacy.gaussian_objective_sigma(cB2, problem.row_norm, problem.n,
+                                                           lam, epsilon, delta)
         return p * sigma * sigma
-    eps_prime = epsilon - approximate_minima.objective_jacobian_term(cB2, problem.n, lam)
+    eps_prime = epsilon - objective_privacy.objective_jacobian_term(cB2, problem.n, lam)
     if eps_prime <= 0.0:
         return math.inf
     return p * (p + 1) * (2.0 * problem.row_norm / eps_prime) ** 2
