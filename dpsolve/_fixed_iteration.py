@@ -283,37 +283,11 @@ def _gradient_sum(problem):
     ``X^T (softmax(y^T x_i) - e_{y_i})`` for multinomial) from dpsolve's gradient kernel
     (``gd.clipped_gradient_sum`` without clipping: one pass over the rows, 64 fixed blocks added
     in block order, each margin summed in column order): no BLAS, the same bits on every
-    machine and for any thread count, for X dense, CSR or float32. Rows in chunks: each chunk's
-    sum where it lives, added in chunk order."""
-    loss = problem.loss_object
-    clip = math.inf                                     # no clipping: the plain gradient
-    if problem.is_chunked:
-        chunks = problem.X
-        if loss.is_multinomial:
-            return lambda y: chunks.clipped_gradient_sum_multinomial(y, clip)[0]
-        return lambda y: chunks.clipped_gradient_sum(y, loss.kernel_id, loss.kernel_param,
-                                                     clip)[0]
-    from ._kernels import gd
-    from ._row_ops import kernel_rows
-    X, labels, n = kernel_rows(problem.X), problem.y, problem.n
-    norms = np.zeros(n)                                 # read only to clip
-    if loss.is_multinomial:
-        K = problem.n_classes
-        scratch, work = np.empty((64, problem.p * K)), np.empty((64, 2 * K))
-
-        def multinomial(y):
-            out = np.empty(y.shape)
-            gd.clipped_gradient_sum_multinomial(X, labels, y, norms, clip, out, scratch, work)
-            return out
-        return multinomial
-    scratch = np.empty((64, problem.p))
-
-    def margin_loss(y):
-        out = np.empty(y.shape)
-        gd.clipped_gradient_sum(X, labels, loss.kernel_id, loss.kernel_param, y, norms, clip,
-                                out, scratch)
-        return out
-    return margin_loss
+    machine and for any thread count, for X dense, CSR or float32 (``problem.rows``; rows in
+    chunks: each chunk's sum where it lives, added in chunk order)."""
+    rows, loss = problem.rows, problem.loss_object
+    # no clipping (clip = inf): the plain gradient
+    return lambda y: rows.clipped_gradient_sum(y, loss, math.inf)[0]
 
 
 def minimize(problem, plan, *, linear=None, start=None):

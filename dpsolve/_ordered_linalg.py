@@ -117,17 +117,9 @@ def blocked_sum(block_result, blocks, out):
     return out
 
 
-def _is_row_chunks(X):
-    """Whether X is a :class:`dpsolve.chunked.RowChunks` (rows in chunks, each product run
-    where its chunk lives), told by its marker: this module sits below that one."""
-    return getattr(type(X), "_row_chunks", False) is True
-
-
 def weighted_gram(X, w):
     """``X^T diag(w) X`` (dense or CSR X) by blocks of rows (:func:`blocked_sum`): the same bits
     for any thread count, on every thread dpsolve's kernels may use."""
-    if _is_row_chunks(X):
-        return X.weighted_gram(w)
     from ._row_ops import weighted_gram as block_gram
     p = X.shape[1]
     return blocked_sum(lambda s: block_gram(X[s], w[s]), row_blocks(X.shape[0]),
@@ -141,8 +133,6 @@ def matvec(X, v):
     threads, one single-threaded BLAS product per block (each row's value is one block's, so
     the bits do not depend on the thread count); CSR: SciPy's product (sequential; float32 CSR
     by blocks of rows converted to float64, each row's sum as on the float64 matrix)."""
-    if _is_row_chunks(X):
-        return X.matvec(v)
     if v.ndim == 1:
         from ._kernels import gd
         from ._row_ops import kernel_rows
@@ -171,8 +161,6 @@ def rmatvec(X, r):
     docs/performance.md). For r of shape (n, K): BLAS (at one thread inside dpsolve's solves)
     over all rows at once; float32 X is first converted to a float64 copy (of X's size: BLAS's
     order of the sum over the rows cannot be reproduced block by block)."""
-    if _is_row_chunks(X):
-        return X.rmatvec(r)
     if r.ndim == 1:
         from ._kernels import gd
         from ._row_ops import kernel_rows
@@ -197,29 +185,14 @@ def rmatvec(X, r):
 def fixed_order_gram(X, w):
     """``X^T diag(w) X`` (dense or CSR X, float64 or float32) with every entry summed over the
     rows in row order (``linalg.weighted_gram``): the same bits on every machine and for any
-    thread count, and for X dense, CSR or float32 (as on its float64 copy). Rows in chunks
-    (:class:`dpsolve.chunked.RowChunks`): each chunk's by the kernel where it lives, added in
-    chunk order."""
-    if _is_row_chunks(X):
-        p = X.shape[1]
-        out = np.zeros((p, p))
-        for part in X.map(_chunk_fixed_order_gram, X._split(w, "w")):
-            out += part
-        return out
+    thread count, and for X dense, CSR or float32 (as on its float64 copy). Rows in chunks:
+    :meth:`dpsolve.rows.RowChunks.fixed_order_gram`, this on each chunk."""
     from ._kernels import linalg
     from ._row_ops import kernel_rows
     p = X.shape[1]
     out = np.empty((p, p))
     linalg.weighted_gram(kernel_rows(X), np.ascontiguousarray(w, dtype=np.float64), out)
     return out
-
-
-def _chunk_fixed_order_gram(X, y, w):
-    """One chunk's :func:`fixed_order_gram` (module level: it runs where the chunk lives)."""
-    if not sparse.issparse(X):
-        X = np.ascontiguousarray(X, dtype=X.dtype if X.dtype in (np.float32, np.float64)
-                                 else np.float64)
-    return fixed_order_gram(X, w)
 
 
 def cholesky_solve(H, b):

@@ -22,9 +22,13 @@ import numpy as np
 from scipy import sparse
 
 from . import _ordered_linalg
-from .chunked import RowChunks
 from ._deprecation import property_alias
 from ._row_ops import row_norms, scale_rows, scale_rows_onto
+from .rows import RowChunks, is_row_chunks, rows_of
+from .rows._storage import STORED_DTYPES  # noqa: F401 (a public name of this module)
+from .rows._storage import (canonical_csr, frozen, read_only, sparse_canonical_copy,
+                            stored_dtype)
+from .rows._validation import caught_warnings, chunk_facts, merge_chunk_facts
 from ._validation import check_choice, check_real
 from .losses import DEFAULT_BINARY_CODINGS  # noqa: F401 (a public name of this module)
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
@@ -113,91 +117,6 @@ def public_classes(loss, classes, n_classes):
     return _LOSS_CLASSES[check_choice(loss, "loss", LOSSES)].public_classes(classes, n_classes)
 
 
-def _canonical_csr(X):
-    """A CSR array (modified in place) with duplicates summed, sorted indices and intp index
-    arrays: the form the kernels read."""
-    X.sum_duplicates()
-    X.sort_indices()
-    X.indices = X.indices.astype(np.intp, copy=False)
-    X.indptr = X.indptr.astype(np.intp, copy=False)
-    return X
-
-
-#: The scipy.sparse formats that can hold one entry more than once (duplicates are summed when
-#: the matrix is made canonical); their ``has_canonical_format`` tells when none is held.
-_FORMATS_WITH_DUPLICATES = ("csr", "csc", "coo", "bsr")
-
-
-def _sparse_canonical_copy(X):
-    """A new canonical CSR array holding the values of the scipy.sparse matrix ``X``: duplicate
-    entries summed in float64, stored in float32 when ``X`` is float32 and every stored value
-    is a float32 number, else in float64. ``X`` itself is not modified.
-
-    Duplicates are summed exactly as they are for the float64 copy ``X.astype(np.float64)``
-    (the same conversion, the same order of the terms, in float64), so that the stored values
-    equal that copy's: float32 is a storage format only (docs/conventions.md, "float32
-    data"). A float32 matrix that can hold no duplicate (canonical, or a format without
-    duplicates) is converted without sums, in float32. Integer duplicates are summed in
-    float64 too (summed in their own type they could wrap around).
-
-    A sum of float32 numbers is in general not a float32 number; rounding it would make the
-    rows differ from the float64 copy's, and a CSR array has one dtype, so then the whole
-    matrix is kept in float64 (the float64 copy's sums; twice the bytes of its values). No
-    warning says so: whether a sum is a float32 number depends on the data, and the dtype a
-    Problem holds X in is never part of a release.
-    """
-    can_sum = (X.format in _FORMATS_WITH_DUPLICATES
-               and not getattr(X, "has_canonical_format", False))
-    if X.dtype == np.float32 and not can_sum:
-        return _canonical_csr(sparse.csr_array(X, dtype=np.float32, copy=True))
-    if X.dtype == np.float64:
-        return _canonical_csr(sparse.csr_array(X, dtype=np.float64, copy=True))
-    given = X.dtype
-    # the values in float64 first (a copy in the same format, duplicates kept), then the same
-    # conversion as for float64 input: the sums are the float64 copy's, bit for bit
-    X = _canonical_csr(sparse.csr_array(X.astype(np.float64), dtype=np.float64, copy=False))
-    if given == np.float32:
-        with np.errstate(over="ignore"):       # a sum beyond float32's range: kept float64
-            values = X.data.astype(np.float32)
-        if np.array_equal(values, X.data):      # exact: every sum is a float32 number
-            X.data = values
-    return X
-
-
-def _read_only(X):
-    """Mark X's buffers read-only (a CSR matrix's three arrays)."""
-    for array in ((X.data, X.indices, X.indptr) if sparse.issparse(X) else (X,)):
-        array.flags.writeable = False
-
-
-#: The dtypes a Problem stores X in as given; every other real dtype is converted to float64.
-STORED_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
-
-
-def _stored_dtype(dtype):
-    """float32 and float64 are kept; every other real dtype is stored as float64."""
-    return np.dtype(dtype) if np.dtype(dtype) in STORED_DTYPES else np.dtype(np.float64)
-
-
-def _frozen(X):
-    """Whether no one can write to X's memory: X and every ndarray in its ``.base`` chain are
-    read-only, and a buffer at the end of the chain (an ``mmap`` opened for reading, bytes) is
-    read-only too. A read-only view of a writable array is not frozen: its owner can change it
-    under a Problem that shares it."""
-    a = X
-    while isinstance(a, np.ndarray):
-        if a.flags.writeable:
-            return False
-        a = a.base
-    if a is None:
-        return True
-    try:
-        with memoryview(a) as buffer:
-            return buffer.readonly
-    except TypeError:           # not a buffer: we cannot tell, so do not share it
-        return False
-
-
 def _append_intercept_column(X, scale):
     """``X`` with a last column of the constant ``scale`` appended, as a new matrix.
 
@@ -223,7 +142,7 @@ def _append_intercept_column(X, scale):
              else np.float64)
     if sparse.issparse(X):              # keep it sparse
         column = sparse.csr_array(np.full((X.shape[0], 1), scale, dtype=dtype))
-        return _canonical_csr(sparse.hstack([X, column], format="csr", dtype=dtype))
+        return canonical_csr(sparse.hstack([X, column], format="csr", dtype=dtype))
     X = np.asarray(X)
     out = np.empty((X.shape[0], X.shape[1] + 1), dtype=dtype)
     out[:, :-1] = X
@@ -287,19 +206,21 @@ def _checked_norms(X):
     return norms
 
 
-def _rows_in_chunks(X):
-    """Whether X is rows in chunks: a :class:`~dpsolve.chunked.RowChunks`, or a Dask array
-    (told by its type's module and ``to_delayed``, without importing dask)."""
-    if getattr(type(X), "_row_chunks", False) is True:
-        return True
-    return type(X).__module__.startswith("dask.") and hasattr(X, "to_delayed")
-
-
 def _first_shrink(dtype):
     """The largest number below 1 in X's dtype: the first factor of the nudge loops, the
     smallest change that moves every entry of a row."""
     one = np.dtype(dtype).type(1)
     return np.nextafter(one, one.dtype.type(0))
+
+
+def _validated_chunk(X, y, kwargs):
+    """One chunk of rows validated where it lives, as a Problem of its own: its rows and
+    labels, and the public facts the driver adds up
+    (:func:`dpsolve.rows._validation.chunk_facts`)."""
+    with caught_warnings() as caught:
+        problem = Problem(X, y, **kwargs)
+    return ((problem.X, problem.y),
+            chunk_facts(problem, X, y, kwargs.get("classes"), caught))
 
 
 class Problem:
@@ -500,7 +421,7 @@ class Problem:
         self.loss_object = make_loss(self.loss, huber_width=self.huber_width,
                                        label_bound=self.label_bound, n_classes=self.n_classes)
         self._check_numerical_range()
-        if _rows_in_chunks(X):
+        if is_row_chunks(X):
             # every chunk validated where it lives, as a Problem of its own with these
             # parameters: clipping, labels and the intercept column are per row
             self.X, self.y = self._validate_chunks(X, y, dict(
@@ -515,7 +436,7 @@ class Problem:
             self.X = _append_intercept_column(self.X, self.intercept_scale)
             _fit_rows_within(self.X, self.row_norm)
         self.y = self._validate_y(y, self.X.shape[0], default_coding=classes is None)
-        _read_only(self.X)
+        read_only(self.X)
         self.y.flags.writeable = False
 
     # -- validation ------------------------------------------------------------------------
@@ -575,7 +496,8 @@ class Problem:
                                  f"labels), got {type(y).__name__}")
         else:
             X = RowChunks.from_dask(X, y)
-        chunks, n_clipped = X.validate(Problem, warn=False, **kwargs)
+        chunks, facts = X.derive(_validated_chunk, kwargs)
+        n_clipped = merge_chunk_facts(facts, kwargs["loss"])
         if n_clipped:
             warnings.warn(f"{n_clipped} of {chunks.shape[0]} rows had norm above "
                           f"row_norm={self.feature_row_norm:g} and were clipped to it",
@@ -601,14 +523,14 @@ class Problem:
             raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        dtype = _stored_dtype(X.dtype)
+        dtype = stored_dtype(X.dtype)
         own = X.dtype != dtype
         if own:                         # other dtypes: the one copy, in float64
             X = np.array(X, dtype=dtype, order="C", copy=True)
         # one pass over X (by blocks of rows): the norms, and the finiteness check with them
         norms = _checked_norms(X)
         if not own:
-            if (X.flags.c_contiguous and _frozen(X)
+            if (X.flags.c_contiguous and frozen(X)
                     and not np.any(norms > self.feature_row_norm)):
                 X = X.view(np.ndarray)  # shared: a view, so the caller's flags stay as they are
             else:
@@ -654,9 +576,9 @@ class Problem:
     def _validate_sparse_X(self, X):
         """A scipy.sparse X as a canonical CSR array with intp indices, copied once (CSC, COO
         and the other formats converted), never densified; duplicates summed in float64,
-        float32 data kept when the values are float32 numbers (:func:`_sparse_canonical_copy`),
-        every other real dtype converted to float64. The finiteness check comes with the row
-        norms (:func:`_checked_norms`)."""
+        float32 data kept when the values are float32 numbers
+        (:func:`dpsolve.rows._storage.sparse_canonical_copy`), every other real dtype converted
+        to float64. The finiteness check comes with the row norms (:func:`_checked_norms`)."""
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional (n, p), got shape {X.shape}")
         # booleans refused as for dense X (a bool is not a real number)
@@ -664,7 +586,7 @@ class Problem:
             raise TypeError(f"X must hold real numbers, got dtype {X.dtype}")
         if X.shape[0] == 0 or X.shape[1] == 0:
             raise ValueError(f"X must have at least one row and one column, got shape {X.shape}")
-        return _sparse_canonical_copy(X)
+        return sparse_canonical_copy(X)
 
     def _validate_y(self, y, n, default_coding):
         y = np.asarray(y)
@@ -695,7 +617,14 @@ class Problem:
     def is_chunked(self):
         """Whether X is held in chunks of rows (a :class:`~dpsolve.chunked.RowChunks`, locally
         or on Dask workers): only the solvers registered with ``chunked=True`` take it."""
-        return _rows_in_chunks(self.X)
+        return is_row_chunks(self.X)
+
+    @property
+    def rows(self):
+        """X and y seen through the reductions solvers need (:class:`dpsolve.rows.Rows`),
+        whatever stores them: take it once per pass of a solver (it keeps the row norms the
+        clipped sums read)."""
+        return rows_of(self.X, self.y)
 
     @property
     def n_features(self):
@@ -769,8 +698,8 @@ class Problem:
 
     def margins(self, theta):
         """``X @ theta``: shape (n,), or the (n, K) logits for multinomial (by blocks of rows
-        on dpsolve's threads: :func:`dpsolve._ordered_linalg.matvec`)."""
-        return _ordered_linalg.matvec(self.X, self._theta(theta))
+        on dpsolve's threads: :meth:`dpsolve.rows.Rows.matvec`)."""
+        return self.rows.matvec(self._theta(theta))
 
     def _loss_values(self, z):
         return self.loss_object.values(z, self.y)
@@ -784,7 +713,7 @@ class Problem:
         Evaluated anywhere in R^p (or R^{p x K}; the constraint is not checked here).
         """
         theta = self._theta(theta)
-        values = self._loss_values(_ordered_linalg.matvec(self.X, theta))
+        values = self._loss_values(self.rows.matvec(theta))
         flat = theta.reshape(-1)
         # theta . theta in index order (not BLAS's dot, whose order depends on the CPU)
         return float(np.mean(values)
@@ -795,8 +724,9 @@ class Problem:
         ``loss'(z) = -y 1[yz < 1]``; for multinomial ``(1/n) X^T (S - Y) + reg theta``, S the
         softmax rows and Y the one-hot labels)."""
         theta = self._theta(theta)
-        d = self._loss_derivatives(_ordered_linalg.matvec(self.X, theta))
-        return _ordered_linalg.rmatvec(self.X, d) / self.n + self.reg * theta
+        rows = self.rows
+        d = self._loss_derivatives(rows.matvec(theta))
+        return rows.rmatvec(d) / self.n + self.reg * theta
 
     def loss_derivatives(self, theta):
         """``loss'(<theta, x_i>; y_i)`` for every record (used by certificates and solvers);
@@ -851,11 +781,11 @@ class Problem:
         sub = object.__new__(type(self))
         sub.__dict__.update(self.__dict__)
         sub.y = y.view()
-        if _rows_in_chunks(X):          # validated chunks: shared as they are
+        if is_row_chunks(X):          # validated chunks: shared as they are
             sub.X = X
         else:
             sub.X = X if sparse.issparse(X) else X.view()
-            _read_only(sub.X)
+            read_only(sub.X)
         sub.y.flags.writeable = False
         return sub
 

@@ -346,7 +346,9 @@ def _halve_noise(monkeypatch, module):
 
 
 def _no_clipping(monkeypatch, module):
-    """Mutant: per-sample gradients are not clipped."""
+    """Mutant: per-sample gradients are not clipped (in the kernel every solver reaches through
+    ``problem.rows``, for X in memory)."""
+    from dpsolve.rows import _memory as module
     real = module._gd.clipped_gradient_sum
 
     class Kernels:

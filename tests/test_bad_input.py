@@ -16,6 +16,10 @@ import scipy.sparse
 
 import dpsolve
 from dpsolve.chunked import RowChunks
+from dpsolve.losses import make_loss
+
+#: A loss object for the reductions' argument checks (its kernel is never reached).
+_LOGISTIC = make_loss("logistic")
 
 N, P = 60, 4
 _rng = np.random.default_rng(0)
@@ -327,7 +331,7 @@ def _from_npy(x, y, **kwargs):
 
 def _sampled_sum(rate):
     chunks = RowChunks.from_arrays([X], [Y])
-    return chunks.sampled_clipped_gradient_sum(np.zeros(P), 0, 0.0, 1.0, rate,
+    return chunks.sampled_clipped_gradient_sum(np.zeros(P), _LOGISTIC, 1.0, rate,
                                                [np.random.SeedSequence(0)])
 
 

@@ -52,7 +52,7 @@ def _kwargs(multinomial=False):
 def _validated(chunks, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        return chunks.validate(Problem, **kwargs)[0]
+        return Problem(chunks, None, **kwargs).X
 
 
 def _reductions(chunks, multinomial=False):
@@ -63,18 +63,16 @@ def _reductions(chunks, multinomial=False):
     out = {}
     if multinomial:
         theta = rng.standard_normal((p, K)) * 0.3
-        out["clipped"] = chunks.clipped_gradient_sum_multinomial(theta, 0.7)
-        out["sampled"] = chunks.sampled_clipped_gradient_sum_multinomial(theta, 0.7, 0.3, seeds)
+        loss = Problem(np.ones((1, p)) / p, [0], **_kwargs(True)).loss_object
+        out["clipped"] = chunks.clipped_gradient_sum(theta, loss, 0.7)
+        out["sampled"] = chunks.sampled_clipped_gradient_sum(theta, loss, 0.7, 0.3, seeds)
         out["matvec K"] = chunks.matvec(theta)
     else:
         loss = Problem(np.ones((1, p)) / p, [1.0], **_kwargs()).loss_object
         theta = rng.standard_normal(p) * 0.3
-        out["clipped"] = chunks.clipped_gradient_sum(theta, loss.kernel_id, loss.kernel_param,
-                                                     0.7)
-        out["unclipped"] = chunks.clipped_gradient_sum(theta, loss.kernel_id,
-                                                       loss.kernel_param, np.inf)
-        out["sampled"] = chunks.sampled_clipped_gradient_sum(
-            theta, loss.kernel_id, loss.kernel_param, 0.7, 0.3, seeds)
+        out["clipped"] = chunks.clipped_gradient_sum(theta, loss, 0.7)
+        out["unclipped"] = chunks.clipped_gradient_sum(theta, loss, np.inf)
+        out["sampled"] = chunks.sampled_clipped_gradient_sum(theta, loss, 0.7, 0.3, seeds)
     out["matvec"] = chunks.matvec(theta[:, 0] if multinomial else theta)
     out["rmatvec"] = chunks.rmatvec(rng.standard_normal(n))
     out["rmatvec K"] = chunks.rmatvec(rng.standard_normal((n, K)))
@@ -178,15 +176,14 @@ def test_one_local_chunk_gives_the_in_memory_bits():
     loss, p, n = problem.loss_object, problem.p, problem.n
     norms = row_norms(problem.X)
     theta = np.linspace(-0.4, 0.5, p)
-    got, clipped = chunks.clipped_gradient_sum(theta, loss.kernel_id, loss.kernel_param, 0.7)
+    got, clipped = chunks.clipped_gradient_sum(theta, loss, 0.7)
     want = np.empty(p)
     want_clipped = gd.clipped_gradient_sum(problem.X, problem.y, loss.kernel_id,
                                            loss.kernel_param, theta, norms, 0.7, want,
                                            np.empty((64, p)))
     assert got.tobytes() == want.tobytes() and clipped == want_clipped
     seed = np.random.SeedSequence(3)
-    sampled = chunks.sampled_clipped_gradient_sum(theta, loss.kernel_id, loss.kernel_param, 0.7,
-                                                  0.25, [seed])
+    sampled = chunks.sampled_clipped_gradient_sum(theta, loss, 0.7, 0.25, [seed])
     keep = np.flatnonzero(np.random.default_rng(seed).random(n) < 0.25)
     gd.clipped_gradient_sum(problem.X[keep], problem.y[keep], loss.kernel_id,
                             loss.kernel_param, theta, norms[keep], 0.7, want, np.empty((64, p)))
@@ -287,12 +284,15 @@ def test_bad_local_layouts_are_refused():
     with pytest.raises(ValueError, match="at least one chunk"):
         RowChunks.from_arrays([], [])
     chunks = _local(X, y, (200,))
+    loss = Problem(np.ones((1, P)) / P, [1.0], **_kwargs()).loss_object
     with pytest.raises(ValueError, match=r"theta must have shape \(5,\)"):
-        chunks.clipped_gradient_sum(np.zeros(4), 0, 0.0, 1.0)
+        chunks.clipped_gradient_sum(np.zeros(4), loss, 1.0)
+    with pytest.raises(TypeError, match="no row indices"):
+        chunks.clipped_gradient_sum(np.zeros(P), loss, 1.0, rows=np.arange(3))
     with pytest.raises(TypeError, match="SeedSequence"):
-        chunks.sampled_clipped_gradient_sum(np.zeros(P), 0, 0.0, 1.0, 0.5, [1])
+        chunks.sampled_clipped_gradient_sum(np.zeros(P), loss, 1.0, 0.5, [1])
     with pytest.raises(ValueError, match=r"sampling_rate must be in \(0, 1\]"):
-        chunks.sampled_clipped_gradient_sum(np.zeros(P), 0, 0.0, 1.0, 0.0,
+        chunks.sampled_clipped_gradient_sum(np.zeros(P), loss, 1.0, 0.0,
                                             [np.random.SeedSequence(0)])
     with pytest.raises(ValueError, match="r must have 200 rows"):
         chunks.rmatvec(np.zeros(199))
@@ -320,21 +320,19 @@ def test_validation_clips_on_the_workers_and_returns_only_the_count(client, watc
     rows = LAYOUTS["uneven"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        chunks, n_clipped = _dask(X, y, rows, client).validate(Problem, **_kwargs())
+        chunks = Problem(_dask(X, y, rows, client), None, **_kwargs()).X
     # one warning, Problem's, with the total; none per chunk
     assert [str(w.message) for w in caught] == [str(whole[0].message)]
     expected = int(np.count_nonzero(row_norms(X) > 1.0 + 1e-12))
-    assert 0 < n_clipped == expected < 200
+    assert 0 < expected < 200
+    assert str(caught[0].message).startswith(f"{expected} of 200 rows")
     assert chunks.validated and chunks.row_norms().max() <= 1.0
     assert chunks.row_norms().tobytes() == row_norms(problem.X).tobytes()
     _assert_no_rows_of_X(watched, P)
     for info in watched[0]:                  # the layout check: shapes and dtypes only
         assert not list(_arrays_in(info))
-    quiet, count = _dask(X, y, rows, client).validate(Problem, warn=False,
-                                                         **_kwargs())
-    assert count == n_clipped
     with pytest.raises(ValueError, match="clip_rows=True"):
-        _dask(X, y, rows, client).validate(Problem, clip_rows=False, **_kwargs())
+        Problem(_dask(X, y, rows, client), None, clip_rows=False, **_kwargs())
 
 
 @pytest.mark.slow

@@ -10,6 +10,10 @@ import pytest
 from scipy import sparse
 
 from dpsolve.chunked import RowChunks
+from dpsolve.losses import make_loss
+
+#: A loss object for the reductions' argument checks (its kernel is never reached).
+_LOGISTIC = make_loss("logistic")
 
 N, P = 40, 3
 _rng = np.random.default_rng(0)
@@ -198,5 +202,5 @@ def test_from_npy_checks_the_files_on_the_workers(client, files):
 def test_sampling_rate_must_be_a_real_number_in_the_unit_interval(rate, error):
     chunks = RowChunks.from_arrays([X], [Y])
     with pytest.raises(error, match="sampling_rate"):
-        chunks.sampled_clipped_gradient_sum(np.zeros(P), 0, 0.0, 1.0, rate,
+        chunks.sampled_clipped_gradient_sum(np.zeros(P), _LOGISTIC, 1.0, rate,
                                             [np.random.SeedSequence(0)])

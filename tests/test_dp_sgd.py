@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import dpsolve
+from dpsolve._kernels import gd
 from dpsolve.solvers import dp_sgd as module
 from conftest import synthetic_problem
 
@@ -44,14 +45,14 @@ def test_samples_have_the_poisson_size(monkeypatch):
     """Over T steps the sample sizes are T independent Binomial(n, q): their total lies within
     5 standard deviations of T q n (a chance below 1e-6 otherwise)."""
     sizes = []
-    real = module._gd.clipped_gradient_sum
+    real = gd.clipped_gradient_sum
 
     def spy(X, *args, rows=None):
         # the sample's rows are read in place: their indices are the sample
         sizes.append(X.shape[0] if rows is None else rows.shape[0])
         return real(X, *args, rows=rows)
 
-    monkeypatch.setattr(module._gd, "clipped_gradient_sum", spy)
+    monkeypatch.setattr(gd, "clipped_gradient_sum", spy)
     P = _problem(n=500)
     q, T = 0.1, 200
     dpsolve.dp_sgd(P, 1.0, 1e-6, sampling_rate=q, steps=T, rng=1)

@@ -85,7 +85,7 @@ def test_gram_of_rows_in_chunks_adds_the_chunks_in_order():
     chunks = dpsolve.chunked.RowChunks.from_arrays([X[:40], X[40:]], [y[:40], y[40:]])
     w = rng.uniform(size=90)
     expected = gram(X[:40], w[:40]) + gram(X[40:], w[40:])
-    assert _ordered_linalg.fixed_order_gram(chunks, w).tobytes() == expected.tobytes()
+    assert chunks.fixed_order_gram(w).tobytes() == expected.tobytes()
 
 
 def test_cholesky_solve_residual_within_its_bound():

@@ -250,9 +250,9 @@ def test_dp_sgd_samples_in_pieces_the_numbers_of_one_draw(bit_generator):
     """dp_sgd's Poisson sample draws its n uniforms in pieces of 2**16 (no n-sized temporary):
     each double takes the bit generator's next 64-bit word (two 32-bit words for MT19937),
     so the pieces are the numbers of one ``rng.random(n)`` and the sample is unchanged."""
-    from dpsolve.solvers.dp_sgd import _SAMPLE_BLOCK, _poisson_sample
+    from dpsolve.rows._memory import _SAMPLE_BLOCK, poisson_sample
     n, q = 3 * _SAMPLE_BLOCK + 123, 0.05
     a, b = (np.random.Generator(bit_generator(5)) for _ in range(2))
     for _ in range(3):
-        np.testing.assert_array_equal(_poisson_sample(a, n, q), np.flatnonzero(b.random(n) < q))
+        np.testing.assert_array_equal(poisson_sample(a, n, q), np.flatnonzero(b.random(n) < q))
     assert a.random() == b.random()

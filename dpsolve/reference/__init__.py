@@ -242,7 +242,7 @@ def _refuse_chunked(problem, method):
     """Rows in chunks: only Newton on a smooth loss runs chunk by chunk (margins, gradients,
     Hessians and the certificate as per-chunk sums); the hinge loss's active-set polish and
     the cone solve need X whole."""
-    if not problem.is_chunked:
+    if problem.rows.random_access:
         return
     if method == "cvxpy":
         raise ValueError("reference_minimizer with method='cvxpy' needs X in memory (the cone "
@@ -263,11 +263,11 @@ def _solve(problem, tol, method):
         try:
             theta, alpha, gap = _second_order(problem, tol)
         except (np.linalg.LinAlgError, ArithmeticError, ValueError):
-            if method == "newton" or problem.is_chunked:
+            if method == "newton" or not problem.rows.random_access:
                 raise
             theta = alpha = None                 # the cone solve below takes over
         status, solver = "optimal", "NEWTON"
-    if problem.is_chunked and method == "auto" and not gap <= tol:
+    if not problem.rows.random_access and method == "auto" and not gap <= tol:
         # no cone fallback: it would need X in memory
         raise RuntimeError(f"reference_minimizer's Newton method reached a certified gap of "
                            f"{gap:.3g}, above tol={tol:g}, on X in chunks of rows, where the "

@@ -39,33 +39,22 @@ def sum_terms(n):
 
 
 def _problem_sum_terms(problem):
-    """:func:`sum_terms` of the problem's two-level sums as they run: rows in chunks are cut
-    into blocks chunk by chunk, so the blocks are the chunks' (at most ``BLOCK_ROWS`` rows
-    each, ``sum_c ceil(n_c / BLOCK_ROWS)`` of them)."""
-    if not problem.is_chunked:
-        return sum_terms(problem.n)
-    rows = problem.X.chunk_rows
+    """:func:`sum_terms` of the problem's two-level sums as they run: the rows are cut into
+    blocks part by part (``problem.rows.part_rows``: all the rows in memory, each chunk of
+    rows in chunks), at most ``BLOCK_ROWS`` rows each, ``sum_c ceil(n_c / BLOCK_ROWS)`` of
+    them; with one part, ``sum_terms(n)``."""
+    rows = problem.rows.part_rows
     return max(min(r, BLOCK_ROWS) for r in rows) + sum(-(-r // BLOCK_ROWS) for r in rows) + 2
-
-
-def _per_chunk(problem, values):
-    """An n-vector (or None) as one entry per chunk of the problem's rows."""
-    rows = problem.X.chunk_rows
-    if values is None:
-        return [None] * len(rows)
-    bounds = np.cumsum((0,) + rows)
-    return [values[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 def _block_parts(problem, parts_of, alpha=None, **kwargs):
     """``parts_of(X, y, alpha, **kwargs)`` (the per-block parts of the rows X, y, by
-    :func:`row_blocks`) over all the rows: in memory at once; in chunks on each chunk's
-    worker, the chunks' lists of parts joined in chunk order (the blocks, in order)."""
-    if not problem.is_chunked:
-        return parts_of(problem.X, problem.y, alpha, **kwargs)
-    per_chunk = problem.X.map(parts_of, _per_chunk(problem, alpha), **kwargs)
-    joined = {key: [] for key in per_chunk[0]}
-    for parts in per_chunk:
+    :func:`row_blocks`) over all the rows (``problem.rows.map_parts``: in memory at once; in
+    chunks on each chunk's worker), the parts' lists joined in order (the blocks, in
+    order)."""
+    per_part = problem.rows.map_parts(parts_of, alpha, **kwargs)
+    joined = {key: [] for key in per_part[0]}
+    for parts in per_part:
         for key, values in parts.items():
             joined[key].extend(values)
     return joined

@@ -29,8 +29,7 @@ import math
 import numpy as np
 from scipy import optimize, sparse
 
-from .._ordered_linalg import blocked_sum, matvec, one_blas_thread, rmatvec, row_blocks, \
-    weighted_gram
+from .._ordered_linalg import blocked_sum, one_blas_thread, row_blocks
 from .._row_ops import as_float64
 from ._certificate import default_gap, duality_gap, feasible_alpha
 
@@ -73,25 +72,25 @@ class _Model:
 
     def __init__(self, problem, theta, mu=0.0):
         self.problem, self.theta, self.mu = problem, theta, mu
-        X, n = problem.X, problem.n
-        self.z = matvec(X, theta)
+        self.rows, n = problem.rows, problem.n
+        self.z = self.rows.matvec(theta)
         self.multinomial = problem.loss_object.is_multinomial
         lam = problem.reg + mu
         flat = theta.reshape(-1)
         self.value = (float(np.mean(problem._loss_values(self.z)))
                       + 0.5 * lam * float(flat @ flat))
         d1 = problem._loss_derivatives(self.z)
-        self.grad = rmatvec(X, d1) / n + lam * theta
+        self.grad = self.rows.rmatvec(d1) / n + lam * theta
         # loss'' per record; for multinomial the softmax rows
         self.curv = problem.loss_object.logit_curvature(self.z, problem.y, d1)
 
     def hess_vec(self, v):
         """``H v`` (v of theta's shape)."""
         problem = self.problem
-        X, n = problem.X, problem.n
-        zv = matvec(X, v)
+        n = problem.n
+        zv = self.rows.matvec(v)
         r = problem.loss_object.logit_hessian_times(self.curv, zv)
-        return rmatvec(X, r) / n + (problem.reg + self.mu) * v
+        return self.rows.rmatvec(r) / n + (problem.reg + self.mu) * v
 
     def hessian(self):
         """The Hessian on the flattened (C-order) parameter, accumulated over blocks of rows
@@ -105,20 +104,14 @@ class _Model:
         makes the Hessian invertible there without changing it on centred parameters.
         """
         problem = self.problem
-        X, n, p = problem.X, problem.n, problem.p
+        n, p = problem.n, problem.p
         if not self.multinomial:
-            H = weighted_gram(X, self.curv) / n
+            H = self.rows.weighted_gram(self.curv) / n
         else:
             K = problem.n_classes
-            if problem.is_chunked:
-                # each chunk's blocks on its worker, the chunks' sums added here in order
-                bounds = np.cumsum((0,) + X.chunk_rows)
-                H = np.zeros((p * K, p * K))
-                for part in X.map(_multinomial_hessian_sum,
-                                  [self.curv[a:b] for a, b in zip(bounds[:-1], bounds[1:])]):
-                    H += part
-            else:
-                H = _multinomial_hessian_sum(X, None, self.curv)
+            # the blocks of each part of the rows (each chunk's on its worker), added in order
+            H = problem.rows.sum_parts(_multinomial_hessian_sum, self.curv,
+                                       shape=(p * K, p * K))
             H4 = H.reshape(p, K, p, K)
             H /= n
             omega = problem.smoothness + problem.reg

@@ -18,8 +18,8 @@ from .. import _fixed_iteration as fixed
 from .._projection import scale_onto_ball      # the kernels' own, summed in index order
 # every sum of the inner solves in an order fixed by the shapes alone, never BLAS's (whose
 # kernels, chosen per CPU, add in different orders): the same bits on every machine
-from .._ordered_linalg import (cholesky_solve, factor_solve, fixed_order_dot, fixed_order_gram,
-                               fixed_order_norm, fixed_order_sum, matvec, rmatvec)
+from .._ordered_linalg import (cholesky_solve, factor_solve, fixed_order_dot, fixed_order_norm,
+                               fixed_order_sum)
 from ..privacy.accounting import gaussian_event, pure_event
 from ..privacy.calibration import check_finite_lipschitz, output_noise_scale
 from ..privacy.samplers import gamma_norm_noise, gaussian_noise
@@ -118,12 +118,14 @@ def _gamma(k):
 class _Smooth:
     """``F_b(theta) = F(theta) + <linear, theta> + (extra/2)||theta||^2`` for a smooth margin
     loss: value, gradient with a bound on its rounding error, and Hessian, every sum in a
-    fixed order (dpsolve's kernels: ``gd.row_margins`` for ``X theta``, the loss kernels,
-    ``gd.weighted_row_sum`` for ``X^T d``, ``linalg.weighted_gram`` for ``X^T diag(w) X``, and
-    sequential dot products and norms): no BLAS, so the same bits on every machine."""
+    fixed order (dpsolve's kernels through ``problem.rows``: ``gd.row_margins`` for
+    ``X theta``, the loss kernels, ``gd.weighted_row_sum`` for ``X^T d``,
+    ``linalg.weighted_gram`` for ``X^T diag(w) X``, and sequential dot products and norms): no
+    BLAS, so the same bits on every machine."""
 
     def __init__(self, problem, linear=None, extra=0.0):
         self.problem, self.extra = problem, float(extra)
+        self.rows = problem.rows
         self.linear = None if linear is None else np.ascontiguousarray(linear, dtype=np.float64)
         self.mu = problem.reg + self.extra                 # strong convexity of F_b
         self.n, self.p = problem.n, problem.p
@@ -137,7 +139,7 @@ class _Smooth:
         """``F_b(theta)``: the losses added in row order, then the quadratic and linear
         terms."""
         problem = self.problem
-        values = problem._loss_values(matvec(problem.X, theta))
+        values = problem._loss_values(self.rows.matvec(theta))
         out = fixed_order_sum(values) / self.n + 0.5 * self.mu * fixed_order_dot(theta, theta)
         if self.linear is not None:
             out += fixed_order_dot(self.linear, theta)
@@ -156,9 +158,9 @@ class _Smooth:
         roundings of vectors of norm at most ``||v||``, ``mu ||theta||``, ``||linear||``. A
         factor 2 over all of it absorbs the norms' own rounding."""
         problem = self.problem
-        z = matvec(problem.X, theta)
+        z = self.rows.matvec(theta)
         d = problem._loss_derivatives(z)
-        v = rmatvec(problem.X, d) / self.n + problem.reg * theta
+        v = self.rows.rmatvec(d) / self.n + problem.reg * theta
         if self.extra:
             v = v + self.extra * theta
         if self.linear is not None:
@@ -176,8 +178,8 @@ class _Smooth:
     def hessian(self, theta, shift=0.0):
         """``(1/n) X^T diag(loss'') X + (mu + shift) I``."""
         problem = self.problem
-        curvature = problem.loss_object.second_derivatives(matvec(problem.X, theta), problem.y)
-        H = fixed_order_gram(problem.X, curvature) / self.n
+        curvature = problem.loss_object.second_derivatives(self.rows.matvec(theta), problem.y)
+        H = self.rows.fixed_order_gram(curvature) / self.n
         H[np.diag_indices_from(H)] += self.mu + shift
         return H
 
@@ -404,10 +406,11 @@ class InnerSolver:
             return self.fallback(problem, plan)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            # rows in chunks: Newton only (the cone solve needs X in memory), the
-            # fixed-iteration fallback below when it does not certify
+            # rows without random access (in chunks): Newton only (the cone solve needs X in
+            # memory), the fixed-iteration fallback below when it does not certify
             solution = self.reference(problem, tol=tolerance, cache=False,
-                                      method="newton" if problem.is_chunked else "auto")
+                                      method="auto" if problem.rows.random_access
+                                      else "newton")
         if solution.gap <= tolerance:
             return solution.theta
         if plan is None:

@@ -475,7 +475,7 @@ def check_problem(spec, problem):
                          f"{', '.join(spec.losses)}")
     if problem.is_sparse and not spec.sparse:
         refuse_sparse(problem, spec.name, sparse_solvers())
-    if problem.is_chunked and not spec.chunked:
+    if not problem.rows.random_access and not spec.chunked:
         raise TypeError(
             f"{spec.name} does not take X in chunks of rows (a Dask array or a RowChunks): it "
             f"needs random access to the rows; the solvers that do are "

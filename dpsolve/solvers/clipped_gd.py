@@ -7,8 +7,6 @@ import numpy as np
 from ..bounds import (check_bound_arguments, from_mean, minimizer_norm_bound,
                       parameter_count)
 from .._projection import scale_onto_ball
-from .._kernels import gd as _gd
-from .._row_ops import kernel_rows, row_norms
 from .._validation import Boolean, Integer, Options, Real, check_choice, check_real
 from ..privacy.accounting import ACCOUNTANTS, calibrate, gaussian_event
 from ..privacy.calibration import (MAX_DEFAULT_STEPS, exact_gaussian_sigma,
@@ -305,47 +303,18 @@ def plan(problem, partition, target, options):
 
 
 def run(problem, partition, plan, rng):
-    """T full-batch steps: the clipped gradient sum in C, the update and projection in numpy.
-
-    Rows in chunks: each chunk's clipped sum by the same kernel on its worker, the sums added
-    here in chunk order (:class:`dpsolve.chunked.RowChunks`); the noise, the update and the
-    projection here, as for rows in memory."""
+    """T full-batch steps: the clipped gradient sum in C (``problem.rows``: on each chunk's
+    worker for rows in chunks, the sums added here in chunk order), the noise, the update and
+    the projection in numpy."""
     clip_norm, step_size = plan.settings["clip_norm"], plan.settings["step_size"]
     sigma, radius = plan.sigma, plan.run_inputs["radius"]
     shape = problem.theta_shape
     w = np.zeros(shape)
     total = np.zeros(shape)
-    grad = np.empty(shape)
-    if problem.is_chunked:
-        chunks, loss = problem.X, problem.loss_object
-        if loss.is_multinomial:
-            def clipped_sum():
-                grad[...] = chunks.clipped_gradient_sum_multinomial(w, clip_norm)[0]
-        else:
-            def clipped_sum():
-                grad[...] = chunks.clipped_gradient_sum(w, loss.kernel_id, loss.kernel_param,
-                                                        clip_norm)[0]
-    elif problem.loss_object.is_multinomial:
-        X, y = kernel_rows(problem.X), problem.y
-        norms = row_norms(problem.X)
-        scratch = np.empty((64, w.size))
-        work = np.empty((64, 2 * problem.n_classes))   # each block's logits and derivative
-
-        def clipped_sum():
-            _gd.clipped_gradient_sum_multinomial(X, y, w, norms, clip_norm, grad, scratch,
-                                                 work)
-    else:
-        X, y = kernel_rows(problem.X), problem.y
-        norms = row_norms(problem.X)
-        scratch = np.empty((64, w.size))
-        loss = problem.loss_object
-
-        def clipped_sum():
-            _gd.clipped_gradient_sum(X, y, loss.kernel_id, loss.kernel_param, w, norms,
-                                     clip_norm, grad, scratch)
+    rows, loss = problem.rows, problem.loss_object
     n, lam = problem.n, problem.reg
     for _ in range(plan.steps):
-        clipped_sum()
+        grad = rows.clipped_gradient_sum(w, loss, clip_norm)[0]
         noise = rng.standard_normal(shape)
         # w <- Pi(w - eta (g/n + lam w + s xi)); one fused update
         w -= step_size * (grad / n + lam * w + sigma * noise)

@@ -10,8 +10,6 @@ import numpy as np
 
 from .. import bounds
 from .._projection import scale_onto_ball
-from .._kernels import gd as _gd
-from .._row_ops import kernel_rows, row_norms
 from .._validation import Integer, Options, Real
 from ..privacy.accounting import PoissonSampling, gaussian_event
 from ..privacy.calibration import gaussian_sigma
@@ -194,67 +192,26 @@ def plan(problem, partition, target, options):
                           "radius": radius})
 
 
-#: Uniforms drawn per call when sampling the batch: ``rng.random(n)`` in pieces gives the same
-#: numbers (each double takes one 64-bit word of the bit generator, whatever the piece sizes),
-#: so a step's temporaries are O(_SAMPLE_BLOCK + batch), not O(n).
-_SAMPLE_BLOCK = 2 ** 16
-
-
-def _poisson_sample(rng, n, q):
-    """The indices i with ``u_i < q``, u = ``rng.random(n)`` drawn in pieces (ascending, intp)."""
-    if n <= _SAMPLE_BLOCK:
-        return np.flatnonzero(rng.random(n) < q)
-    parts = [start + np.flatnonzero(rng.random(min(_SAMPLE_BLOCK, n - start)) < q)
-             for start in range(0, n, _SAMPLE_BLOCK)]
-    return np.concatenate(parts)
-
-
 def run(problem, partition, plan, rng):
-    """T sampled, clipped, noisy steps; the clipped sum is the DP-GD kernel on the sample's
-    rows, read in place (no copy of them).
+    """T sampled, clipped, noisy steps: each step's clipped sum over a Poisson sample at rate q
+    from ``problem.rows.poisson_sampler`` (X in memory: the sample drawn from ``rng``, its
+    rows read in place by the DP-GD kernel, no copy of them).
 
     Rows in chunks: chunk c draws its own Poisson sample at rate q, from a stream of its own
-    (one SeedSequence drawn from ``rng`` here, spawned into one child per chunk at every
+    (one SeedSequence drawn from ``rng`` first, spawned into one child per chunk at every
     step; it is never stored), and sums the sampled rows' clipped gradients on its worker;
     the sums are added here in chunk order. Every row is still in the step's sample with
     probability q, independently, so the accounting is the same."""
-    if problem.is_chunked:
-        return _run_chunked(problem, plan, rng)
-    X, y, n, p = problem.X, problem.y, problem.n, problem.p
+    n, p = problem.n, problem.p
     loss = problem.loss_object
     settings = plan.settings
     q, clip, eta, radius = (settings["sampling_rate"], settings["clip_norm"],
                             settings["step_size"], settings["radius"])
     scale = 1.0 / (q * n)
-    norms = row_norms(X)
-    w, total = np.zeros(p), np.zeros(p)
-    grad, scratch = np.empty(p), np.empty((64, p))
-    rows_of_X = kernel_rows(X)
-    for _ in range(plan.steps):
-        rows = np.ascontiguousarray(_poisson_sample(rng, n, q), dtype=np.intp)
-        _gd.clipped_gradient_sum(rows_of_X, y, loss.kernel_id, loss.kernel_param, w, norms,
-                                 clip, grad, scratch, rows=rows)
-        noise = rng.standard_normal(p)
-        w -= eta * (scale * (grad + plan.sigma * noise) + problem.reg * w)
-        scale_onto_ball(w, radius)
-        total += w
-    return Released(theta=total / plan.steps)
-
-
-def _run_chunked(problem, plan, rng):
-    """:func:`run` on rows in chunks (a :class:`dpsolve.chunked.RowChunks`)."""
-    chunks, n, p = problem.X, problem.n, problem.p
-    loss = problem.loss_object
-    settings = plan.settings
-    q, clip, eta, radius = (settings["sampling_rate"], settings["clip_norm"],
-                            settings["step_size"], settings["radius"])
-    scale = 1.0 / (q * n)
-    # the chunks' sampling streams: a local only, spawned afresh at every step
-    streams = np.random.SeedSequence(rng.integers(0, 2 ** 63, size=4))
+    sampled_sum = problem.rows.poisson_sampler(rng, q)
     w, total = np.zeros(p), np.zeros(p)
     for _ in range(plan.steps):
-        grad = chunks.sampled_clipped_gradient_sum(w, loss.kernel_id, loss.kernel_param, clip,
-                                                   q, streams.spawn(chunks.n_chunks))
+        grad = sampled_sum(w, loss, clip)
         noise = rng.standard_normal(p)
         w -= eta * (scale * (grad + plan.sigma * noise) + problem.reg * w)
         scale_onto_ball(w, radius)

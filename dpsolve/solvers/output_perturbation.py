@@ -114,7 +114,7 @@ def plan(problem, partition, target, options):
     epsilon, delta, secure = target.epsilon, target.delta, target.secure
     noise, tolerance = options["noise"], options["tolerance"]
     calibration, project = options["calibration"], options["project"]
-    if problem.is_chunked and not problem.loss_object.smooth:
+    if not problem.rows.random_access and not problem.loss_object.smooth:
         raise ValueError(f"output_perturbation with X in chunks of rows needs a smooth loss "
                          f"(its inner solve runs chunk by chunk; loss={problem.loss!r} needs "
                          "the cone solve, on X in memory): use loss='huber_hinge'")
