@@ -422,6 +422,66 @@ def test_a_failing_run_is_named_and_the_finished_ones_are_kept(tmp_path, monkeyp
         assert store.done(sweep.name) == {experiments.run_id(r) for r in runs[:-1]}
 
 
+# -- one pass: load -> check and plan every run -> run -> store -----------------------------------
+def test_each_run_is_listed_keyed_checked_run_and_stored_once(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpsolve.experiments import runner
+    from dpsolve.experiments import sweep as sweep_module
+    spec = _with(solver=[{"name": "clipped_gd", "epsilon": [0.5, 2.0], "delta": 1e-6},
+                         {"name": "joint_sgd", "owners": 2, "epsilon": 1.0, "delta": 1e-6}])
+    # the keys the pass computes once per run are the public ones
+    for run, plain in zip(load_sweep(spec).listing, load_sweep(spec).runs(), strict=True):
+        assert run.spec == plain and run.id == experiments.run_id(plain)
+        assert run.cell == experiments.cell_id(plain)
+        assert run.text == sweep_module.canonical(plain)
+        problem = sweep_module.canonical({"data": plain["data"], "problem": plain["problem"]})
+        # joint_sgd is measured against its joint optimum, not the problem's theta*
+        assert run.reference == (None if plain["solver"]["name"] == "joint_sgd" else problem)
+    calls = {"runs": 0, "check": [], "references": [], "execute": []}
+    listed, check = sweep_module.Sweep.runs, runner.check_runs
+
+    def runs(self):
+        calls["runs"] += 1
+        return listed(self)
+
+    def execute(spec, root, reference=None):
+        calls["execute"].append(experiments.run_id(spec))
+        return {"order": len(calls["execute"])}
+    monkeypatch.setattr(sweep_module.Sweep, "runs", runs)
+    monkeypatch.setattr(runner, "check_runs",
+                        lambda s, specs=None: calls["check"].append(len(specs)) or check(s, specs))
+    monkeypatch.setattr(runner, "solve_reference",
+                        lambda spec, root: calls["references"].append(spec["data"]["n"]))
+    monkeypatch.setattr(runner, "execute", execute)
+    sweep, db = load_sweep(spec), tmp_path / "r.db"
+    with ThreadPoolExecutor(1) as pool:
+        counts = experiments.run_sweep(sweep, db, executor=pool, progress=False)
+    total = 2 * 3 * 2                           # n x (2 epsilons + joint_sgd) x replicates
+    assert counts == {"total": total, "skipped": 0, "ran": total}
+    assert calls["runs"] == 1 and calls["check"] == [total]
+    assert sorted(calls["references"]) == [100, 200]        # once per problem
+    assert sorted(calls["execute"]) == sorted(run.id for run in sweep.listing)
+    # the rows are what ResultStore.add gives for the plain specs (the store's format)
+    with experiments.ResultStore(db, read_only=True) as store:
+        rows = store.rows()
+    with experiments.ResultStore(tmp_path / "plain.db") as plain:
+        plain.register(sweep)
+        for row in rows:
+            plain.add(row["spec"], row["result"])
+    columns = "SELECT run_id, cell_id, sweep, replicate, spec, result FROM runs ORDER BY run_id"
+    tables = "SELECT name, spec FROM sweeps"
+    ours, theirs = sqlite3.connect(db), sqlite3.connect(tmp_path / "plain.db")
+    assert ours.execute(columns).fetchall() == theirs.execute(columns).fetchall()
+    assert ours.execute(tables).fetchall() == theirs.execute(tables).fetchall()
+    ours.close()
+    theirs.close()
+    # started again: nothing checked, solved or run
+    assert experiments.run_sweep(sweep, db, executor=None, progress=False)["skipped"] == total
+    assert calls["check"] == [total, 0] and len(calls["references"]) == 2
+    assert len(calls["execute"]) == total
+
+
 @pytest.mark.slow
 def test_store_refuses_a_different_sweep_under_the_same_name(tmp_path):
     db = tmp_path / "r.db"

@@ -13,8 +13,8 @@ import os
 
 from ..chunked import require_distributed
 from ._cores import usable_cores
-from .runs import build_problem, execute, shared_reference
-from .sweep import canonical, run_id
+from .runs import execute, solve_reference
+from .sweep import Run
 
 
 def connect(scheduler):
@@ -143,9 +143,8 @@ def reference_task(spec, root):
     -------
     ReferenceSolution
     """
-    from ..reference import reference_minimizer
     _use_share()
-    return reference_minimizer(build_problem(spec, root))
+    return solve_reference(spec, root)
 
 
 def _key(prefix, text):
@@ -162,8 +161,9 @@ def run_on_client(client, sweep, pending, store, counts, bar=None):
     client : distributed.Client
     sweep : Sweep
         The sweep (its root seed).
-    pending : list of dict
-        The runs to do (:meth:`Sweep.runs` not yet in the store).
+    pending : list of Run or dict
+        The runs to do (:attr:`Sweep.listing`, or their specs, :meth:`Sweep.runs`, not yet in
+        the store).
     store : ResultStore
         Where each finished run is committed, on this machine.
     counts : dict
@@ -178,30 +178,26 @@ def run_on_client(client, sweep, pending, store, counts, bar=None):
     """
     distributed = require_distributed("A sweep on a Dask cluster")
     share_cores(client)
+    pending = [run if isinstance(run, Run) else Run.of(run) for run in pending]
     references = {}
-    for spec in pending:
-        if not shared_reference(spec["solver"]["name"]):
-            continue                # measured by its spec, against its own reference
-        cell = canonical({"data": spec["data"], "problem": spec["problem"]})
-        if cell not in references:
-            references[cell] = client.submit(reference_task, spec, sweep.seed,
-                                             key=_key("reference", f"{sweep.seed}:{cell}"),
-                                             retries=1, priority=10)
+    for run in pending:
+        # None: measured by its spec, against its own reference
+        if run.reference is not None and run.reference not in references:
+            references[run.reference] = client.submit(
+                reference_task, run.spec, sweep.seed,
+                key=_key("reference", f"{sweep.seed}:{run.reference}"), retries=1, priority=10)
     futures = {}
-    for spec in pending:
-        cell = canonical({"data": spec["data"], "problem": spec["problem"]})
-        futures[client.submit(run_task, spec, sweep.seed, references.get(cell),
-                              key=_key("run", f"{sweep.seed}:{run_id(spec)}"),
-                              retries=1)] = spec
+    for run in pending:
+        futures[client.submit(run_task, run.spec, sweep.seed, references.get(run.reference),
+                              key=_key("run", f"{sweep.seed}:{run.id}"), retries=1)] = run
     failures = []
     for future in distributed.as_completed(futures):
-        spec = futures.pop(future)
+        run = futures.pop(future)
         if future.status == "error":
             exc = future.exception()
-            failures.append(f"run {run_id(spec)} ({canonical(spec)}): "
-                            f"{type(exc).__name__}: {exc}")
+            failures.append(f"run {run.id} ({run.text}): {type(exc).__name__}: {exc}")
         else:
-            store.add(spec, future.result())
+            store.add(run, future.result())
             counts["ran"] += 1
         future.release()
         if bar is not None:

@@ -1,44 +1,20 @@
-"""Running a sweep: the runs not yet in the store, in parallel, each committed as it finishes."""
+"""Running a sweep in one pass: load (the sweep, its runs listed and keyed once, and what the
+store holds) -> check and plan every run not yet done -> run -> store, each finished run
+committed at once."""
 import concurrent.futures
 import multiprocessing
 import sys
 
 from ._cores import usable_cores
-from .runs import build_problem, check_runs, execute, shared_reference
-from .store import ResultStore, StoreError, check_database
-from .sweep import canonical, load_sweep, run_id
-
-
-def _warm_references(sweep, pending):
-    """Solve (and cache) each (data, problem) cell's theta* once, before the workers need it."""
-    from ..reference import reference_minimizer
-    seen = set()
-    for spec in pending:
-        if not shared_reference(spec["solver"]["name"]):
-            continue                    # measured by its spec, against its own reference
-        key = canonical({"data": spec["data"], "problem": spec["problem"]})
-        if key not in seen:
-            seen.add(key)
-            reference_minimizer(build_problem(spec, sweep.seed))
+from .runs import check_runs, execute, solve_reference
+from .store import ResultStore, stored_runs
+from .sweep import Sweep, load_sweep
 
 
 def _share_cores(threads):
     """Worker initialiser: the OpenMP kernels use this process's share of the cores."""
     from .._kernels.threads import set_num_threads
     set_num_threads(threads)
-
-
-def _done(path, sweep):
-    """The ids of the sweep's runs already in the database at ``path`` (read only; none for a
-    new or empty file), after checking that the path can hold the results."""
-    if not check_database(path, create=True):
-        return set()
-    with ResultStore(path, read_only=True) as store:
-        held = store.sweeps().get(sweep.name)
-        if held is not None and canonical(held) != canonical(sweep.spec):
-            raise StoreError(f"{path} already holds a different sweep named {sweep.name!r}: "
-                             "use another database or rename the sweep")
-        return store.done(sweep.name)
 
 
 def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=True):
@@ -88,36 +64,28 @@ def run_sweep(sweep, path, *, jobs=None, executor=None, client=None, progress=Tr
     """
     if executor is not None and client is not None:
         raise ValueError("pass executor or client, not both")
-    if not hasattr(sweep, "runs"):
+    # load: the runs listed and keyed once; what the store holds, read only
+    if not isinstance(sweep, Sweep):
         sweep = load_sweep(sweep)
-    specs = sweep.runs()
-    done = _done(path, sweep)
-    # every setting of every pending run, before the database is created or any run starts
-    check_runs(sweep, [s for s in specs if run_id(s) not in done])
+    listing = sweep.listing
+    held = stored_runs(path, sweep)
+    # check and plan every pending run, before the database is created or any run starts
+    check_runs(sweep, [run.spec for run in listing if run.id not in held])
     with ResultStore(path) as store:
         store.register(sweep)
-        done = store.done(sweep.name)
-        pending = [s for s in specs if run_id(s) not in done]
-        counts = {"total": len(specs), "skipped": len(specs) - len(pending), "ran": 0}
+        done = store.done(sweep.name)       # with the runs another process committed since
+        pending = [run for run in listing if run.id not in done]
+        counts = {"total": len(listing), "skipped": len(listing) - len(pending), "ran": 0}
         if not pending:
             return counts
+        # run, each finished run stored at once
         bar = _progress_bar(sweep, counts, client) if progress else None
-        if client is not None:
-            from .cluster import run_on_client
-            try:
-                return run_on_client(client, sweep, pending, store, counts, bar)
-            finally:
-                if bar is not None:
-                    bar.close()
-        _warm_references(sweep, pending)
-        own = executor is None
-        if own:
-            executor = _process_pool(jobs)
         try:
-            _run_pending(executor, sweep, pending, store, counts, bar)
+            if client is not None:
+                from .cluster import run_on_client
+                return run_on_client(client, sweep, pending, store, counts, bar)
+            _run_local(executor, jobs, sweep, pending, store, counts, bar)
         finally:
-            if own:
-                executor.shutdown(wait=True, cancel_futures=True)
             if bar is not None:
                 bar.close()
     return counts
@@ -150,6 +118,32 @@ def _process_pool(jobs):
         initargs=(max(1, cores // workers),))
 
 
+def _references(pending):
+    """``{problem key: spec}``: one run (the first) on each problem whose theta* the
+    ``pending`` runs share (:attr:`~dpsolve.experiments.sweep.Run.reference`)."""
+    references = {}
+    for run in pending:
+        if run.reference is not None:
+            references.setdefault(run.reference, run.spec)
+    return references
+
+
+def _run_local(executor, jobs, sweep, pending, store, counts, bar):
+    """Solve (and cache) each problem's theta* once, here, before the workers need it; then the
+    ``pending`` runs on ``executor`` (default: a pool of ``jobs`` processes, shut down after),
+    each committed to ``store`` as it finishes (:func:`_run_pending`)."""
+    own = executor is None
+    if own:
+        executor = _process_pool(jobs)
+    try:
+        for spec in _references(pending).values():
+            solve_reference(spec, sweep.seed)
+        _run_pending(executor, sweep, pending, store, counts, bar)
+    finally:
+        if own:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+
 def _run_pending(executor, sweep, pending, store, counts, bar):
     """Run the ``pending`` runs on ``executor``, committing each to ``store`` as it finishes.
 
@@ -157,8 +151,8 @@ def _run_pending(executor, sweep, pending, store, counts, bar):
     ----------
     executor : concurrent.futures.Executor
     sweep : Sweep
-    pending : list of dict
-        The runs' specs.
+    pending : list of Run
+        The runs (:attr:`Sweep.listing`).
     store : ResultStore
         Open for writing.
     counts : dict
@@ -171,16 +165,16 @@ def _run_pending(executor, sweep, pending, store, counts, bar):
     RuntimeError
         For the first run that fails, with its id (the runs committed before are kept).
     """
-    futures = {executor.submit(execute, spec, sweep.seed): spec for spec in pending}
+    futures = {executor.submit(execute, run.spec, sweep.seed): run for run in pending}
     for future in concurrent.futures.as_completed(futures):
-        spec = futures[future]
+        run = futures[future]
         try:
             result = future.result()
         except Exception as exc:
-            raise RuntimeError(f"run {run_id(spec)} failed ({canonical(spec)}): "
+            raise RuntimeError(f"run {run.id} failed ({run.text}): "
                                f"{type(exc).__name__}: {exc}; the finished runs are "
                                "kept") from exc
-        store.add(spec, result)
+        store.add(run, result)
         counts["ran"] += 1
         if bar is not None:
             bar.update(1)

@@ -18,7 +18,8 @@ from ..reference import excess_risk, reference_minimizer
 from ..solvers import get as solver_spec
 from ..solvers import plan_fit, run_plan
 from ._datafiles import DATA_SUFFIXES, LABEL_SUFFIXES, check_data_file, load_file
-from .sweep import SweepError, _grid, _shown, canonical, data_seed, refuse, run_seed
+from .sweep import (SweepError, _grid, _shown, canonical, data_seed, refuse, run_seed,
+                    shared_reference)
 
 
 def load_data(data, root, names=("data.path", "data.labels")):
@@ -129,12 +130,11 @@ def _plan(solver, problem, parties, options, rng):
     return plan_fit(solver, problem, parties, **arguments)
 
 
-def shared_reference(name):
-    """Whether the runs of the solver called ``name`` (or ``"auto"``, which chooses among the
-    single-objective solvers) are measured against their problem's reference minimiser,
-    :func:`dpsolve.reference_minimizer`, which a sweep solves once per problem; else the
-    solver's spec measures them (:attr:`~dpsolve.solvers.Hooks.measure`)."""
-    return name == "auto" or solver_spec(name).hooks.measure is None
+def solve_reference(spec, root):
+    """The certified theta* of the run's problem (:func:`dpsolve.reference_minimizer`, from
+    its disk cache when it is there, else solved and cached); only the run's data and problem
+    settings are read."""
+    return reference_minimizer(build_problem(spec, root))
 
 
 def _tables(sweep, part):
@@ -329,7 +329,8 @@ def execute(spec, root, reference=None):
 
 
 # the data file names and readers live in _datafiles (below sweep, whose validation checks the
-# names); they stay importable from here
+# names), and shared_reference in sweep (which keys each run by it when it lists the runs);
+# they stay importable from here
 __all__ = ["DATA_SUFFIXES", "LABEL_SUFFIXES", "build_problem", "check_class_memory",
            "check_data_file", "check_runs", "equal_parties", "execute", "load_data",
-           "load_file", "physical_memory"]
+           "load_file", "physical_memory", "shared_reference", "solve_reference"]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from .._validation import open_input_file
-from .sweep import canonical, cell_id, run_id
+from .sweep import Run, canonical
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -163,13 +163,24 @@ class ResultStore:
         return {r[0] for r in rows}
 
     def add(self, spec, result):
-        """Commit one finished run (an already present run is left as it is)."""
+        """Commit one finished run (an already present run is left as it is).
+
+        Parameters
+        ----------
+        spec : dict or Run
+            The run spec (:meth:`~dpsolve.experiments.Sweep.runs`), or its
+            :class:`~dpsolve.experiments.sweep.Run`, whose keys were computed when the sweep's
+            runs were listed.
+        result : dict
+            JSON-serialisable (:func:`~dpsolve.experiments.execute`'s).
+        """
+        run = spec if isinstance(spec, Run) else Run.of(spec, reference=False)
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.execute(
                 "INSERT OR IGNORE INTO runs (run_id, cell_id, sweep, replicate, spec, result, "
                 "finished_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id(spec), cell_id(spec), spec["sweep"], spec["replicate"], canonical(spec),
+                (run.id, run.cell, run.spec["sweep"], run.spec["replicate"], run.text,
                  json.dumps(result), time.time()))
             self._db.execute("COMMIT")
         except BaseException:
@@ -190,6 +201,36 @@ class ResultStore:
     def sweeps(self):
         """The registered sweeps' normalised specs, by name."""
         return {r[0]: json.loads(r[1]) for r in self._db.execute("SELECT name, spec FROM sweeps")}
+
+
+def stored_runs(path, sweep):
+    """The ids of ``sweep``'s runs that the database at ``path`` holds, read only (none for a
+    missing or empty file), after checking that the path can hold the results.
+
+    Parameters
+    ----------
+    path : str or Path
+        The results database a sweep is about to write.
+    sweep : Sweep
+
+    Returns
+    -------
+    set of str
+
+    Raises
+    ------
+    StoreError
+        As :func:`check_database` with ``create=True``, or if the database holds a different
+        sweep of the same name.
+    """
+    if not check_database(path, create=True):
+        return set()
+    with ResultStore(path, read_only=True) as store:
+        held = store.sweeps().get(sweep.name)
+        if held is not None and canonical(held) != canonical(sweep.spec):
+            raise StoreError(f"{path} already holds a different sweep named {sweep.name!r}: "
+                             "use another database or rename the sweep")
+        return store.done(sweep.name)
 
 
 def _connect_read_only(path):

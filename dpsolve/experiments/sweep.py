@@ -47,9 +47,12 @@ reading the data. Either raises :class:`SweepError` naming the key.
 Every run is a plain dict ``{"sweep", "replicate", "data", "problem", "solver"}`` of scalars. Its
 id is a hash of its canonical JSON; its seed is the root SeedSequence spawned along that hash, so
 any single run can be replayed exactly from its spec. The data of a run depend only on the data
-spec and the root seed (every solver and replicate sees the same rows).
+spec and the root seed (every solver and replicate sees the same rows). :attr:`Sweep.listing`
+lists the runs once with these keys (:class:`Run`), for the whole pass of
+:func:`~dpsolve.experiments.run_sweep`.
 """
 import dataclasses
+import functools
 import hashlib
 import inspect
 import itertools
@@ -141,7 +144,12 @@ def run_id(spec):
     str
         16 lowercase hex digits.
     """
-    return hashlib.sha256(canonical(spec).encode()).hexdigest()[:16]
+    return _digest(canonical(spec))
+
+
+def _digest(text):
+    """The first 16 hex digits of the SHA-256 of a canonical JSON text."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def cell_id(spec):
@@ -191,6 +199,70 @@ def data_seed(spec, root):
     return _seed(root, {"data": spec["data"]})
 
 
+def shared_reference(name, known=None):
+    """Whether the runs of the solver called ``name`` (or ``"auto"``, which chooses among the
+    single-objective solvers) are measured against their problem's reference minimiser,
+    :func:`dpsolve.reference_minimizer`, which a sweep solves once per problem; else the
+    solver's spec measures them (:attr:`~dpsolve.solvers.Hooks.measure`).
+
+    Parameters
+    ----------
+    name : str
+        A registered solver's name, or ``"auto"``.
+    known : dict, optional
+        The registered solvers' specs by name (default: read from the registry).
+
+    Returns
+    -------
+    bool
+    """
+    if name == "auto":
+        return True
+    if known is None:
+        from ..solvers import get
+        return get(name).hooks.measure is None
+    return known[name].hooks.measure is None
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One run of a sweep with the keys that checking, running and storing it need, each
+    computed once, when the sweep's runs are listed (:attr:`Sweep.listing`).
+
+    Attributes
+    ----------
+    spec : dict
+        The run spec (:meth:`Sweep.runs`).
+    id : str
+        Its :func:`run_id`.
+    cell : str
+        Its :func:`cell_id`.
+    text : str
+        Its :func:`canonical` JSON, as the results database stores it.
+    reference : str or None
+        The key of the problem whose theta* (:func:`dpsolve.reference_minimizer`) the run is
+        measured against, shared by every run on that problem: the canonical JSON of the run's
+        data and problem settings; None for a run its solver's spec measures
+        (:func:`shared_reference`).
+    """
+
+    spec: dict
+    id: str
+    cell: str
+    text: str
+    reference: object = None
+
+    @classmethod
+    def of(cls, spec, known=None, *, reference=True):
+        """The run ``spec`` with its keys (``reference=False``: without its problem's key, as
+        the store, which does not need it, builds it)."""
+        text = canonical(spec)
+        key = None
+        if reference and shared_reference(spec["solver"]["name"], known):
+            key = canonical({"data": spec["data"], "problem": spec["problem"]})
+        return cls(spec=spec, id=_digest(text), cell=cell_id(spec), text=text, reference=key)
+
+
 @dataclasses.dataclass(frozen=True)
 class Sweep:
     """A validated sweep. ``runs()`` expands it; ``spec`` is the normalised dict.
@@ -231,6 +303,13 @@ class Sweep:
                     out.append({"sweep": self.name, "replicate": r, "data": data,
                                 "problem": problem, "solver": options})
         return out
+
+    @functools.cached_property
+    def listing(self):
+        """Every run as a :class:`Run`, in the order of :meth:`runs`: listed and keyed once,
+        when first read, for the whole pass of :func:`~dpsolve.experiments.run_sweep`."""
+        known = _solvers()
+        return tuple(Run.of(spec, known) for spec in self.runs())
 
 
 def _grid(table):
