@@ -31,7 +31,7 @@ def alias(new, old, message):
     Parameters
     ----------
     new : callable
-        The function under its new name.
+        The function (or class) under its new name.
     old : str
         The old name (the alias's ``__name__``).
     message : str
@@ -41,13 +41,16 @@ def alias(new, old, message):
     -------
     callable
     """
-    @functools.wraps(new)
+    # a class (an old factory of its instances): its name and docstring are kept, not its
+    # namespace, which is no function's attributes
+    @functools.wraps(new, updated=() if isinstance(new, type) else functools.WRAPPER_UPDATES)
     def deprecated(*args, **kwargs):
         warn(message, stacklevel=2)
         return new(*args, **kwargs)
     deprecated.__name__ = deprecated.__qualname__ = old
     body = (new.__doc__ or "").split("\n\n", 1)
-    deprecated.__doc__ = (f"Deprecated alias of :func:`{new.__module__}.{new.__name__}`, which "
+    role = "class" if isinstance(new, type) else "func"
+    deprecated.__doc__ = (f"Deprecated alias of :{role}:`{new.__module__}.{new.__name__}`, which "
                           "computes the same." + ("\n\n" + body[1] if len(body) > 1 else ""))
     return deprecated
 

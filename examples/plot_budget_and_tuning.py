@@ -29,7 +29,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 import dpsolve
 from dpsolve.estimators import DPLogisticRegression
-from dpsolve.private_selection import PrivateGridSearch, accuracy_scorer
+from dpsolve.private_selection import AccuracyScorer, PrivateGridSearch
 from dpsolve.privacy import BudgetExceededError
 
 X, y = load_breast_cancer(return_X_y=True)
@@ -58,7 +58,7 @@ model = make_pipeline(FunctionTransformer(to_unit_box), DPLogisticRegression(
 # correct predictions). The folds come from :class:`~sklearn.model_selection.KFold`, which does
 # not look at the labels; ``cv=5`` would stratify by them.
 scores = cross_val_score(model, X_train, y_train, cv=KFold(5, shuffle=True, random_state=0),
-                         scoring=accuracy_scorer(0.1, accountant=budget, random_state=0))
+                         scoring=AccuracyScorer(0.1, accountant=budget, random_state=0))
 print("noisy cross-validated accuracy:", scores.round(3))
 
 # %%

@@ -33,7 +33,7 @@ NOT_RELEASES = {
     "dpsolve.fit.Fit.certified_epsilon", "dpsolve.privacy.accounting.calibrate",
     "dpsolve.privacy.accounting.delta_of", "dpsolve.privacy.accounting.epsilon_of",
     "dpsolve.privacy.budget.BudgetAccountant.__init__",
-    "dpsolve.private_selection.Selection.__init__",
+    "dpsolve.private_selection.selection.Selection.__init__",
     "dpsolve.privacy.source_audit.AuditRow.__init__",
     "dpsolve.privacy.budget.charge", "dpsolve.privacy.budget.check_accountant",
 }
@@ -144,11 +144,10 @@ def _noisy_accuracy(accountant):
 
 
 def _scorer(name, accountant, standalone=True):
-    from dpsolve.private_selection import make_private_scorer
+    from dpsolve.private_selection import SCORINGS, make_private_scorer
     X, y, labels = _data()
     classifier, regressor = _fitted()
-    model, target = (regressor, labels) if name in ("neg_mean_squared_error", "r2") \
-        else (classifier, y)
+    model, target = (regressor, labels) if name in SCORINGS["regressor"] else (classifier, y)
     if standalone:
         scorer = make_private_scorer(name, 0.2, accountant=accountant, random_state=0)
         scorer(model, X, target)
@@ -179,7 +178,10 @@ def _search(accountant, refit=False, estimate=False):
 
 
 _SOLVERS = [spec.name for spec in registry() if spec.guarantee == "dp"]
-_SCORERS = ["accuracy", "balanced_accuracy", "neg_log_loss", "neg_mean_squared_error", "r2"]
+#: every scorer dpsolve ships, and where each defines its constructor (a census path)
+_SCORERS = [scorer.name for scorer in dpsolve.private_selection.SCORERS]
+_SCORER_INITS = {f"{cls.__init__.__module__}.{cls.__init__.__qualname__}"
+                 for cls in dpsolve.private_selection.SCORERS}
 _SCORER_FUNCTIONS = ["accuracy_scorer", "balanced_accuracy_scorer", "log_loss_scorer",
                      "mean_squared_error_scorer", "r2_scorer"]
 
@@ -189,30 +191,26 @@ RECIPES = {
     **{f"solver-{name}": ({f"dpsolve.solvers.{name}.{name}", "dpsolve.solvers._lifecycle.plan_fit",
                            "dpsolve.solvers._lifecycle.run_plan"},
                           functools.partial(_solver, name)) for name in _SOLVERS},
-    "logistic": ({"dpsolve.estimators.DPLogisticRegression.__init__"},
+    "logistic": ({"dpsolve.estimators.classifiers.DPLogisticRegression.__init__"},
                  functools.partial(_estimator, "logistic")),
     "logistic-estimate": (set(), functools.partial(_estimator, "logistic", estimate=True)),
-    "svc": ({"dpsolve.estimators.DPLinearSVC.__init__"}, functools.partial(_estimator, "svc")),
-    "regression": ({"dpsolve.estimators.DPLinearRegression.__init__"},
+    "svc": ({"dpsolve.estimators.classifiers.DPLinearSVC.__init__"}, functools.partial(_estimator, "svc")),
+    "regression": ({"dpsolve.estimators.regression.DPLinearRegression.__init__"},
                    functools.partial(_estimator, "regression")),
     "regression-estimate": (set(), functools.partial(_estimator, "regression", estimate=True)),
     **{which: ({f"dpsolve.privacy.quantile.{which}"}, functools.partial(_quantile, which))
        for which in ("private_quantile", "estimate_row_norm", "estimate_label_bound")},
-    "select": ({"dpsolve.private_selection.select"}, _select),
-    "noisy_accuracy": ({"dpsolve.private_selection.noisy_accuracy"}, _noisy_accuracy),
-    **{f"scorer-{name}": ({"dpsolve.private_selection.PrivateScorer.__init__",
-                           "dpsolve.private_selection.BalancedAccuracyScorer.__init__",
-                           "dpsolve.private_selection.LogLossScorer.__init__",
-                           "dpsolve.private_selection._RegressionScorer.__init__",
-                           "dpsolve.private_selection.R2Scorer.__init__"},
-                          functools.partial(_scorer, name)) for name in _SCORERS},
-    **{f"score-{name}": ({"dpsolve.private_selection.PrivateScorer.score"},
+    "select": ({"dpsolve.private_selection.selection.select"}, _select),
+    "noisy_accuracy": ({"dpsolve.private_selection.scorers.noisy_accuracy"}, _noisy_accuracy),
+    **{f"scorer-{name}": (_SCORER_INITS, functools.partial(_scorer, name))
+       for name in _SCORERS},
+    **{f"score-{name}": ({"dpsolve.private_selection.scorers.PrivateScorer.score"},
                          functools.partial(_scorer, name, standalone=False))
        for name in _SCORERS},
-    **{function: ({f"dpsolve.private_selection.{function}"},
+    **{function: ({f"dpsolve.private_selection.scorers.{function}"},
                   functools.partial(_scorer_function, function))
        for function in _SCORER_FUNCTIONS},
-    "search": ({"dpsolve.private_selection.PrivateGridSearch.__init__"}, _search),
+    "search": ({"dpsolve.private_selection.grid_search.PrivateGridSearch.__init__"}, _search),
     "search-refit": (set(), functools.partial(_search, refit=True)),
     "search-estimate": (set(), functools.partial(_search, estimate=True)),
 }
@@ -358,7 +356,7 @@ def test_a_fitted_model_pickled_in_this_process_keeps_its_budget():
 def test_cross_validation_in_worker_processes_is_refused():
     from sklearn.model_selection import KFold, cross_val_score
 
-    from dpsolve.private_selection import accuracy_scorer
+    from dpsolve.private_selection import AccuracyScorer
     X, y, _ = _data()
     budget = BudgetAccountant(10.0)
     with warnings.catch_warnings():
@@ -366,7 +364,7 @@ def test_cross_validation_in_worker_processes_is_refused():
         with pytest.raises(ValueError, match="another process"):
             cross_val_score(_classifier(accountant=budget), X, y, n_jobs=2,
                             cv=KFold(5, shuffle=True, random_state=0),
-                            scoring=accuracy_scorer(0.1, accountant=budget, random_state=0),
+                            scoring=AccuracyScorer(0.1, accountant=budget, random_state=0),
                             error_score="raise")
         with pytest.raises(ValueError, match="another process"):
             # the default error_score: every fit failed, and scikit-learn says why

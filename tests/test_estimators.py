@@ -296,3 +296,27 @@ def test_a_parallel_group_is_an_estimators_budget(binary):
             DPLogisticRegression(row_norm=1.0, classes=[-1, 1], accountant=group).fit(
                 X[rows], y[rows])
     assert budget.spent()[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda budget: DPLogisticRegression(0.5, row_norm=1.0, classes=[-1, 1], accountant=budget,
+                                        random_state=0),
+    lambda budget: DPLogisticRegression(0.5, row_norm=1.0, classes=[-1, 1], prior_share=0.2,
+                                        accountant=budget, random_state=0),
+    lambda budget: DPLinearSVC(0.5, row_norm=1.0, classes=[-1, 1], accountant=budget,
+                               random_state=0),
+    lambda budget: DPLinearRegression(0.5, 1e-6, row_norm=1.0, label_bound=1.0,
+                                      accountant=budget, random_state=0)])
+def test_planned_event_is_what_the_fit_releases_without_running_it(make):
+    from dpsolve.privacy import BudgetAccountant
+    X, y = make_synthetic(400, 3, rng=11)
+    if isinstance(make(None), DPLinearRegression):
+        y = np.clip(X @ np.array([0.4, -0.2, 0.3]), -1.0, 1.0)
+    budget = BudgetAccountant(5.0, 1e-5)
+    model = make(budget)
+    planned = model.planned_event(X, y)
+    assert budget.ledger == () and not hasattr(model, "coef_")     # nothing charged or fitted
+    assert model.fit(X, y).dp_event_ == planned
+    assert len(budget.ledger) == 1 and repr(budget.ledger[0].events[0]) == repr(planned)
+    with pytest.raises(ValueError, match="epsilon"):               # as fit refuses it
+        make(None).set_params(epsilon=-1.0).planned_event(X, y)

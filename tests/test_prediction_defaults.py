@@ -220,7 +220,7 @@ def test_one_charge_per_fit_with_the_counts_composed_in():
 
 
 def test_the_budget_refuses_before_the_counts_are_drawn(monkeypatch):
-    import dpsolve.estimators as module
+    import dpsolve.estimators.classifiers as module
 
     def boom(*args, **kwargs):
         raise AssertionError("the counts were drawn")
@@ -258,7 +258,7 @@ def test_class_weights_shift_the_intercept_by_the_log_ratio():
     (lambda: DPLogisticRegression(solver_options={"centre": [0.0]}), "centre"),
 ])
 def test_bad_prior_settings_are_refused_before_any_noise(make, match, monkeypatch):
-    import dpsolve.estimators as module
+    import dpsolve.estimators.classifiers as module
 
     def boom(*args, **kwargs):
         raise AssertionError("noise was drawn")
@@ -357,7 +357,7 @@ def test_a_label_range_is_the_symmetric_bound_about_its_midpoint():
 @pytest.mark.parametrize("label_bound", [(1.0, 0.0), (0.0, np.nan), (0.0, 1.0, 2.0), ("a", 1.0),
                                          (False, True)])
 def test_a_bad_label_range_is_refused_before_any_noise(label_bound, monkeypatch):
-    import dpsolve.estimators as module
+    import dpsolve.estimators.regression as module
 
     def boom(*args, **kwargs):
         raise AssertionError("noise was drawn")

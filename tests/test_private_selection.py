@@ -16,17 +16,18 @@ from scipy import special, stats
 import dpsolve
 from dpsolve.datasets import make_synthetic
 from dpsolve.privacy import BudgetAccountant, PureDpEvent, epsilon_of
-from dpsolve.private_selection import (draw_repetitions, noisy_accuracy, repetition_event,
+from dpsolve.private_selection import (AccuracyScorer, draw_repetitions, repetition_event,
                                        select)
+from dpsolve.private_selection import repetitions
 
 
 @pytest.fixture
 def gamma_solved_once(monkeypatch):
-    """Each draw_repetitions call solves for the distribution's gamma again (dp_accounting's
-    root-finding, nearly all the time of a draw): tests drawing thousands of times from one
-    distribution solve it once. The draws are the same."""
-    solve = _rdp._gamma_truncated_negative_binomial
-    monkeypatch.setattr(_rdp, "_gamma_truncated_negative_binomial", functools.cache(solve))
+    """Each draw_repetitions call solves for the distribution's gamma again (a bisection,
+    nearly all the time of a draw): tests drawing thousands of times from one distribution
+    solve it once. The draws are the same."""
+    solve = repetitions.truncated_negative_binomial_gamma
+    monkeypatch.setattr(repetitions, "truncated_negative_binomial_gamma", functools.cache(solve))
 
 
 @pytest.mark.parametrize("method, mean, shape", [
@@ -113,8 +114,7 @@ def test_papernot_steinke_renyi_bound_holds_exactly(shape):
     if shape == math.inf:
         w = stats.poisson.pmf(k, event.mean)
     else:
-        from dp_accounting.rdp import rdp_privacy_accountant as r
-        gamma = r._gamma_truncated_negative_binomial(shape, event.mean)
+        gamma = repetitions.truncated_negative_binomial_gamma(shape, event.mean)
         if shape == 1.0:
             w = np.where(k >= 1, gamma * (1 - gamma) ** np.maximum(k - 1, 0), 0.0)
         else:
@@ -191,7 +191,7 @@ def test_noisy_accuracy_is_the_count_plus_laplace():
     pred = y.copy()
     pred[:250] = 1 - pred[:250]
     rng = np.random.default_rng(0)
-    draws = np.array([noisy_accuracy(_constant(pred), np.zeros((len(y), 1)), y, 0.5, rng=rng)
+    draws = np.array([AccuracyScorer(0.5).score(_constant(pred), np.zeros((len(y), 1)), y, rng=rng)
                       for _ in range(4000)])
     # (750 + Laplace(2)) / 1000: mean 0.75, sd 2 sqrt(2) / 1000; 5 standard errors
     assert abs(draws.mean() - 0.75) < 5 * 2 * math.sqrt(2) / 1000 / math.sqrt(len(draws))
@@ -278,18 +278,69 @@ def test_truncated_negative_binomial_draws_in_bounded_work(shape, gamma_solved_o
     assert abs(draws.mean() - event.mean) < 5 * se
 
 
-def test_truncated_negative_binomial_matches_its_distribution():
-    # chi-square against the exact probabilities (a false alarm has probability 1e-4)
-    from dpsolve.private_selection import _truncated_negative_binomial
-    shape, gamma = 0.5, 0.3
-    rng = np.random.default_rng(11)
-    draws = np.array([_truncated_negative_binomial(shape, gamma, rng) for _ in range(30_000)])
-    k = np.arange(1, 12)
-    pmf = stats.nbinom.pmf(k, shape, gamma) / (1 - stats.nbinom.pmf(0, shape, gamma))
-    observed = np.array([np.sum(draws == v) for v in k] + [np.sum(draws > k[-1])])
-    expected = len(draws) * np.append(pmf, 1 - pmf.sum())
-    statistic = float(np.sum((observed - expected) ** 2 / expected))
-    assert statistic < stats.chi2.ppf(1 - 1e-4, len(observed) - 1)
+def test_the_pmf_is_the_negative_binomial_conditioned_on_k_at_least_1():
+    # an independent oracle: scipy's negative binomial (successes gamma, eta of them) given
+    # K >= 1, and its logarithmic distribution at eta = 0; the pmf sums to 1 with the mean
+    k = np.arange(0, 4000)
+    for shape, gamma in ((0.5, 0.3), (2.5, 0.05), (1e-4, 0.2), (1.0, 0.4), (0.0, 0.1)):
+        pmf = repetitions.truncated_negative_binomial_pmf(k, shape, gamma)
+        if shape == 0.0:
+            oracle = np.where(k >= 1, stats.logser.pmf(np.maximum(k, 1), 1 - gamma), 0.0)
+        else:
+            oracle = np.where(k >= 1, stats.nbinom.pmf(k, shape, gamma), 0.0)
+            oracle /= 1.0 - stats.nbinom.pmf(0, shape, gamma)
+        # computed by logarithms: the relative rounding grows with |log P| (up to about 570
+        # here, so a few 1e-13); below 1e-250 both underflow towards subnormals
+        assert np.allclose(pmf, oracle, rtol=1e-9, atol=1e-250)
+        assert pmf.sum() == pytest.approx(1.0, rel=1e-12)
+        assert np.sum(k * pmf) == pytest.approx(
+            repetitions.truncated_negative_binomial_mean(gamma, shape), rel=1e-10)
+
+
+@pytest.mark.parametrize("shape, mean", [
+    (1e-4, 6.0), *(pytest.param(shape, mean, marks=pytest.mark.slow)
+                   for shape, mean in ((0.5, 4.0), (2.5, 3.0), (0.0, 8.0), (1.0, 5.0)))])
+def test_the_drawn_repetitions_follow_the_pmf(shape, mean, gamma_solved_once):
+    # two exact finite-sample tests, each at alpha / 2 (a correct sampler fails with
+    # probability at most alpha = 1e-6 per case; no large-sample approximation):
+    # - the distribution function: sup_k |F_n(k) - F(k)| <= sqrt(ln(2 / a) / (2 n)) with
+    #   probability at least 1 - a (Dvoretzky-Kiefer-Wolfowitz with Massart 1990's constant);
+    # - cell by cell: the count of draws equal to k is Binomial(n, P(K = k)), and the count
+    #   beyond the last cell too; each two-sided exact p-value against a / cells (Bonferroni).
+    # Drawn with gamma 5% off, the first rejects every inversion case here (measured)
+    event = repetition_event(PureDpEvent(1.0), "negative_binomial", mean, shape)
+    gamma = repetitions.truncated_negative_binomial_gamma(shape, event.mean)
+    rng = np.random.default_rng(12)
+    n, alpha = 100_000, 1e-6
+    draws = np.sort([draw_repetitions(event, rng) for _ in range(n)])
+    cells = 30
+    k = np.arange(1, max(cells, draws[-1]) + 1)
+    pmf = repetitions.truncated_negative_binomial_pmf(k, shape, gamma)
+    empirical = np.searchsorted(draws, k, side="right") / n
+    band = math.sqrt(math.log(2.0 / (alpha / 2.0)) / (2.0 * n))
+    assert np.max(np.abs(empirical - np.cumsum(pmf))) <= band
+    observed = np.append(np.bincount(draws, minlength=cells + 1)[1:cells + 1],
+                         np.count_nonzero(draws > cells))
+    p = np.append(pmf[:cells], max(1.0 - pmf[:cells].sum(), 0.0))
+    below = stats.binom.cdf(observed, n, p)
+    above = stats.binom.sf(observed - 1, n, p)
+    p_values = np.minimum(1.0, 2.0 * np.minimum(below, above))
+    assert p_values.min() > alpha / 2.0 / len(p_values), (observed, n * p)
+
+
+def test_gamma_is_the_one_the_accountant_bounds():
+    # the Renyi accountant maps a RepeatAndSelectDpEvent's mean to gamma by its own inversion;
+    # K must be drawn at that gamma, bit for bit, or the bound is of another distribution. The
+    # event's recorded mean is inverted again (as draw_repetitions does)
+    rng = np.random.default_rng(13)
+    means = np.concatenate([[1.0 + 1e-9, 1.001, 1.3, 2.0, 5.0, 37.3, 1e3, 1e6],
+                            np.exp(rng.uniform(0.0, math.log(1e6), 16))])
+    for shape in (0.0, 1e-8, 1e-4, 0.01, 0.3, 0.5, 1.0, 2.5, 10.0):
+        for mean in means:
+            event = repetition_event(PureDpEvent(1.0), "negative_binomial", float(mean), shape)
+            ours = repetitions.truncated_negative_binomial_gamma(shape, event.mean)
+            assert ours == _rdp._gamma_truncated_negative_binomial(shape, event.mean)
+            assert repetitions.truncated_negative_binomial_mean(ours, shape) >= event.mean
 
 
 def test_mismatched_records_are_refused_before_the_budget_is_charged():
@@ -300,7 +351,7 @@ def test_mismatched_records_are_refused_before_the_budget_is_charged():
     budget = BudgetAccountant(10.0)
     model = DPLogisticRegression(row_norm=1.0, classes=[-1, 1], random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="X and y"):
-        noisy_accuracy(model, X, y[:1], 1.0, accountant=budget)
+        AccuracyScorer(1.0).score(model, X, y[:1], accountant=budget)
     with pytest.raises(ValueError, match="X and y"):
         PrivateGridSearch(DPLogisticRegression(row_norm=1.0, classes=[-1, 1]),
                           {"reg": [0.1]}, accountant=budget).fit(X, y[:-1])
@@ -332,20 +383,25 @@ def test_the_selected_model_reports_the_searchs_privacy():
 def test_private_selection_is_reachable_from_the_package():
     """``import dpsolve`` alone makes ``dpsolve.private_selection`` available, as
     docs/parameters.md names it (a fresh interpreter, so no other test's import of the module
-    can hide a missing export), without importing scikit-learn, which stays optional: the same
-    holds with scikit-learn made unimportable."""
+    can hide a missing export), without importing scikit-learn, which stays optional: with
+    scikit-learn made unimportable, the selection and the scorers import, and the grid search (a
+    scikit-learn estimator) names the extra it needs."""
     import os
     import subprocess
     import sys
     code = ("import sys; import dpsolve; "
-            "assert isinstance(dpsolve.private_selection.PrivateGridSearch, type); "
             "assert callable(dpsolve.private_selection.select); "
             "assert 'private_selection' in dpsolve.__all__; "
-            "assert sys.modules.get('sklearn') is None, 'import dpsolve imported scikit-learn'")
-    blocked = "import sys; sys.modules['sklearn'] = None; " + code
+            "assert sys.modules.get('sklearn') is None, 'import dpsolve imported scikit-learn'; ")
+    found = code + "assert isinstance(dpsolve.private_selection.PrivateGridSearch, type)"
+    blocked = ("import sys; sys.modules['sklearn'] = None; " + code
+               + "assert dpsolve.private_selection.AccuracyScorer(0.1).epsilon == 0.1\n"
+               "try:\n    dpsolve.private_selection.PrivateGridSearch\n"
+               "except ImportError as e:\n    assert 'dpsolve[estimators]' in str(e), e\n"
+               "else:\n    raise AssertionError('no ImportError')")
     # run where the dpsolve under test lives (test_audit.py's reachability test says why)
     here = os.path.dirname(os.path.dirname(os.path.abspath(dpsolve.__file__)))
-    for source in (code, blocked):
+    for source in (found, blocked):
         done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
                               cwd=here)
         assert done.returncode == 0, done.stderr
@@ -409,8 +465,8 @@ def _max_change(scorer, model, pairs):
     """max over the replace-one pairs of the L1 change of the scorer's exact statistic."""
     worst = 0.0
     for (X, y), (X2, y2) in pairs:
-        a = np.atleast_1d(np.asarray(scorer._statistic(model, X, y), dtype=float))
-        b = np.atleast_1d(np.asarray(scorer._statistic(model, X2, y2), dtype=float))
+        a = np.atleast_1d(np.asarray(scorer.statistic(model, X, y), dtype=float))
+        b = np.atleast_1d(np.asarray(scorer.statistic(model, X2, y2), dtype=float))
         worst = max(worst, float(np.sum(np.abs(a - b))))
     return worst
 
@@ -514,7 +570,7 @@ def test_scores_are_the_statistic_plus_laplace_at_the_sensitivity():
     model = _stub_regressor(1.0)
     X, y = rng.uniform(-1, 1, size=(200, 1)), rng.uniform(-1, 1, size=200)
     scorer = make_private_scorer("neg_mean_squared_error", 0.5)
-    exact = -float(scorer._statistic(model, X, y))
+    exact = -float(scorer.statistic(model, X, y))
     draws = np.array([scorer.score(model, X, y, rng=rng) for _ in range(3000)])
     scale = 4.0 / 200 / 0.5
     assert stats.kstest(-(draws - exact) / scale, stats.laplace().cdf).pvalue > 1e-4
@@ -533,20 +589,20 @@ def test_scores_are_the_statistic_plus_laplace_at_the_sensitivity():
 
 def test_balanced_accuracy_does_not_reward_the_majority_class():
     _sklearn()
-    from dpsolve.private_selection import accuracy_scorer, balanced_accuracy_scorer
+    from dpsolve.private_selection import AccuracyScorer, BalancedAccuracyScorer
     rng = np.random.default_rng(4)
     X = np.column_stack([np.ones(2000), np.zeros(2000)])    # always predicts class 0
     y = (rng.random(2000) < 0.05).astype(int)
     model = _stub_classifier(2)
-    assert accuracy_scorer(50.0, random_state=0)(model, X, y) == pytest.approx(0.95, abs=0.02)
-    assert balanced_accuracy_scorer(50.0, classes=[0, 1], random_state=0)(
+    assert AccuracyScorer(50.0, random_state=0)(model, X, y) == pytest.approx(0.95, abs=0.02)
+    assert BalancedAccuracyScorer(50.0, classes=[0, 1], random_state=0)(
         model, X, y) == pytest.approx(0.5, abs=0.02)
 
 
 def test_a_scorer_that_does_not_fit_the_estimator_is_refused_before_any_work():
     _sklearn()
     from dpsolve.estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
-    from dpsolve.private_selection import PrivateGridSearch, accuracy_scorer, r2_scorer
+    from dpsolve.private_selection import AccuracyScorer, PrivateGridSearch, R2Scorer
     X, y = make_synthetic(300, 3, rng=3)
     budget = BudgetAccountant(10.0)
     cases = [
@@ -566,10 +622,10 @@ def test_a_scorer_that_does_not_fit_the_estimator_is_refused_before_any_work():
     # standalone: refused before the budget is charged, too
     fitted = DPLinearRegression(row_norm=1.0, label_bound=1.0, random_state=0).fit(X, 0.5 * y)
     with pytest.raises(ValueError, match="scores classifiers"):
-        accuracy_scorer(0.1, accountant=budget)(fitted, X, 0.5 * y)
+        AccuracyScorer(0.1, accountant=budget)(fitted, X, 0.5 * y)
     classifier = DPLogisticRegression(row_norm=1.0, classes=[-1, 1], random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="scores regressors"):
-        r2_scorer(0.1, accountant=budget)(classifier, X, y)
+        R2Scorer(0.1, accountant=budget)(classifier, X, y)
     assert budget.ledger == ()
 
 
@@ -663,12 +719,12 @@ def test_scorers_in_cross_validation_are_charged_per_fold():
     from sklearn.model_selection import KFold, cross_val_score
 
     from dpsolve.estimators import DPLogisticRegression
-    from dpsolve.private_selection import balanced_accuracy_scorer, log_loss_scorer
+    from dpsolve.private_selection import BalancedAccuracyScorer, LogLossScorer
     X, y = make_synthetic(600, 3, rng=8)
     budget = BudgetAccountant(10.0)
     model = DPLogisticRegression(epsilon=1.0, row_norm=1.0, classes=[-1, 1], random_state=0)
-    for scorer in (balanced_accuracy_scorer(0.2, accountant=budget),
-                   log_loss_scorer(0.2, accountant=budget)):
+    for scorer in (BalancedAccuracyScorer(0.2, accountant=budget),
+                   LogLossScorer(0.2, accountant=budget)):
         scores = cross_val_score(model, X, y, cv=KFold(3, shuffle=True, random_state=0),
                                  scoring=scorer)
         assert scores.shape == (3,) and np.all(np.isfinite(scores))
@@ -676,14 +732,14 @@ def test_scorers_in_cross_validation_are_charged_per_fold():
     assert labels.count("noisy balanced_accuracy") == 3
     assert labels.count("noisy neg_log_loss") == 3
     # a scorer with random_state None keeps no generator
-    assert balanced_accuracy_scorer(0.2)._stream is None
+    assert BalancedAccuracyScorer(0.2)._stream is None
 
 
 def test_scorer_bad_input_names_the_parameter():
     _sklearn()
     from dpsolve.estimators import DPLogisticRegression
-    from dpsolve.private_selection import (PrivateGridSearch, balanced_accuracy_scorer,
-                                           log_loss_scorer, make_private_scorer, r2_scorer)
+    from dpsolve.private_selection import (BalancedAccuracyScorer, LogLossScorer,
+                                           PrivateGridSearch, R2Scorer, make_private_scorer)
     X, y = make_synthetic(200, 3, rng=9)
     estimator = DPLogisticRegression(row_norm=1.0, classes=[-1, 1])
     with pytest.raises(ValueError, match="scoring must be one of"):
@@ -692,19 +748,139 @@ def test_scorer_bad_input_names_the_parameter():
         make_private_scorer("roc_auc", 0.1)
     for clip in (0.0, -1.0, math.nan):
         with pytest.raises(ValueError, match="clip"):
-            log_loss_scorer(0.1, clip=clip)
+            LogLossScorer(0.1, clip=clip)
     with pytest.raises(ValueError, match="floor"):
-        balanced_accuracy_scorer(0.1, floor=0.0)
+        BalancedAccuracyScorer(0.1, floor=0.0)
     with pytest.raises(ValueError, match="label_bound"):
-        r2_scorer(0.1, label_bound=-1.0)
+        R2Scorer(0.1, label_bound=-1.0)
     with pytest.raises(TypeError, match="refit"):
         PrivateGridSearch(estimator, {"reg": [0.1]}, refit="yes").fit(X, y)
     with pytest.raises(ValueError, match="score_epsilon"):
-        PrivateGridSearch(estimator, {"reg": [0.1]}, scoring=log_loss_scorer(0.2)).fit(X, y)
+        PrivateGridSearch(estimator, {"reg": [0.1]}, scoring=LogLossScorer(0.2)).fit(X, y)
     with pytest.raises(ValueError, match="random_state"):
         PrivateGridSearch(estimator, {"reg": [0.1]},
-                          scoring=log_loss_scorer(0.1, random_state=0)).fit(X, y)
+                          scoring=LogLossScorer(0.1, random_state=0)).fit(X, y)
     # a scorer built at score_epsilon, with its options, is used as given
     search = PrivateGridSearch(estimator, {"reg": [0.1]},
-                               scoring=log_loss_scorer(0.1, clip=2.0), random_state=0).fit(X, y)
+                               scoring=LogLossScorer(0.1, clip=2.0), random_state=0).fit(X, y)
     assert search.scorer_.clip == 2.0
+
+
+def test_the_deprecated_factories_and_noisy_accuracy_warn_and_compute_the_same():
+    _sklearn()
+    import dpsolve.private_selection as selection
+    from dpsolve.estimators import DPLinearRegression, DPLogisticRegression
+    X, y = make_synthetic(300, 3, rng=10)
+    labels = np.clip(X @ np.array([0.5, -0.3, 0.2]), -1.0, 1.0)
+    classifier = DPLogisticRegression(row_norm=1.0, classes=[-1, 1], random_state=0).fit(X, y)
+    regressor = DPLinearRegression(row_norm=1.0, label_bound=1.0, random_state=0).fit(X, labels)
+    cases = [("accuracy_scorer", selection.AccuracyScorer, {}, classifier, y),
+             ("balanced_accuracy_scorer", selection.BalancedAccuracyScorer, {"floor": 3.0},
+              classifier, y),
+             ("log_loss_scorer", selection.LogLossScorer, {"clip": 2.0}, classifier, y),
+             ("mean_squared_error_scorer", selection.MeanSquaredErrorScorer,
+              {"label_bound": 2.0}, regressor, labels),
+             ("r2_scorer", selection.R2Scorer, {"floor": 1.0}, regressor, labels)]
+    for old, cls, options, model, target in cases:
+        with pytest.warns(DeprecationWarning, match=rf"{old} is deprecated; use "
+                                                    rf"dpsolve\.private_selection\.{cls.__name__}"):
+            scorer = getattr(selection, old)(0.3, random_state=4, **options)
+        assert type(scorer) is cls and repr(scorer) == repr(cls(0.3, random_state=4, **options))
+        assert scorer(model, X, target) == cls(0.3, random_state=4, **options)(model, X, target)
+    with pytest.warns(DeprecationWarning, match=r"noisy_accuracy is deprecated.*AccuracyScorer"):
+        noisy = selection.noisy_accuracy(classifier, X, y, 0.3, rng=5)
+    assert noisy == selection.AccuracyScorer(0.3).score(classifier, X, y, rng=5)
+
+
+def test_scorings_are_the_shipped_scorers_names():
+    from dpsolve.private_selection import SCORERS, SCORINGS, PrivateScorer, make_private_scorer
+    names = [scorer.name for scorer in SCORERS]
+    assert len(set(names)) == len(names)
+    assert sorted(name for kind in SCORINGS.values() for name in kind) == sorted(names)
+    for kind, kind_names in SCORINGS.items():
+        for name in kind_names:
+            scorer = make_private_scorer(name, 0.5)
+            assert isinstance(scorer, PrivateScorer) and (scorer.name, scorer.kind) == (name, kind)
+
+
+def test_the_search_follows_scikit_learns_estimator_conventions():
+    _sklearn()
+    from sklearn.base import BaseEstimator, clone
+
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = make_synthetic(600, 3, rng=2)
+    budget = BudgetAccountant(10.0)
+    search = PrivateGridSearch(DPLogisticRegression(epsilon=0.5, row_norm=1.0, classes=[-1, 1]),
+                               {"reg": [1e-3, 1e-2]}, score_epsilon=0.1, accountant=budget,
+                               random_state=0)
+    assert isinstance(search, BaseEstimator)
+    params = search.get_params()
+    assert params["score_epsilon"] == 0.1 and params["estimator__epsilon"] == 0.5
+    assert params["accountant"] is budget and params["param_grid"] == {"reg": [1e-3, 1e-2]}
+    copy = clone(search)
+    assert copy.get_params(deep=False).keys() == search.get_params(deep=False).keys()
+    assert copy.estimator is not search.estimator and copy.accountant is budget   # one budget
+    assert copy.set_params(estimator__reg=0.5, refit=True) is copy
+    assert copy.estimator.reg == 0.5 and copy.refit and search.estimator.reg == "auto"
+    text = repr(search)          # scikit-learn's: the parameters set away from their defaults
+    assert text.startswith("PrivateGridSearch(") and "random_state=0" in text
+    assert "param_grid={'reg': [0.001, 0.01]}" in text and "score_epsilon" not in text
+    # the clone releases what the original does, and each fit is one charge of the same event
+    a = search.fit(X, y)
+    b = clone(search).fit(X, y)
+    assert np.array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    assert a.best_score_ == b.best_score_ and repr(a.dp_event_) == repr(b.dp_event_)
+    assert len(budget.ledger) == 2
+    assert budget.spent()[0] == pytest.approx(2 * 3 * 0.6)
+
+
+def test_the_guides_worked_example_is_a_complete_scorer(tmp_path, monkeypatch):
+    """docs/adding_a_scorer.md's class and its sensitivity test run as written; the scorer is
+    then used as the page says: standalone, charged per call, and in a search, charged once,
+    with the checks it does not write (a classifier refused, bad labels before the charge)."""
+    _sklearn()
+    import importlib.util
+    import re
+    import sys
+    from pathlib import Path
+
+    from dpsolve.estimators import DPLinearRegression, DPLogisticRegression
+    from dpsolve.private_selection import PrivateGridSearch
+    page = Path(__file__).resolve().parents[1] / "docs" / "adding_a_scorer.md"
+    module_code, test_code = re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S)
+    modules = {}
+    for name, code in (("mean_absolute_error", module_code),
+                       ("test_mean_absolute_error", test_code)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(code)
+        spec = importlib.util.spec_from_file_location(name, path)
+        modules[name] = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, name, modules[name])
+        spec.loader.exec_module(modules[name])
+    modules["test_mean_absolute_error"].test_sensitivity_against_a_numerical_maximisation()
+    Scorer = modules["mean_absolute_error"].MeanAbsoluteErrorScorer
+    assert repr(Scorer(0.1, label_bound=2.0)) == \
+        "MeanAbsoluteErrorScorer(epsilon=0.1, label_bound=2.0)"
+    rng = np.random.default_rng(14)
+    X = rng.uniform(-1, 1, size=(400, 3)) / math.sqrt(3)
+    y = np.clip(X @ np.array([0.6, -0.4, 0.3]) + 0.05 * rng.normal(size=400), -1, 1)
+    budget = BudgetAccountant(1e4)
+    regressor = DPLinearRegression(epsilon=0.5, row_norm=1.0, label_bound=1.0)
+    search = PrivateGridSearch(regressor, {"reg": [1e-3, 1e-1]}, score_epsilon=0.1,
+                               scoring=Scorer(0.1, label_bound=1.0), accountant=budget,
+                               random_state=0).fit(X, y)
+    assert len(budget.ledger) == 1 and search.epsilon_ == pytest.approx(3 * 0.6)
+    assert budget.spent()[0] == pytest.approx(1.8)
+    fitted = search.best_estimator_
+    exact = -np.mean(np.abs(np.clip(fitted.predict(X), -1, 1) - y))
+    scorer = Scorer(1e3, label_bound=1.0, accountant=budget, random_state=0)
+    assert scorer(fitted, X, y) == pytest.approx(exact, abs=1e-4)     # noise 2/(n 1e3)
+    assert len(budget.ledger) == 2 and budget.ledger[1].labels == (
+        "noisy neg_mean_absolute_error",)
+    classifier = DPLogisticRegression(row_norm=1.0, classes=[-1, 1], random_state=0)
+    with pytest.raises(ValueError, match="scores regressors"):
+        scorer(classifier.fit(X, np.sign(y + 0.01)), X, y)
+    with pytest.raises(ValueError, match="finite"):
+        scorer(fitted, X, np.where(np.arange(400) == 3, np.nan, y))
+    assert len(budget.ledger) == 2
