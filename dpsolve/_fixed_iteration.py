@@ -286,6 +286,10 @@ def _gradient_sum(problem):
     machine and for any thread count, for X dense, CSR or float32 (``problem.rows``; rows in
     chunks: each chunk's sum where it lives, added in chunk order)."""
     rows, loss = problem.rows, problem.loss_object
+    if loss.kernel_id is None and not loss.is_multinomial:
+        # a loss with no entry in the kernels' switch: its own derivatives at the margins, and
+        # the rows' weighted sum, each added in a fixed order (no BLAS, as the kernel's)
+        return lambda y: rows.rmatvec(loss.derivatives(rows.matvec(y), problem.y))
     # no clipping (clip = inf): the plain gradient
     return lambda y: rows.clipped_gradient_sum(y, loss, math.inf)[0]
 

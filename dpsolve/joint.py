@@ -26,9 +26,12 @@ from ._numerics import certified_minimum
 from ._projection import scale_onto_ball
 from ._validation import check_choice, check_real
 from .parties import check_parties
+from .losses import LOSSES as _LOSS_CLASSES
 from .problem import Problem, _append_intercept_column
 
-LOSSES = ("logistic", "huber_hinge", "hinge", "squared", "multinomial")
+#: The joint model takes a loss its kernel evaluates (the margin losses' switch, the softmax):
+#: the built-in ones (a loss's ``"compiled"`` property decides; kept as a name).
+LOSSES = tuple(name for name, cls in _LOSS_CLASSES.items() if cls().compiled)
 
 
 # -- the model --------------------------------------------------------------------------------------
@@ -211,7 +214,7 @@ def joint_gradient_bound(problem, personal_columns="all", *, shared_radius=None,
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    if problem.loss not in LOSSES:
+    if not problem.loss_object.compiled:
         raise ValueError(f"the joint model does not support loss={problem.loss!r}")
     cols = check_personal_columns(problem, personal_columns)
     r_u, r_x = joint_radii(problem, shared_radius, personal_radius)
@@ -234,7 +237,7 @@ def _check_owners(problem, owners):
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     check_parties(problem, owners, "owners")
-    if problem.loss not in LOSSES:
+    if not problem.loss_object.compiled:
         raise ValueError(f"joint_sgd does not support loss={problem.loss!r}")
 
 

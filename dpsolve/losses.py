@@ -27,105 +27,48 @@ expression (:meth:`Loss.cvxpy_objective`).
 
 The compiled kernels keep one C ``switch`` over the margin losses (faster than a call through a
 table of functions); ``kernel_id`` is the loss's entry in that switch
-(``dpsolve._kernels.losses.LOSS_KINDS``, generated from the same C enum) and ``kernel_param``
-the one parameter the kernels take (the huber_hinge width; 0 for the others). Multinomial has
-kernels of its own and no ``kernel_id``.
+(``dpsolve._kernels.losses.LOSS_KINDS``, from the same C enum) and ``kernel_param`` the one
+parameter the kernels take (the huber_hinge width; 0 for the others). Multinomial has kernels
+of its own and no ``kernel_id``; so has a loss evaluated by its own NumPy methods.
+
+Solvers name the :data:`PROPERTIES` they need (``SolverSpec.needs``) rather than losses: a
+loss's :attr:`Loss.properties` decide which solvers take it (docs/adding_a_loss.md).
 """
 import dataclasses
 import math
-import numbers
 
 import numpy as np
 import scipy.optimize
 import scipy.special
 
 from ._kernels import losses as _kernels
+from ._labels import DEFAULT_BINARY_CODINGS  # noqa: F401 (a public name of this module)
+from ._labels import check_distinct, label_codes, label_tuple
 from ._validation import check_int, check_real
 
 __all__ = ["Hinge", "HuberHinge", "Logistic", "Loss", "Multinomial", "Squared", "LOSSES",
-           "make_loss"]
+           "PROPERTIES", "make_loss", "register_loss"]
 
 _EPS = np.finfo(np.float64).eps
 
-#: The binary losses' label sets accepted without ``classes``: labels already coded as -1/+1,
-#: or as 0/1 with 0 the negative class.
-DEFAULT_BINARY_CODINGS = ((-1, 1), (0, 1))
-
-
-def _label_value(value, name):
-    """One public label as a plain hashable scalar (numbers, strings, bools)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if not isinstance(value, (numbers.Number, str)) or isinstance(value, complex):
-        raise TypeError(f"{name} must hold real numbers or strings, got {type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{name} must hold finite values, got {value}")
-    return value
-
-
-def _label_tuple(classes):
-    """The ``classes`` argument as a tuple of checked labels (not yet counted)."""
-    if isinstance(classes, (str, bytes)) or not hasattr(classes, "__iter__"):
-        raise TypeError(f"classes must be a sequence of labels, got {type(classes).__name__}")
-    return tuple(_label_value(c, "classes") for c in classes)
-
-
-def _check_distinct(values):
-    if len(set(values)) != len(values):
-        raise ValueError(f"classes must hold distinct labels, got {values}")
-    return values
-
-
-#: Labels per block in :func:`_label_codes`: ``np.unique`` sorts a copy of what it is given,
-#: with an argsort and an inverse (about five values a label at once); by blocks that is a
-#: block's worth, and coding y costs one value a label beyond the result.
-_LABEL_BLOCK = 1 << 16
-
-
-def _python(value):
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _label_codes(y, loss, classes, default_coding):
-    """Each label's index in the public ``classes`` (intp), refusing labels outside the set;
-    with ``default_coding`` (a binary loss without ``classes=``) the index in (-1, 1) or in
-    (0, 1), whichever holds every label, never a mix of the two. Read by blocks of labels."""
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinite values")
-    if y.dtype.kind not in "biufUSO":
-        raise TypeError(f"y must hold numbers or strings, got dtype {y.dtype}")
-    starts = range(0, y.shape[0], _LABEL_BLOCK)
-    try:
-        present = np.unique(np.concatenate(
-            [np.unique(y[s:s + _LABEL_BLOCK]) for s in starts] or [y[:0]]))
-    except TypeError as exc:           # an object array of values that cannot be ordered
-        raise TypeError(f"y holds labels that cannot be compared: {exc}") from None
-    present = [_python(v) for v in present]
-    codings = DEFAULT_BINARY_CODINGS if default_coding else (classes,)
-    for coding in codings:
-        index = {c: k for k, c in enumerate(coding)}
-        try:
-            codes = [index.get(v) for v in present]
-        except TypeError:           # unhashable labels
-            codes = [None]
-        if None not in codes:
-            break
-    else:
-        if not default_coding:
-            outside = [v for v, c in zip(present, codes) if c is None]
-            raise ValueError(f"y holds labels outside classes={classes}: "
-                             f"{outside[:5]}{' ...' if len(outside) > 5 else ''}")
-        raise ValueError(
-            f"loss={loss!r} without classes= needs labels in {{-1, +1}} or in {{0, 1}}, got "
-            f"{present[:5]}{' ...' if len(present) > 5 else ''}: pass "
-            "classes=(negative, positive), the public label set (it must not be read off the "
-            "data: see Problem's Notes)")
-    out = np.empty(y.shape[0], dtype=np.intp)
-    for s in starts:
-        block, inverse = np.unique(y[s:s + _LABEL_BLOCK], return_inverse=True)
-        out[s:s + inverse.size] = np.asarray([index[_python(v)] for v in block],
-                                             dtype=np.intp)[inverse.reshape(-1)]
-    return out
+#: What a solver's theory or implementation may need of a loss (``SolverSpec.needs``), each with
+#: its meaning and its test on a loss object; :attr:`Loss.properties` holds those a loss has.
+#: The registry matches a solver's needs against them (a solver takes a loss that has all).
+PROPERTIES = {
+    "convex": ("convex in its margin(s), so that the ridge makes the objective strongly convex",
+               lambda loss: loss.convex),
+    "margin": ("a function of one margin <theta, x> (theta in R^p), not of K logits",
+               lambda loss: not loss.is_multinomial),
+    "smooth": ("twice differentiable almost everywhere with bounded curvature "
+               "(sup |loss''| finite)", lambda loss: loss.smooth),
+    "unit_derivative": ("|loss'| <= 1 at every margin (Chaudhuri, Monteleoni & Sarwate 2011)",
+                        lambda loss: loss.derivative_bound <= 1.0),
+    "compiled": ("evaluated by dpsolve's compiled kernels (an entry in their C switch over the "
+                 "margin losses, or kernels of its own)", lambda loss: loss.compiled),
+    "sufficient_statistics": ("its empirical risk is a function of X^T X, X^T y and y^T y "
+                              "(the squared loss; AdaSSP, Wang 2018)",
+                              lambda loss: loss.sufficient_statistics),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +97,15 @@ class Loss:
     lipschitz_depends_on, smoothness_depends_on : tuple of str
         The Problem parameters, besides the row bound, that :meth:`lipschitz` and
         :meth:`smoothness` depend on (named when a derived constant is out of range).
+    convex : bool
+        Whether the loss is convex in its margin(s) (every built-in loss).
+    sufficient_statistics : bool
+        Whether the empirical risk is a function of ``X^T X``, ``X^T y`` and ``y^T y`` (the
+        squared loss only).
+    keywords : mapping of str to str
+        The Problem keywords that set the loss's parameters when it is given by name
+        (``{"huber_width": "width"}`` for huber_hinge); a loss with parameters of its own is
+        given to a Problem as an object, which carries them.
     """
 
     name = None
@@ -163,12 +115,27 @@ class Loss:
     is_multinomial = False
     lipschitz_depends_on = ()
     smoothness_depends_on = ()
+    convex = True
+    sufficient_statistics = False
+    keywords = {}
 
     # -- constants --------------------------------------------------------------------------
     @property
     def kernel_id(self):
-        """The loss's code in the kernels' switch (None for multinomial)."""
-        return _kernels.LOSS_KINDS[self.name]
+        """The loss's code in the kernels' switch (None for multinomial, and for a loss that
+        has no entry there: it is evaluated by its own :meth:`values`, :meth:`derivatives`
+        and :meth:`second_derivatives`)."""
+        return _kernels.LOSS_KINDS.get(self.name)
+
+    @property
+    def compiled(self):
+        """Whether dpsolve's compiled kernels evaluate the loss (it has a :attr:`kernel_id`)."""
+        return self.kernel_id is not None
+
+    @property
+    def properties(self):
+        """The names of :data:`PROPERTIES` this loss has (a frozenset)."""
+        return frozenset(name for name, (_, test) in PROPERTIES.items() if test(self))
 
     @property
     def kernel_param(self):
@@ -310,11 +277,11 @@ class Loss:
                              "classes=(negative, positive) if the labels are not -1/+1 or 0/1")
         if classes is None:
             return (-1, 1)
-        values = _label_tuple(classes)
+        values = label_tuple(classes)
         if len(values) != 2:
             raise ValueError(f"classes must hold exactly two labels (negative, positive) for "
                              f"loss={cls.name!r}, got {len(values)}")
-        return _check_distinct(values)
+        return check_distinct(values)
 
     def code_labels(self, y, classes, default_coding=False):
         """Labels coded as the loss reads them: ``y_i = -1`` for ``classes[0]`` and ``+1`` for
@@ -340,7 +307,7 @@ class Loss:
         TypeError, ValueError
             For labels outside the set, non-finite or of a type that is not a label.
         """
-        return np.where(_label_codes(y, self.name, classes, default_coding) == 1, 1.0, -1.0)
+        return np.where(label_codes(y, self.name, classes, default_coding) == 1, 1.0, -1.0)
 
     # -- Fenchel dual (the certificate of dpsolve.reference) ------------------------------
     def clip_dual(self, alpha, y):
@@ -586,6 +553,7 @@ class HuberHinge(Loss):
 
     name = "huber_hinge"
     smoothness_depends_on = ("huber_width",)
+    keywords = {"huber_width": "width"}
     width: float = 0.5
 
     def __post_init__(self):
@@ -666,6 +634,8 @@ class Squared(Loss):
     curvature = 1.0
     derivative_bound = math.inf
     lipschitz_depends_on = ("radius", "label_bound")
+    sufficient_statistics = True
+    keywords = {"label_bound": "label_bound"}
     label_bound: float = 1.0
 
     def __post_init__(self):
@@ -754,6 +724,8 @@ class Multinomial(Loss):
     curvature = 0.5
     derivative_bound = math.sqrt(2.0)
     is_multinomial = True
+    compiled = True                 # kernels of its own, outside the margin losses' switch
+    keywords = {"n_classes": "n_classes"}
     n_classes: int = 2
 
     def __post_init__(self):
@@ -793,16 +765,16 @@ class Multinomial(Loss):
                 "loss='multinomial' needs the public label set: pass classes=(c_0, ..., c_K-1) "
                 "or n_classes=K for labels 0..K-1 (it must not be read off the data: a record "
                 "of a new class would change theta's shape)")
-        values = _label_tuple(classes)
+        values = label_tuple(classes)
         if len(values) < 2:
             raise ValueError(f"classes must hold K >= 2 labels for loss='multinomial', got "
                              f"{len(values)}")
-        return _check_distinct(values)
+        return check_distinct(values)
 
     def code_labels(self, y, classes, default_coding=False):
         """Labels coded by their index k in ``classes`` (intp, 0 .. K-1), the column of theta
         they pick (``default_coding`` is not used: the label set is always given)."""
-        return np.ascontiguousarray(_label_codes(y, self.name, classes, False), dtype=np.intp)
+        return np.ascontiguousarray(label_codes(y, self.name, classes, False), dtype=np.intp)
 
     def cvxpy_objective(self, z, y, n):
         """``(1/n) sum_i (log sum_k exp(z_ik) - z_{i y_i})``, the true-class logits picked by
@@ -845,8 +817,42 @@ class Multinomial(Loss):
             "(s = softmax(theta^T x_i)), not one number")
 
 
-#: The losses by name (the names ``Problem(loss=...)`` takes).
+#: The losses by name (the names ``Problem(loss=...)`` takes), in registration order: the
+#: built-in ones, then those added by :func:`register_loss`.
 LOSSES = {cls.name: cls for cls in (Logistic, Hinge, Squared, HuberHinge, Multinomial)}
+
+def register_loss(cls):
+    """Add a loss class to :data:`LOSSES` under its ``name`` (usable as a class decorator).
+
+    A registered loss is taken by name (with its default parameters) and listed in the
+    ``losses`` of every solver whose needs it meets (docs/adding_a_loss.md).
+
+    Parameters
+    ----------
+    cls : type
+        A subclass of :class:`Loss` with a ``name`` of its own, constructible without
+        arguments (its default parameters). Registering the same class again is a no-op.
+
+    Returns
+    -------
+    type
+        ``cls`` itself.
+
+    Raises
+    ------
+    TypeError
+        If ``cls`` is not a subclass of :class:`Loss`.
+    ValueError
+        If its name is not a string or is taken by another class.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Loss)):
+        raise TypeError(f"cls must be a subclass of dpsolve.losses.Loss, got {cls!r}")
+    if not isinstance(cls.name, str) or not cls.name:
+        raise ValueError(f"a loss needs a name of its own (a string), got {cls.name!r}")
+    if LOSSES.get(cls.name, cls) is not cls:
+        raise ValueError(f"a loss named {cls.name!r} is already registered")
+    LOSSES[cls.name] = cls
+    return cls
 
 
 def check_huber_width(width, name="huber_width"):
@@ -860,7 +866,7 @@ def make_loss(loss, *, huber_width=0.5, label_bound=1.0, n_classes=None):
     Parameters
     ----------
     loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"} or Loss
-        A name of :data:`LOSSES`, or a loss object (returned as it is).
+        A name of :data:`LOSSES` (a registered loss), or a loss object (returned as it is).
     huber_width : float, default 0.5
         Width h of :class:`HuberHinge` (used for ``"huber_hinge"`` only).
     label_bound : float, default 1.0
@@ -881,12 +887,9 @@ def make_loss(loss, *, huber_width=0.5, label_bound=1.0, n_classes=None):
     if isinstance(loss, Loss):
         return loss
     if isinstance(loss, str) and loss in LOSSES:
-        if loss == "huber_hinge":
-            return HuberHinge(huber_width)
-        if loss == "squared":
-            return Squared(label_bound)
-        if loss == "multinomial":
-            return Multinomial(2 if n_classes is None else n_classes)
-        return LOSSES[loss]()
+        given = {"huber_width": huber_width, "label_bound": label_bound,
+                 "n_classes": 2 if n_classes is None else n_classes}
+        cls = LOSSES[loss]
+        return cls(**{field: given[keyword] for keyword, field in cls.keywords.items()})
     raise ValueError(f"loss must be one of {sorted(LOSSES)} or a dpsolve.losses.Loss, "
                      f"got {loss!r}")

@@ -33,7 +33,7 @@ from ._validation import check_choice, check_real
 from .losses import DEFAULT_BINARY_CODINGS  # noqa: F401 (a public name of this module)
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
-LOSSES = tuple(_LOSS_CLASSES)
+LOSSES = tuple(_LOSS_CLASSES)      # the built-in ones (registered ones: dpsolve.losses.LOSSES)
 #: The binary classification losses (labels coded -1/+1).
 CLASSIFICATION_LOSSES = tuple(name for name, cls in _LOSS_CLASSES.items()
                               if cls.classification and not cls.is_multinomial)
@@ -114,7 +114,8 @@ def public_classes(loss, classes, n_classes):
     TypeError, ValueError
         For a label set that does not fit the loss (see above).
     """
-    return _LOSS_CLASSES[check_choice(loss, "loss", LOSSES)].public_classes(classes, n_classes)
+    return _LOSS_CLASSES[check_choice(loss, "loss", tuple(_LOSS_CLASSES))].public_classes(
+        classes, n_classes)
 
 
 def _append_intercept_column(X, scale):
@@ -273,9 +274,10 @@ class Problem:
         Labels, each one of the public ``classes`` for the classification losses (see
         ``classes``); for ``"squared"``, real targets with ``|y_i| <= label_bound``.
     loss : {"logistic", "hinge", "squared", "huber_hinge", "multinomial"} or Loss
-        Per-sample loss, by name or as an object of :mod:`dpsolve.losses` (``Logistic()``,
-        ``Hinge()``, ``HuberHinge(width)``, ``Squared(label_bound)``, ``Multinomial(K)``, which
-        then give ``huber_width``, ``label_bound`` or ``n_classes``). The per-sample loss of the margin ``z = <theta, x>`` (docs/conventions.md, "Losses and their
+        Per-sample loss, by name or as an object of :mod:`dpsolve.losses` carrying its
+        parameters (``HuberHinge(width)``, ``Squared(label_bound)``, ``Multinomial(K)``, which
+        then give ``huber_width``, ``label_bound`` or ``n_classes``; or your own loss,
+        docs/adding_a_loss.md). The per-sample loss of the margin ``z = <theta, x>`` (docs/conventions.md, "Losses and their
         constants"). ``"huber_hinge"`` (Chaudhuri-Monteleoni-Sarwate 2011) is the hinge loss
         with its kink replaced by a parabola of width ``huber_width``: with ``m = y z`` it is 0 for
         ``m > 1 + h``, ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h`` and ``1 - m`` for
@@ -297,8 +299,8 @@ class Problem:
         Public bound B_y on ``|y_i|`` for the squared loss (ignored otherwise).
     huber_width : float, default 0.5
         Width ``h > 0`` of the quadratic piece of the huber_hinge loss (stored, but ignored by
-        the other losses). Smaller ``h`` is closer to the hinge loss (``0 <= huber_hinge -
-        hinge <= h/4``) and less smooth (smoothness ``B^2/(2h)``).
+        the other losses; ``loss=HuberHinge(h)`` sets it too). Smaller ``h`` is closer to the
+        hinge loss (``0 <= huber_hinge - hinge <= h/4``) and less smooth (smoothness ``B^2/(2h)``).
     clip_rows : bool, default True
         Rows with ``||x_i|| > row_norm`` are scaled onto the bound, with a warning giving the
         count (the count depends on the data: it is shown to the data holder, never stored).
@@ -391,12 +393,13 @@ class Problem:
                  n_classes=None, fit_intercept=False, intercept_scale=1.0):
         loss_object = loss if isinstance(loss, Loss) else None
         if loss_object is not None:
-            loss = loss_object.name
-            huber_width = getattr(loss_object, "width", huber_width)
-            label_bound = getattr(loss_object, "label_bound", label_bound)
-            if isinstance(loss_object, Multinomial) and classes is None and n_classes is None:
-                n_classes = loss_object.n_classes
-        self.loss = check_choice(loss, "loss", LOSSES)
+            # the object carries its parameters: they are the Problem's (huber_width, ...)
+            given, loss = loss_object.describe(), loss_object.name
+            huber_width = given.get("huber_width", huber_width)
+            label_bound = given.get("label_bound", label_bound)
+            if classes is None and n_classes is None:
+                n_classes = given.get("n_classes")
+        self.loss = loss if loss_object else check_choice(loss, "loss", tuple(_LOSS_CLASSES))
         self.reg = check_real(reg, "reg", low=0.0, low_inclusive=True)
         self.radius = None if radius is None else check_real(radius, "radius", low=0.0)
         if self.radius is None and self.reg == 0.0:
@@ -413,21 +416,21 @@ class Problem:
         # public constants only: the augmented rows' bound never depends on the data
         self.row_norm = (_intercept_row_norm(self.feature_row_norm, self.intercept_scale)
                          if self.fit_intercept else self.feature_row_norm)
-        self.classes = _LOSS_CLASSES[self.loss].public_classes(classes, n_classes)
+        self.classes = (loss_object or _LOSS_CLASSES[self.loss]).public_classes(classes, n_classes)
         if isinstance(loss_object, Multinomial) and len(self.classes) != loss_object.n_classes:
             raise ValueError(f"loss=Multinomial({loss_object.n_classes}) does not match the "
                              f"{len(self.classes)} classes given")
         #: The loss as an object carrying its constants and kernel id (dpsolve.losses).
-        self.loss_object = make_loss(self.loss, huber_width=self.huber_width,
-                                       label_bound=self.label_bound, n_classes=self.n_classes)
+        self.loss_object = loss_object or make_loss(self.loss, huber_width=self.huber_width,
+                                                    label_bound=self.label_bound,
+                                                    n_classes=self.n_classes)
         self._check_numerical_range()
         if is_row_chunks(X):
             # every chunk validated where it lives, as a Problem of its own with these
             # parameters: clipping, labels and the intercept column are per row
             self.X, self.y = self._validate_chunks(X, y, dict(
-                loss=self.loss, radius=self.radius, reg=self.reg,
-                row_norm=self.feature_row_norm, label_bound=self.label_bound,
-                huber_width=self.huber_width, clip_rows=bool(clip_rows), classes=classes,
+                loss=self.loss_object, radius=self.radius, reg=self.reg,
+                row_norm=self.feature_row_norm, clip_rows=bool(clip_rows), classes=classes,
                 n_classes=n_classes, fit_intercept=self.fit_intercept,
                 intercept_scale=self.intercept_scale))
             return

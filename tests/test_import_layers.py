@@ -255,6 +255,7 @@ def test_the_worker_side_of_the_transport_imports_nothing_from_dpsolve():
 LAYERS = (
     ("kernels and validation", ("dpsolve._kernels", "dpsolve._validation", "dpsolve._version",
                                 "dpsolve._capabilities", "dpsolve._deprecation", "dpsolve._moved",
+                                "dpsolve._labels",
                                 "dpsolve._ordered_linalg", "dpsolve._row_ops",
                                 "dpsolve._projection", "dpsolve._secure", "dpsolve._numerics")),
     ("losses, privacy and rows", ("dpsolve.losses", "dpsolve.privacy", "dpsolve.rows",

@@ -47,6 +47,7 @@ from .._secure import check_secure, generator, release
 from .._validation import as_constraint, check_parameters, check_rng
 from ._accepts import Accepts
 from ..fit import Fit
+from ..losses import LOSSES, PROPERTIES
 from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
 from ..privacy.budget import charge, check_accountant
@@ -240,8 +241,11 @@ class SolverSpec:
         The published works it comes from, by authors and year.
     source : str
         ``Fit.source``: the work and the algorithm and equation numbers followed.
-    losses : tuple of str
-        The losses it takes (``Problem.loss``).
+    needs : tuple of str
+        What its theory and its implementation need of a loss: names of
+        :data:`dpsolve.losses.PROPERTIES` (``"convex"``, ``"margin"``, ``"smooth"``,
+        ``"unit_derivative"``, ``"compiled"``, ``"sufficient_statistics"``). It takes every
+        loss that has them all (:meth:`takes`); :attr:`losses` lists the registered ones.
     partition : str or None
         The name of the argument that splits the rows across parties (``"parties"``,
         ``"owners"``), given positionally after the problem; None for a single data holder.
@@ -305,7 +309,7 @@ class SolverSpec:
     function: Callable
     works: tuple
     source: str
-    losses: tuple
+    needs: tuple
     partition: Optional[str]
     neighbours: str
     guarantee: str
@@ -326,6 +330,11 @@ class SolverSpec:
     accepts: Optional[Accepts] = None
 
     def __post_init__(self):
+        unknown = sorted(set(self.needs) - set(PROPERTIES))
+        if isinstance(self.needs, str) or unknown:
+            raise ValueError(f"needs must name properties of dpsolve.losses.PROPERTIES "
+                             f"({', '.join(PROPERTIES)}), got {self.needs!r}")
+        object.__setattr__(self, "needs", tuple(self.needs))
         object.__setattr__(self, "parameters", types.MappingProxyType(
             {name: as_constraint(c) for name, c in self.parameters.items()}))
         for name in ("example", "example_problem"):
@@ -335,6 +344,26 @@ class SolverSpec:
         claim = getattr(self.function, "_claim_spec", None)
         if claim is not None:
             claim(self)
+
+    def takes(self, loss):
+        """Whether the solver takes ``loss``: it has every property the solver needs.
+
+        Parameters
+        ----------
+        loss : dpsolve.losses.Loss
+            A loss object (``Problem.loss_object``).
+
+        Returns
+        -------
+        bool
+        """
+        return set(self.needs) <= loss.properties
+
+    @property
+    def losses(self):
+        """The registered losses it takes, by name, in the order of
+        :data:`dpsolve.losses.LOSSES` (each with its default parameters; a tuple)."""
+        return tuple(name for name, cls in LOSSES.items() if self.takes(cls()))
 
     @functools.cached_property
     def defaults(self):
@@ -466,13 +495,15 @@ def check_problem(spec, problem):
     """The Problem's type and loss, before anything else."""
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    if problem.loss not in spec.losses:
+    if not spec.takes(problem.loss_object):
         if problem.loss_object.is_multinomial:
             reject_multinomial(problem, spec.name, multinomial_solvers())
         if spec.hooks.refuse_loss is not None:
             spec.hooks.refuse_loss(problem)
+        lacks = [need for need in spec.needs if need not in problem.loss_object.properties]
         raise ValueError(f"{spec.name} does not take loss={problem.loss!r}; it takes "
-                         f"{', '.join(spec.losses)}")
+                         f"{', '.join(spec.losses)} (the loss lacks the properties "
+                         f"{', '.join(lacks)}: docs/adding_a_loss.md)")
     if problem.is_sparse and not spec.sparse:
         refuse_sparse(problem, spec.name, sparse_solvers())
     if not problem.rows.random_access and not spec.chunked:
@@ -502,7 +533,7 @@ def plan_fit(spec, problem, partition=None, epsilon=None, delta=None, *, secure=
     spec : SolverSpec
         The solver.
     problem : Problem
-        Its loss must be one of ``spec.losses``; only public constants are read.
+        Its loss must be one the spec takes (``spec.takes``); only public constants are read.
     partition : Parties or None
         The rows' partition when ``spec.partition`` names one; else None.
     epsilon, delta : float or None

@@ -500,7 +500,8 @@ def prediction_reg(problem, epsilon, delta=None):
 SPEC = register(SolverSpec(
     accepts=Accepts(delta="optional", delta_range=Real(0.0, 1.0, low_inclusive=True)),
     name="adassp", function=adassp, works=("Wang 2018",), source=SOURCE,
-    losses=("squared",), partition=None, neighbours="replace-one record", guarantee="dp",
+    needs=("sufficient_statistics",),    # it releases noisy X^T X and X^T y, not gradients
+    partition=None, neighbours="replace-one record", guarantee="dp",
     parameters=PARAMETERS, plan=plan, run=run, bound=bound, page="adassp.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon",
     example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": None, "reg": 0.1},

@@ -193,7 +193,8 @@ SPEC = register(SolverSpec(
     accepts=Accepts(delta="optional", zero_delta_is_pure=True),
     name="aggregated_output_perturbation", function=aggregated_output_perturbation,
     works=("Jayaraman et al. 2018",), source=SOURCE,
-    losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"), partition="parties",
+    # as output_perturbation's, for each party's minimiser
+    needs=("convex", "compiled"), partition="parties",
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="multiparty.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon or reg",

@@ -175,7 +175,7 @@ def choose_solver(problem, epsilon, delta=None):
         delta = check_real(delta, "delta", low=0.0, high=1.0)
         check_delta_range(delta, "choose_solver")
     eligible = [spec for spec in registry()
-                if spec.partition is None and problem.loss in spec.losses
+                if spec.partition is None and spec.takes(problem.loss_object)
                 and not (problem.is_sparse and not spec.sparse)]
     found = {}              # name -> Candidate
     deferred = {}           # name -> its bound's floor, for a solver not planned yet

@@ -508,7 +508,8 @@ SPEC = register(SolverSpec(
                     narrower={("calibration", "paper"): Real(0.0, 1.0)}),
     name="clipped_gd", function=clipped_gd,
     works=("the lecture notes 'DP Gradient Descent' (Alg. DP-GD)", "Abadi et al. 2016"),
-    source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"),
+    # clipping bounds the gradients of any loss its kernels evaluate
+    source=SOURCE, needs=("compiled",),
     partition=None, neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS,
     plan=plan, run=run, bound=bound, page="clipped_gd.md",
     nonfinite_hint="reduce step_size or keep project=True",

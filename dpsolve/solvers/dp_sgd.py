@@ -253,7 +253,8 @@ def bound_floor(problem):
 SPEC = register(SolverSpec(
     accepts=Accepts(explicit_noise="sigma"),
     name="dp_sgd", function=dp_sgd, works=("Abadi et al. 2016",), source=SOURCE,
-    losses=("logistic", "hinge", "huber_hinge", "squared"), partition=None,
+    # the kernels' switch over the margin losses (theta in R^p)
+    needs=("margin", "compiled"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="dp_sgd.md", nonfinite_hint="reduce step_size",
     example={"epsilon": 1.0, "delta": 1e-6, "sampling_rate": 0.2, "steps": 100},

@@ -11,7 +11,7 @@ from .._kernels import joint as _joint
 from .._kernels.vector import project_l2_ball   # the kernels' sequential projection
 from .._validation import (Boolean, IndexArray, Integer, Options, Real, check_choice,
                            check_int, check_real)
-from ..joint import (FINITE_LIMIT, LOSSES, JointModel, check_personal_columns, joint_excess_risk,
+from ..joint import (FINITE_LIMIT, JointModel, check_personal_columns, joint_excess_risk,
                      joint_gradient_bound, joint_objective, joint_radii,
                      joint_reference_minimizer, joint_shapes, loss_at_logits)
 from ..privacy.accounting import ACCOUNTANTS, UniformSampling, calibrate, epsilon_of, gaussian_event
@@ -672,7 +672,8 @@ def paper_sigma(problem, owners, plan):
 SPEC = register(SolverSpec(
     accepts=Accepts(explicit_noise="sigma"),
     name="joint_sgd", function=joint_sgd, works=("Huang et al. 2023",), source=SOURCE,
-    losses=LOSSES, partition="owners",
+    # its kernel evaluates the margin losses' switch and the softmax
+    needs=("compiled",), partition="owners",
     neighbours="replace-one record (owner level with a personalised block: any number of one "
                "owner's records)",
     guarantee="joint_dp", parameters=PARAMETERS, plan=plan, run=run, bound=bound,

@@ -227,7 +227,8 @@ def bound(problem, partition, plan):
 SPEC = register(SolverSpec(
     accepts=Accepts(delta="none", explicit_noise="noise_scale"),
     name="minibatch_sgd", function=minibatch_sgd, works=("Song, Chaudhuri & Sarwate 2013",),
-    source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
+    # the kernels' switch over the margin losses (theta in R^p)
+    source=SOURCE, needs=("margin", "compiled"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="minibatch_sgd.md", nonfinite_hint="reduce the step size",
     example={"epsilon": 1.0, "batch_size": 10}, example_problem={"radius": 1.0, "reg": 0.1},

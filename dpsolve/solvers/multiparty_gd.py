@@ -673,7 +673,8 @@ SPEC = register(SolverSpec(
     name="multiparty_gd", function=multiparty_gd,
     works=("the multi-party SGD notes (Algorithm SGD2), after Bassily, Smith & Thakurta 2014",
            "Jayaraman et al. 2018"),
-    source=SGD2_SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"),
+    # the kernels' switch over the margin losses (theta in R^p)
+    source=SGD2_SOURCE, needs=("margin", "compiled"),
     partition="parties", neighbours="replace-one record", guarantee="dp",
     parameters=PARAMETERS, plan=plan, run=run, bound=bound, page="multiparty.md",
     transcript_option="record_transcript",

@@ -372,7 +372,8 @@ SPEC = register(SolverSpec(
                     narrower={("calibration", "paper"): Real(0.0, 1.0)}),
     name="noisy_sgd", function=noisy_sgd,
     works=("Bassily, Smith & Thakurta 2014", "the multi-party SGD notes (Algorithm SGD1)"),
-    source=SOURCE, losses=("logistic", "hinge", "squared", "huber_hinge"), partition=None,
+    # the kernels' switch over the margin losses (theta in R^p)
+    source=SOURCE, needs=("margin", "compiled"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="noisy_sgd.md", transcript_option="record_transcript",
     hooks=Hooks(paper_sigma=paper_sigma, option_parties=lambda options: options.get("parties")),

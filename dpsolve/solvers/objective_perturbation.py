@@ -25,8 +25,11 @@ from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
           "2012's constants, as Approximate Minima Perturbation (Iyengar et al. 2019); "
           "beyond dpsolve's source documents")
-# |loss'| <= 1 and a bound on loss'' (the loss's ``curvature``): what the privacy proof needs
-LOSSES = ("logistic", "huber_hinge")
+# |loss'| <= 1 and a bound on loss'' (the loss's ``curvature``) of a convex loss of one margin
+# (the Jacobian of the noise-to-minimiser map has rank-one corrections): what the privacy proof
+# needs. The kernels are not: the inner solves evaluate a loss without a kernel entry through
+# its own methods.
+NEEDS = ("convex", "margin", "smooth", "unit_derivative")
 
 PARAMETERS = {
     "objective_noise": Options(("auto",) + OUTPUT_NOISES),   # Gaussian needs delta: in plan
@@ -365,7 +368,7 @@ def bound(problem, partition, plan):
 def refuse_loss(problem):
     """The ValueError for a loss the privacy proof does not cover (``Hooks.refuse_loss``)."""
     raise ValueError(f"objective_perturbation needs a twice-differentiable loss with "
-                     f"|loss'| <= 1: one of {sorted(LOSSES)}, got {problem.loss!r} (for hinge "
+                     f"|loss'| <= 1: one of {sorted(SPEC.losses)}, got {problem.loss!r} (for hinge "
                      "problems use huber_hinge)")
 
 
@@ -417,7 +420,7 @@ SPEC = register(SolverSpec(
     name="objective_perturbation", function=objective_perturbation,
     works=("Chaudhuri, Monteleoni & Sarwate 2011", "Kifer, Smith & Thakurta 2012",
            "Iyengar et al. 2019"),
-    source=SOURCE, losses=LOSSES, partition=None, neighbours="replace-one record",
+    source=SOURCE, needs=NEEDS, partition=None, neighbours="replace-one record",
     guarantee="dp", parameters=PARAMETERS, plan=plan, run=run, bound=bound,
     page="perturbation.md",
     nonfinite_hint="a noise scale overflowed: use a larger epsilon or reg",

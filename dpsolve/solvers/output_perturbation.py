@@ -249,7 +249,9 @@ SPEC = register(SolverSpec(
     accepts=Accepts(delta="optional", zero_delta_is_pure=True),
     name="output_perturbation", function=output_perturbation,
     works=("Chaudhuri, Monteleoni & Sarwate 2011",), source=SOURCE,
-    losses=("logistic", "hinge", "squared", "huber_hinge", "multinomial"), partition=None,
+    # a convex loss: the ridge then bounds the minimiser's sensitivity; its inner solves run
+    # on the kernels
+    needs=("convex", "compiled"), partition=None,
     neighbours="replace-one record", guarantee="dp", parameters=PARAMETERS, plan=plan, run=run,
     bound=bound, page="perturbation.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon or reg",
