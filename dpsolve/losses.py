@@ -821,7 +821,7 @@ class Multinomial(Loss):
 #: built-in ones, then those added by :func:`register_loss`.
 LOSSES = {cls.name: cls for cls in (Logistic, Hinge, Squared, HuberHinge, Multinomial)}
 
-def register_loss(cls):
+def register_loss(loss_class):
     """Add a loss class to :data:`LOSSES` under its ``name`` (usable as a class decorator).
 
     A registered loss is taken by name (with its default parameters) and listed in the
@@ -829,30 +829,31 @@ def register_loss(cls):
 
     Parameters
     ----------
-    cls : type
+    loss_class : type
         A subclass of :class:`Loss` with a ``name`` of its own, constructible without
         arguments (its default parameters). Registering the same class again is a no-op.
 
     Returns
     -------
     type
-        ``cls`` itself.
+        ``loss_class`` itself.
 
     Raises
     ------
     TypeError
-        If ``cls`` is not a subclass of :class:`Loss`.
+        If ``loss_class`` is not a subclass of :class:`Loss`.
     ValueError
         If its name is not a string or is taken by another class.
     """
-    if not (isinstance(cls, type) and issubclass(cls, Loss)):
-        raise TypeError(f"cls must be a subclass of dpsolve.losses.Loss, got {cls!r}")
-    if not isinstance(cls.name, str) or not cls.name:
-        raise ValueError(f"a loss needs a name of its own (a string), got {cls.name!r}")
-    if LOSSES.get(cls.name, cls) is not cls:
-        raise ValueError(f"a loss named {cls.name!r} is already registered")
-    LOSSES[cls.name] = cls
-    return cls
+    if not (isinstance(loss_class, type) and issubclass(loss_class, Loss)):
+        raise TypeError(f"loss_class must be a subclass of dpsolve.losses.Loss, got "
+                        f"{loss_class!r}")
+    if not isinstance(loss_class.name, str) or not loss_class.name:
+        raise ValueError(f"a loss needs a name of its own (a string), got {loss_class.name!r}")
+    if LOSSES.get(loss_class.name, loss_class) is not loss_class:
+        raise ValueError(f"a loss named {loss_class.name!r} is already registered")
+    LOSSES[loss_class.name] = loss_class
+    return loss_class
 
 
 def check_huber_width(width, name="huber_width"):

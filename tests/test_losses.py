@@ -4,13 +4,18 @@ import math
 import numpy as np
 import pytest
 
-from dpsolve.losses import Hinge, HuberHinge, Logistic, Multinomial, Squared, make_loss
+from dpsolve.losses import LOSSES, Hinge, HuberHinge, Logistic, Multinomial, Squared, make_loss
 
-MARGIN_LOSSES = [Logistic(), Hinge(), HuberHinge(0.3), HuberHinge(2.0), Squared(0.7)]
+#: Every registered margin loss with its default parameters (so a new loss is checked here
+#: without being listed), and the built-in ones at other parameters.
+MARGIN_LOSSES = ([cls() for cls in LOSSES.values() if not cls.is_multinomial]
+                 + [HuberHinge(0.3), HuberHinge(2.0), Squared(0.7)])
 
 
 def _labels(loss):
-    return np.array([-0.7, 0.0, 0.7]) if isinstance(loss, Squared) else np.array([-1.0, 1.0])
+    if loss.classification:
+        return np.array([-1.0, 1.0])
+    return np.array([-1.0, 0.0, 1.0]) * loss.label_bound       # real targets, |y| <= B_y
 
 
 @pytest.mark.parametrize("loss", MARGIN_LOSSES, ids=repr)
