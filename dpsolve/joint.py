@@ -25,8 +25,8 @@ from ._moved import moved_names
 from ._numerics import certified_minimum
 from ._projection import scale_onto_ball
 from ._validation import check_choice, check_real
-from .parties import check_parties
 from .losses import LOSSES as _LOSS_CLASSES
+from .parties import check_parties
 from .problem import Problem, _append_intercept_column
 
 #: The joint model takes a loss its kernel evaluates (the margin losses' switch, the softmax):

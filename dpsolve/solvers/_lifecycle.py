@@ -356,6 +356,7 @@ class SolverSpec:
         Returns
         -------
         bool
+            True when ``loss.properties`` holds every name of :attr:`needs`.
         """
         return set(self.needs) <= loss.properties
 
