@@ -368,8 +368,8 @@ def bound(problem, partition, plan):
 def refuse_loss(problem):
     """The ValueError for a loss the privacy proof does not cover (``Hooks.refuse_loss``)."""
     raise ValueError(f"objective_perturbation needs a twice-differentiable loss with "
-                     f"|loss'| <= 1: one of {sorted(SPEC.losses)}, got {problem.loss!r} (for hinge "
-                     "problems use huber_hinge)")
+                     f"|loss'| <= 1: one of {sorted(SPEC.losses)}, got {problem.loss!r} (for "
+                     "hinge problems use huber_hinge)")
 
 
 def prediction_reg(problem, epsilon, delta=None):
