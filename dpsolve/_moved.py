@@ -1,4 +1,4 @@
-"""Names that moved to a module of a higher layer, still given by their old module.
+"""Names (and modules) that moved to a module of a higher layer, still given by their old module.
 
 A solver's bound and its source's noise formula live in the solver's module
 (``dpsolve/solvers/<name>.py``), above :mod:`dpsolve.bounds` and
@@ -9,8 +9,9 @@ dpsolve reads a moved name through its old module (tests/test_architecture.py).
 """
 import functools
 import importlib
+import sys
 
-from ._deprecation import deprecated_alias
+from ._deprecation import alias, deprecated_alias
 
 
 def moved_names(module, moved, deprecated=None):
@@ -22,9 +23,11 @@ def moved_names(module, moved, deprecated=None):
         The old module's name (``__name__``).
     moved : mapping of str to str
         ``{name: new module}``: the name is the new module's attribute of the same name.
-    deprecated : mapping of str to str, optional
-        ``{old name: name}``: a deprecated alias (:func:`dpsolve._deprecation.deprecated_alias`)
-        of a moved name, built once on first access.
+    deprecated : mapping, optional
+        Deprecated aliases, each built once on first access: ``{old name: name}``, of a moved
+        name (:func:`dpsolve._deprecation.deprecated_alias`), or ``{old name: (new module,
+        name, message)}``, of a function of another module, warning with ``message``
+        (:func:`dpsolve._deprecation.alias`).
 
     Returns
     -------
@@ -35,6 +38,9 @@ def moved_names(module, moved, deprecated=None):
 
     @functools.lru_cache(maxsize=None)
     def resolve(name):
+        if name in deprecated and isinstance(deprecated[name], tuple):
+            home, new, message = deprecated[name]
+            return alias(getattr(importlib.import_module(home), new), name, message)
         if name in deprecated:
             return deprecated_alias(module, name, resolve(deprecated[name]))
         return getattr(importlib.import_module(moved[name]), name)
@@ -48,3 +54,19 @@ def moved_names(module, moved, deprecated=None):
         return sorted(set(vars(importlib.import_module(module))) | set(moved) | set(deprecated))
 
     return __getattr__, __dir__
+
+
+def moved_module(module, new):
+    """Make the old module ``module`` the module ``new`` it moved to: ``sys.modules`` holds the
+    new module under the old name too, so ``import dpsolve.<old>`` and ``from dpsolve.<old>
+    import x`` give the same objects (and a patch of one is a patch of the other). Called at
+    the bottom of the old module, which holds nothing else; nothing inside dpsolve imports it.
+
+    Parameters
+    ----------
+    module : str
+        The old module's name (``__name__``).
+    new : str
+        The module it moved to.
+    """
+    sys.modules[module] = importlib.import_module(new)

@@ -24,15 +24,13 @@ a plan (``dpsolve.solvers.<name>``: :func:`~dpsolve.solvers.noisy_sgd.noisy_sgd_
 name, the same object. The bound of joint-DP noisy SGD (Huang et al. 2023, Theorem 3.1) depends
 on the joint model's gradient bound and is with that model: :func:`dpsolve.joint.joint_sgd_bound`.
 The settings that minimise objective perturbation's bound, and the privacy constants it rests
-on, are with the method: :mod:`dpsolve.approximate_minima`.
+on, are with the method: :mod:`dpsolve.solvers.objective_perturbation.approximate_minima`.
 """
 import math
 
 import numpy as np
 
-from . import approximate_minima
 from ._capabilities import multinomial_solvers
-from ._deprecation import alias
 from ._moved import moved_names
 from ._validation import check_choice, check_real
 from .problem import Problem, reject_multinomial
@@ -64,6 +62,27 @@ def in_form(sum_value, problem, form):
 def from_mean(mean_value, problem, form):
     """A mean-form value in ``form`` (times n for ``"sum"``)."""
     return mean_value if form == "mean" else mean_value * problem.n
+
+
+def noise_moments(noise, scale, p):
+    """``(E||b||, E||b||^2)`` for gamma-norm noise of scale s (``||b|| ~ Gamma(p, s)``) or
+    Gaussian noise of standard deviation s (``E||b|| <= s sqrt(p)`` by Jensen).
+
+    Parameters
+    ----------
+    noise : {"gamma_norm", "gaussian"}
+    scale : float
+        s.
+    p : int
+        The dimension.
+
+    Returns
+    -------
+    tuple of float
+    """
+    if noise == "gamma_norm":
+        return p * scale, p * (p + 1) * scale * scale
+    return scale * math.sqrt(p), p * scale * scale
 
 
 def lower_bound_lipschitz(problem, epsilon, *, form="mean"):
@@ -162,14 +181,6 @@ def _max_loss_at_zero(problem):
     return problem.loss_object.max_value_at_zero()
 
 
-# -- objective perturbation's settings (moved) --------------------------------------------------
-# the settings search lives with the method now
-objective_perturbation_settings = alias(
-    approximate_minima.objective_perturbation_settings, "objective_perturbation_settings",
-    "dpsolve.bounds.objective_perturbation_settings is deprecated: use "
-    "dpsolve.approximate_minima.objective_perturbation_settings")
-
-
 # -- noisy projected gradient descent (Jayaraman et al. 2018's gradient perturbation) ------------
 def gradient_perturbation_bound(problem, steps, sigma):
     r"""Bound on ``E F(theta_T) - F(theta*)`` (mean form) for T steps of projected gradient
@@ -233,4 +244,10 @@ __getattr__, __dir__ = moved_names(
                "multiparty_gd_bound": "dpsolve.solvers.multiparty_gd"},
     deprecated={"sgd1_lipschitz_bound": "noisy_sgd_lipschitz_bound",
                 "sgd1_strongly_convex_bound": "noisy_sgd_strongly_convex_bound",
-                "sgd2_bound": "multiparty_gd_bound"})
+                "sgd2_bound": "multiparty_gd_bound",
+                # the settings search lives with the method now
+                "objective_perturbation_settings": (
+                    "dpsolve.solvers.objective_perturbation.approximate_minima",
+                    "objective_perturbation_settings",
+                    "dpsolve.bounds.objective_perturbation_settings is deprecated: use "
+                    "dpsolve.approximate_minima.objective_perturbation_settings")})

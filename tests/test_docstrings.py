@@ -18,8 +18,9 @@ PUBLIC_MODULES = [
     "dpsolve.solvers", "dpsolve.experiments", "dpsolve.privacy.budget", "dpsolve.privacy.quantile",
     "dpsolve.private_selection", "dpsolve.private_selection.repetitions",
     "dpsolve.private_selection.selection", "dpsolve.estimators", "dpsolve.experiments.cluster",
-    "dpsolve.privacy.events", "dpsolve.privacy.tail_bounds", "dpsolve.objective_privacy",
-    "dpsolve.approximate_minima",
+    "dpsolve.privacy.events", "dpsolve.privacy.tail_bounds",
+    "dpsolve.solvers.objective_perturbation.privacy_constants",
+    "dpsolve.solvers.objective_perturbation.approximate_minima",
 ]
 CHECKED = {"GL08", "PR01", "PR02", "RT01"}
 

@@ -16,7 +16,7 @@ always agree on the noise. Three kinds of calibration:
   Gaussian mechanism (Dwork-Roth) for output perturbation and the zCDP inversion
   (:func:`zcdp_inversion_sigma`). Objective perturbation's constants
   (Chaudhuri-Monteleoni-Sarwate 2011 with Kifer-Smith-Thakurta 2012's) are with the method, in
-  :mod:`dpsolve.approximate_minima`.
+  :mod:`dpsolve.solvers.objective_perturbation.approximate_minima`.
 * **Accountants** (``calibration="pld"``, ``"rdp"``, ...): the least noise the accountant
   certifies (:func:`dpsolve.privacy.calibrate`); T Gaussians of one sensitivity compose exactly
   to one Gaussian, in closed form: :func:`exact_gaussian_sigma`.

@@ -2,8 +2,7 @@
 import math
 
 from .._validation import Boolean, Options, Real, check_real
-from ..approximate_minima import noise_moments
-from ..bounds import check_bound_arguments, from_mean, parameter_count
+from ..bounds import check_bound_arguments, from_mean, noise_moments, parameter_count
 from ..privacy.accounting import ACCOUNTANTS
 from ..privacy.calibration import OUTPUT_NOISES, output_noise_scale, resolve_output_noise
 from . import _inner

@@ -6,21 +6,20 @@ import math
 import dp_accounting
 import numpy as np
 
-from .. import _fixed_iteration as fixed
-from .. import approximate_minima, objective_privacy
-from .._capabilities import multinomial_solvers
-from .._validation import Options, Real, RealArray, check_real
-from ..approximate_minima import noise_moments
-from ..bounds import check_bound_arguments, from_mean
-from ..privacy.accounting import ACCOUNTANTS, ApproxDpEvent, pure_event
-from ..privacy.calibration import OUTPUT_NOISES, output_noise_scale
-from ..problem import reject_multinomial
-from . import _inner
-from ._hooks import Hooks
-from ._prediction import GRID_POINTS, prediction_constants
-from ._registry import register
-from ._accepts import Accepts
-from ._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
+from ... import _fixed_iteration as fixed
+from ..._capabilities import multinomial_solvers
+from ..._validation import Options, Real, RealArray, check_real
+from ...bounds import check_bound_arguments, from_mean, noise_moments
+from ...privacy.accounting import ACCOUNTANTS, ApproxDpEvent, pure_event
+from ...privacy.calibration import OUTPUT_NOISES, output_noise_scale
+from ...problem import reject_multinomial
+from .. import _inner
+from .._hooks import Hooks
+from .._prediction import GRID_POINTS, prediction_constants
+from .._registry import register
+from .._accepts import Accepts
+from .._lifecycle import Bound, Plan, Released, SolverSpec, lifecycle
+from . import approximate_minima, privacy_constants
 
 SOURCE = ("Chaudhuri, Monteleoni & Sarwate 2011, Alg. 2 with Kifer, Smith & Thakurta "
           "2012's constants, as Approximate Minima Perturbation (Iyengar et al. 2019); "
@@ -55,7 +54,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     ``epsilon_out = output_fraction * epsilon`` pays for the solver's inexactness. By default
     the split and the extra regularisation Delta are the ones that minimise the method's
     utility bound, chosen from public constants only
-    (:func:`dpsolve.approximate_minima.objective_perturbation_settings`).
+    (:func:`dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`).
 
     1. ``epsilon' = epsilon_obj - ln(1 + cB^2 / (n (lambda + Delta)))`` (the Jacobian term
        once: CMS 2011 and Kifer et al. 2012 subtract it twice; docs/perturbation.md), for any
@@ -86,7 +85,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
         The noise b in the objective. ``"gamma_norm"``: density proportional to
         ``exp(-epsilon' ||b|| / (2B))``, epsilon-DP. ``"gaussian"`` (needs delta):
         ``N(0, sigma^2 I)`` with sigma from
-        :func:`~dpsolve.objective_privacy.gaussian_objective_sigma`, an
+        :func:`~dpsolve.privacy_constants.gaussian_objective_sigma`, an
         ``(epsilon_obj, delta)``-DP release (Kifer et al. 2012's Gaussian variant, dpsolve's
         constants). ``"auto"``: gamma-norm without delta, else the one with the smaller utility
         bound (Gaussian in high dimension: ``E||b||^2`` is ``p sigma^2`` against
@@ -107,7 +106,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     tolerance : "auto" or float, default "auto"
         Gap g of the inner solve, in (0, 1e-2]. ``"auto"``: twice the float64 floor of the
         fixed-iteration solver for this problem, at most 1e-12
-        (:func:`~dpsolve.approximate_minima.auto_tolerance`; a
+        (:func:`~dpsolve.solvers.objective_perturbation.approximate_minima.auto_tolerance`; a
         smaller g needs less output noise). If Newton's method cannot certify g (it almost
         always does within a few steps), research mode falls back to the fixed-iteration solver
         (no exception). ``secure=True`` refuses a tolerance below the float64 floor of
@@ -303,18 +302,18 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_nois
     delta : float, optional
         None (or 0) for epsilon-DP; in (0, 1) for (epsilon, delta).
     objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
-        As in :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
+        As in :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`.
     output_fraction : "auto" or float, default "auto"
         In (0, 1): the share of epsilon spent on the output noise ``b_2``; the rest goes to the
         objective noise b. ``"auto"``: the share
-        :func:`~dpsolve.approximate_minima.objective_perturbation_settings` chooses, as the
+        :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings` chooses, as the
         solver does by default.
     extra_reg : "auto", "cms" or float, default "auto"
         Delta, as in
-        :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
+        :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`.
     noise : {"gamma_norm", "gaussian"}, optional
         The output noise ``b_2``, as in
-        :func:`~dpsolve.approximate_minima.objective_perturbation_settings`.
+        :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`.
     tolerance : float, default 1e-12
         The optimisation tolerance g of the inner solver, in (0, 1e-2].
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"
@@ -378,7 +377,7 @@ def prediction_reg(problem, epsilon, delta=None):
     ||b||^2 / (n^2 lambda)`` and ``E = E||b||^2 / (n^2 lambda)``, with ``E||b||^2 = p (p + 1)
     (2B/epsilon')^2`` for gamma-norm noise (``epsilon' = epsilon - ln(1 + c B^2 / (n
     lambda))``) and ``p sigma^2`` for Gaussian noise
-    (:func:`~dpsolve.objective_privacy.gaussian_objective_sigma`). A fit at this ridge adds
+    (:func:`~dpsolve.privacy_constants.gaussian_objective_sigma`). A fit at this ridge adds
     none of its own (``extra_reg=0``, ``Hooks.prediction_options``).
 
     Parameters
@@ -406,10 +405,10 @@ def _noise_energy(problem, lam, epsilon, delta, p):
     Jacobian term alone spends epsilon."""
     cB2 = problem.loss_object.curvature * problem.row_norm ** 2
     if delta:
-        sigma = objective_privacy.gaussian_objective_sigma(cB2, problem.row_norm, problem.n,
+        sigma = privacy_constants.gaussian_objective_sigma(cB2, problem.row_norm, problem.n,
                                                            lam, epsilon, delta)
         return p * sigma * sigma
-    eps_prime = epsilon - objective_privacy.objective_jacobian_term(cB2, problem.n, lam)
+    eps_prime = epsilon - privacy_constants.objective_jacobian_term(cB2, problem.n, lam)
     if eps_prime <= 0.0:
         return math.inf
     return p * (p + 1) * (2.0 * problem.row_norm / eps_prime) ** 2
