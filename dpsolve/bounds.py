@@ -39,13 +39,33 @@ FORMS = ("mean", "sum")
 
 
 def parameter_count(problem):
-    """Number of parameters (noisy coordinates): p, or p K for multinomial."""
+    """Number of parameters (noisy coordinates): p, or p K for multinomial.
+
+    Parameters
+    ----------
+    problem : Problem
+
+    Returns
+    -------
+    int
+    """
     return math.prod(problem.theta_shape)
 
 
 def check_bound_arguments(problem, epsilon, delta=None, form="mean"):
-    """TypeError or ValueError, naming the argument, for a bound's common arguments: a
-    Problem, ``epsilon > 0``, ``delta`` in (0, 1) or None, ``form`` one of :data:`FORMS`."""
+    """TypeError or ValueError, naming the argument, for a bound's common arguments.
+
+    Parameters
+    ----------
+    problem : Problem
+        Must be a Problem.
+    epsilon : float
+        Must be ``> 0``.
+    delta : float or None, default None
+        In (0, 1) when given.
+    form : {"mean", "sum"}, default "mean"
+        One of :data:`FORMS`.
+    """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     check_real(epsilon, "epsilon", low=0.0)
@@ -55,12 +75,40 @@ def check_bound_arguments(problem, epsilon, delta=None, form="mean"):
 
 
 def in_form(sum_value, problem, form):
-    """A sum-form value in ``form`` (divided by n for ``"mean"``)."""
+    """A sum-form value in ``form`` (divided by n for ``"mean"``).
+
+    Parameters
+    ----------
+    sum_value : float or ndarray
+        The value in sum form.
+    problem : Problem
+        Gives n.
+    form : {"mean", "sum"}
+        The form wanted.
+
+    Returns
+    -------
+    float or ndarray
+    """
     return sum_value if form == "sum" else sum_value / problem.n
 
 
 def from_mean(mean_value, problem, form):
-    """A mean-form value in ``form`` (times n for ``"sum"``)."""
+    """A mean-form value in ``form`` (times n for ``"sum"``).
+
+    Parameters
+    ----------
+    mean_value : float or ndarray
+        The value in mean form.
+    problem : Problem
+        Gives n.
+    form : {"mean", "sum"}
+        The form wanted.
+
+    Returns
+    -------
+    float or ndarray
+    """
     return mean_value if form == "mean" else mean_value * problem.n
 
 
