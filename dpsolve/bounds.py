@@ -198,7 +198,7 @@ def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
     return from_mean(value, problem, form)
 
 
-# -- the minimiser's norm ---------------------------------------------------------------------------
+# -- the minimiser's norm -----------------------------------------------------------------------
 def minimizer_norm_bound(problem):
     r"""A data-independent bound R on ``||theta*||`` (and on ``||theta_0 - theta*||`` from 0).
 

@@ -19,7 +19,7 @@ rate on the intercept, docs/intercepts.md) and ``E`` the solver's noise term:
   ``F_lambda + <b, theta>/n``, so ``F_lambda(theta_hat) - min F_lambda <= ||b||^2 / (n^2
   lambda)`` and ``E = E||b||^2 / (n^2 lambda)``, with ``E||b||^2 = p (p + 1) (2B/epsilon')^2``
   for gamma-norm noise (``epsilon' = epsilon - ln(1 + c B^2 / (n lambda))``) and ``p sigma^2``
-  for Gaussian noise (:func:`~dpsolve.solvers.objective_perturbation.privacy_constants.gaussian_objective_sigma`);
+  for Gaussian noise (:func:`~.privacy_constants.gaussian_objective_sigma`);
 * output perturbation: ``theta_lambda + u`` with ``||u||`` of scale ``2L / (n lambda epsilon)``
   and a ``beta``-smooth loss, ``E = beta E||u||^2 / 2``;
 * AdaSSP (Wang 2018) adds the ridge its noise needs by itself: ``lambda = 1/n``;

@@ -107,7 +107,8 @@ def dpgd_noise(n, clip_norm, steps, epsilon, delta, calibration):
 def default_steps(problem, clip_norm, epsilon, delta, calibration, output="average"):
     """The default number of steps of :func:`clipped_gd`.
 
-    The fewest steps T in [1, 10^4] whose bound (:func:`dpgd_optimisation_error` for ``output``, at the noise of ``"paper"``, or of exact Gaussian accounting for any
+    The fewest steps T in [1, 10^4] whose bound (:func:`dpgd_optimisation_error` for
+    ``output``, at the noise of ``"paper"``, or of exact Gaussian accounting for any
     accountant) is within 10% of the least
     (:func:`dpsolve.privacy.calibration.fewest_steps_near_best`).
 

@@ -54,7 +54,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     ``epsilon_out = output_fraction * epsilon`` pays for the solver's inexactness. By default
     the split and the extra regularisation Delta are the ones that minimise the method's
     utility bound, chosen from public constants only
-    (:func:`dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`).
+    (:func:`~.approximate_minima.objective_perturbation_settings`).
 
     1. ``epsilon' = epsilon_obj - ln(1 + cB^2 / (n (lambda + Delta)))`` (the Jacobian term
        once: CMS 2011 and Kifer et al. 2012 subtract it twice; docs/perturbation.md), for any
@@ -106,7 +106,7 @@ def objective_perturbation(problem, epsilon, delta=None, *, objective_noise="aut
     tolerance : "auto" or float, default "auto"
         Gap g of the inner solve, in (0, 1e-2]. ``"auto"``: twice the float64 floor of the
         fixed-iteration solver for this problem, at most 1e-12
-        (:func:`~dpsolve.solvers.objective_perturbation.approximate_minima.auto_tolerance`; a
+        (:func:`~.approximate_minima.auto_tolerance`; a
         smaller g needs less output noise). If Newton's method cannot certify g (it almost
         always does within a few steps), research mode falls back to the fixed-iteration solver
         (no exception). ``secure=True`` refuses a tolerance below the float64 floor of
@@ -302,18 +302,18 @@ def objective_perturbation_bound(problem, epsilon, delta=None, *, objective_nois
     delta : float, optional
         None (or 0) for epsilon-DP; in (0, 1) for (epsilon, delta).
     objective_noise : {"auto", "gamma_norm", "gaussian"}, default "auto"
-        As in :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`.
+        As in :func:`~.approximate_minima.objective_perturbation_settings`.
     output_fraction : "auto" or float, default "auto"
         In (0, 1): the share of epsilon spent on the output noise ``b_2``; the rest goes to the
         objective noise b. ``"auto"``: the share
-        :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings` chooses, as the
+        :func:`~.approximate_minima.objective_perturbation_settings` chooses, as the
         solver does by default.
     extra_reg : "auto", "cms" or float, default "auto"
         Delta, as in
-        :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`.
+        :func:`~.approximate_minima.objective_perturbation_settings`.
     noise : {"gamma_norm", "gaussian"}, optional
         The output noise ``b_2``, as in
-        :func:`~dpsolve.solvers.objective_perturbation.approximate_minima.objective_perturbation_settings`.
+        :func:`~.approximate_minima.objective_perturbation_settings`.
     tolerance : float, default 1e-12
         The optimisation tolerance g of the inner solver, in (0, 1e-2].
     calibration : {"pld", "rdp", "zcdp", "strong", "basic", "paper"}, default "pld"

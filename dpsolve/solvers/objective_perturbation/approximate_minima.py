@@ -7,14 +7,14 @@ Approximate Minima Perturbation (AMP): ``b`` perturbs the objective, the inner s
 gap ``g`` fixed in advance, and an output noise ``b_2`` pays for the inexactness. Everything the
 method decides before it reads the data is here, from public constants only:
 
-* **privacy constants**, in :mod:`dpsolve.solvers.objective_perturbation.privacy_constants` and importable from here too: the
-  Jacobian term (:func:`~dpsolve.solvers.objective_perturbation.privacy_constants.objective_jacobian_term`), the epsilon' of
+* **privacy constants**, in :mod:`~.privacy_constants` and importable from here too: the
+  Jacobian term (:func:`~.privacy_constants.objective_jacobian_term`), the epsilon' of
   gamma-norm objective noise
-  (:func:`~dpsolve.solvers.objective_perturbation.privacy_constants.objective_perturbation_constants`, CMS 2011's own rule in
-  :func:`~dpsolve.solvers.objective_perturbation.privacy_constants.cms_objective_constants`), the sigma of Gaussian objective
-  noise (:func:`~dpsolve.solvers.objective_perturbation.privacy_constants.gaussian_objective_sigma`,
-  :func:`~dpsolve.solvers.objective_perturbation.privacy_constants.gaussian_objective_constants`) and the split of delta
-  between the two noises (:func:`~dpsolve.solvers.objective_perturbation.privacy_constants.resolve_objective_noise`);
+  (:func:`~.privacy_constants.objective_perturbation_constants`, CMS 2011's own rule in
+  :func:`~.privacy_constants.cms_objective_constants`), the sigma of Gaussian objective
+  noise (:func:`~.privacy_constants.gaussian_objective_sigma`,
+  :func:`~.privacy_constants.gaussian_objective_constants`) and the split of delta
+  between the two noises (:func:`~.privacy_constants.resolve_objective_noise`);
 * **the settings search**: the objective noise, the output share of epsilon and the extra
   regularisation Delta that minimise the utility bound
   (:func:`objective_perturbation_settings`; the bound itself is
@@ -474,7 +474,7 @@ objective_scale : float
     The objective noise's scale: ``2B / epsilon'`` for gamma-norm noise, the standard
     deviation (sum form) for Gaussian noise.
 jacobian_term : float
-    The Jacobian term :func:`~dpsolve.solvers.objective_perturbation.privacy_constants.objective_jacobian_term`.
+    The Jacobian term :func:`~.privacy_constants.objective_jacobian_term`.
 output_sensitivity : float
     The output noise's L2 sensitivity, ``2 sqrt(2g / (lambda + Delta))``.
 inner : dpsolve._fixed_iteration.Plan

@@ -14,7 +14,7 @@ it may spend on b, from public constants only:
 * the split of delta between the objective noise and the output noise
   (:func:`resolve_objective_noise`).
 
-:mod:`dpsolve.solvers.objective_perturbation.approximate_minima` searches the settings (the split of epsilon, the extra
+:mod:`~.approximate_minima` searches the settings (the split of epsilon, the extra
 regularisation, the inner tolerance) that minimise the utility bound with these constants, and
 re-exports each name here.
 """
