@@ -6,12 +6,6 @@ import pathlib
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "dpsolve"
 MAX_LINES = 900
 
-#: Modules still over the limit while their split is under way in changes of their own (the
-#: rows' backends): each is held to the limit as soon as it leaves this list, and the list is to
-#: end empty.
-BEING_SPLIT = {"chunked.py"}
-
-
 def module_lines(root=PACKAGE):
     """``{path relative to root: number of lines}`` of every ``.py`` module under ``root``."""
     return {path.relative_to(root).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
@@ -34,11 +28,6 @@ def test_a_long_module_is_found(tmp_path):
     assert over_the_limit(lines, {"pkg/long.py"}) == []
 
 
-def test_the_modules_being_split_exist():
-    # a name that no longer matches a module would exempt nothing while looking like it does
-    assert BEING_SPLIT <= set(module_lines())
-
-
 def test_no_module_is_over_900_lines():
-    over = over_the_limit(module_lines(), BEING_SPLIT)
+    over = over_the_limit(module_lines())
     assert not over, f"modules over {MAX_LINES} lines (split them by idea):\n" + "\n".join(over)

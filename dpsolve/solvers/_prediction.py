@@ -89,6 +89,6 @@ def choice_reg(problem, epsilon, delta=None):
     float or None
     """
     spec = get("objective_perturbation")
-    if problem.loss not in spec.losses:
+    if not spec.takes(problem.loss_object):
         return None
     return prediction_reg(spec, problem, epsilon, delta)

@@ -24,7 +24,7 @@ from scipy import special
 from .. import bounds
 from .._ordered_linalg import one_blas_thread, rmatvec, weighted_gram
 from .._projection import scale_onto_ball
-from .._validation import Real, check_real
+from .._validation import Real
 from ..privacy.accounting import epsilon_of, gaussian_event, pure_event
 from ..privacy.calibration import _gaussian_unit_sigma, check_noise_scale, warn_large_delta
 from ..privacy.mechanisms import gamma_norm_scale, laplace_scale

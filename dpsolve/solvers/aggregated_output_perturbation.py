@@ -5,7 +5,7 @@ import numpy as np
 
 from .._ordered_linalg import one_blas_thread
 from .._projection import scale_onto_ball
-from .._validation import Boolean, Options, Real, check_real
+from .._validation import Boolean, Options, Real
 from ..privacy.accounting import ACCOUNTANTS, pure_event
 from ..privacy.calibration import OUTPUT_NOISES, resolve_output_noise
 from ..privacy.samplers import laplace_noise

@@ -7,7 +7,7 @@ import numpy as np
 from .._capabilities import multinomial_solvers
 from .._kernels import minibatch as _minibatch
 from .._row_ops import kernel_rows
-from .._validation import Integer, Options, Real, check_int, check_real
+from .._validation import Integer, Options, Real, check_int
 from ..bounds import check_bound_arguments, from_mean
 from ..privacy.accounting import pure_event
 from ..privacy.calibration import MAX_NOISE_SCALE, check_noise_scale
