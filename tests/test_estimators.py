@@ -299,6 +299,21 @@ def test_a_parallel_group_is_an_estimators_budget(binary):
 
 
 @pytest.mark.parametrize("make", [
+    lambda: DPLogisticRegression(0.5, classes=[-1, 1], random_state=0),
+    lambda: DPLinearSVC(0.5, row_norm=1.0, random_state=0),
+    lambda: DPLinearRegression(0.5, 1e-6, row_norm=1.0, random_state=0)])
+def test_planned_event_is_not_private_where_a_bound_is_read_off_the_data(make):
+    # the plan would depend on the data's row norm, labels or label range: no guarantee, as
+    # the fit's dp_event_ says
+    X, y = make_synthetic(200, 3, rng=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        planned = make().planned_event(X, y)
+        fitted = make().fit(X, y).dp_event_
+    assert planned == fitted == dp_accounting.NonPrivateDpEvent()
+
+
+@pytest.mark.parametrize("make", [
     lambda budget: DPLogisticRegression(0.5, row_norm=1.0, classes=[-1, 1], accountant=budget,
                                         random_state=0),
     lambda budget: DPLogisticRegression(0.5, row_norm=1.0, classes=[-1, 1], prior_share=0.2,

@@ -344,7 +344,8 @@ class _DPLinearModel(BaseEstimator):
         -------
         dp_accounting.DpEvent
             The event of the solver's release, composed with the class counts' where the fit
-            releases them.
+            releases them; ``NonPrivateDpEvent`` where a bound (``row_norm``, ``classes``,
+            ``label_bound``) is not given and would be read off the data, as ``dp_event_``.
 
         Raises
         ------
@@ -352,7 +353,12 @@ class _DPLinearModel(BaseEstimator):
             For the parameters or data a fit would refuse, as ``fit`` raises them.
         """
         self._validate_params()
-        problem, spec, options, share = self._prepare(*self._validated(X, y)[:5])
+        validated = self._validated(X, y)
+        if self._derived_bounds():
+            # a bound read off the data: no guarantee, as the fit's dp_event_ says; the plan
+            # (and so its event) would depend on the data
+            return dp_accounting.NonPrivateDpEvent()
+        problem, spec, options, share = self._prepare(*validated[:5])
         epsilon, prior_event = self._split_epsilon(share)
         event = self._solver_event(problem, spec, options, epsilon)
         if prior_event is not None:
