@@ -122,6 +122,13 @@ def plot_axis(cells, axis, paths, title=None):
     heading = title or f"sweep {cells[0]['sweep']!r}: mean excess risk, 95% intervals"
     fig.suptitle(f"{heading}\ndashed: the theorem's bound; dotted: the lower bound",
                  fontsize=10)
+    _save(fig, paths)
+    return list(paths)
+
+
+def _save(fig, paths):
+    """Write ``fig`` to each path, byte-identical for the same results; an OSError names the
+    path it failed on."""
     import matplotlib
 
     # no date and fixed element ids, so the same results give byte-identical files
@@ -136,4 +143,3 @@ def plot_axis(cells, axis, paths, title=None):
                 # a failure at the write or the close (no space left on the device) names no
                 # file: name the figure, so that a caller can tell which output failed
                 raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-    return list(paths)
