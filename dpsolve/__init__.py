@@ -11,14 +11,16 @@ gradient perturbation) and
 :func:`aggregated_output_perturbation` (Jayaraman et al. 2018's model aggregation);
 :func:`joint_sgd` (Huang et al. 2023, joint DP across data owners; more in
 :mod:`dpsolve.joint`); :func:`reference_minimizer` and :func:`excess_risk` (certified exact
-minimisers); the theorems' bounds in :mod:`dpsolve.bounds`; and :class:`Fit` (what a solver
-released). A privacy budget across fits is a :class:`BudgetAccountant`; private hyperparameter
-selection is :mod:`dpsolve.private_selection`, scikit-learn estimators
-:mod:`dpsolve.estimators`. Accounting and noise are in :mod:`dpsolve.privacy`, statistical privacy audits in
-:mod:`dpsolve.audit`. Conventions shared by all of them: docs/conventions.md; the source
+minimisers); :func:`excess_population_risk` (the excess population risk on a distribution whose
+risk is known, :mod:`dpsolve.population`); the theorems' bounds in :mod:`dpsolve.bounds`; and
+:class:`Fit` (what a solver released). A privacy budget across fits is a
+:class:`BudgetAccountant`; private hyperparameter selection is :mod:`dpsolve.private_selection`,
+scikit-learn estimators :mod:`dpsolve.estimators`. Accounting and noise are in
+:mod:`dpsolve.privacy`, statistical privacy audits in :mod:`dpsolve.audit`. Conventions shared by
+all of them: docs/conventions.md; the source
 documents: docs/sources.md.
 """
-from . import _version, audit, bounds, datasets, joint, privacy, private_selection
+from . import _version, audit, bounds, datasets, joint, population, privacy, private_selection
 from .fit import Fit
 from .parties import Parties
 from .privacy import BudgetAccountant, PrivacyWarning
@@ -26,13 +28,14 @@ from .problem import Problem
 from .solvers import registry as _registry
 from .solvers.choose import choose_solver
 from .reference import ReferenceSolution, excess_risk, reference_minimizer
+from .population import excess_population_risk
 
 # every registered solver's public function under its name (``dpsolve.noisy_sgd``, ...): the
 # registry is the one list, so registering a solver exports it
 globals().update({_spec.name: _spec.function for _spec in _registry()})
 
 __all__ = ["BudgetAccountant", "Fit", "Parties", "PrivacyWarning", "Problem", "ReferenceSolution",
-           "audit", "bounds", "choose_solver", "datasets", "excess_risk", "joint", "privacy",
-           "private_selection", "reference_minimizer"]
+           "audit", "bounds", "choose_solver", "datasets", "excess_population_risk", "excess_risk",
+           "joint", "population", "privacy", "private_selection", "reference_minimizer"]
 __all__ = sorted(__all__ + [_spec.name for _spec in _registry()])
 __version__ = _version.__version__

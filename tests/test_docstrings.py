@@ -12,7 +12,8 @@ import pytest
 
 PUBLIC_MODULES = [
     "dpsolve", "dpsolve.audit", "dpsolve.bounds", "dpsolve.datasets", "dpsolve.fit",
-    "dpsolve.joint", "dpsolve.losses", "dpsolve.parties", "dpsolve.problem", "dpsolve.reference",
+    "dpsolve.joint", "dpsolve.losses", "dpsolve.parties", "dpsolve.population", "dpsolve.problem",
+    "dpsolve.reference",
     "dpsolve.privacy", "dpsolve.privacy.accounting", "dpsolve.privacy.calibration",
     "dpsolve.privacy.composition", "dpsolve.privacy.mechanisms", "dpsolve.privacy.samplers",
     "dpsolve.solvers", "dpsolve.experiments", "dpsolve.privacy.budget", "dpsolve.privacy.quantile",

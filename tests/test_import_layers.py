@@ -263,6 +263,7 @@ LAYERS = (
     ("problem and fit", ("dpsolve.problem", "dpsolve.fit", "dpsolve._fixed_iteration")),
     ("parties, reference and joint", ("dpsolve.parties", "dpsolve._remote_parties",
                                       "dpsolve._multiparty", "dpsolve.reference",
+                                      "dpsolve.population",
                                       "dpsolve.joint")),
     ("bounds", ("dpsolve.approximate_minima", "dpsolve.objective_privacy", "dpsolve.bounds")),
     ("solvers", ("dpsolve.solvers",)),
