@@ -22,6 +22,7 @@ import scipy.special
 import scipy.stats
 
 from ._numerics import bounded_minimum
+from ._ordered_linalg import fixed_order_norm, matvec
 from ._validation import check_int, check_real, check_real_array, check_rng
 from .losses import Hinge, HuberHinge, Loss, Squared, make_loss
 from .problem import Problem
@@ -135,7 +136,7 @@ class SphereSource:
         if not isinstance(loss, Loss) or loss.is_multinomial:
             raise ValueError(f"loss must be a margin loss (logistic, hinge, huber_hinge, "
                              f"squared), got {loss!r}")
-        norm0 = float(np.linalg.norm(self.theta0))
+        norm0 = float(fixed_order_norm(self.theta0))
         if loss.classification:
             if noise is not None:
                 raise ValueError("noise is for the squared loss; the classification labels "
@@ -172,7 +173,7 @@ class SphereSource:
         rng = check_rng(rng)
         g = rng.standard_normal((n, self.p))
         X = g * (self.row_norm * (1.0 - 8 * _EPS) / np.linalg.norm(g, axis=1))[:, None]
-        margin = X @ self.theta0
+        margin = matvec(X, self.theta0)      # fixed order: the same bits on every machine
         if self.loss.classification:
             y = np.where(rng.random(n) < scipy.special.expit(margin), 1.0, -1.0)
         else:
@@ -357,7 +358,7 @@ def held_out_risk(theta, X, y, loss, *, loss_bound=None):
         raise ValueError("y must hold labels in {-1, +1} for a classification loss")
     if loss_bound is not None:
         loss_bound = check_real(loss_bound, "loss_bound", low=0.0)
-    values = loss.values(np.ascontiguousarray(X @ theta), np.ascontiguousarray(y))
+    values = loss.values(np.ascontiguousarray(matvec(X, theta)), np.ascontiguousarray(y))
     n, mean = len(values), float(values.mean())
     if loss_bound is not None:
         if np.any(values > loss_bound):
