@@ -20,7 +20,8 @@ scikit-learn estimators :mod:`dpsolve.estimators`. Accounting and noise are in
 all of them: docs/conventions.md; the source
 documents: docs/sources.md.
 """
-from . import _version, audit, bounds, datasets, joint, population, privacy, private_selection
+from . import (_version, audit, bounds, chunked, datasets, joint, population, privacy,
+               private_selection)
 from .fit import Fit
 from .parties import Parties
 from .privacy import BudgetAccountant, PrivacyWarning

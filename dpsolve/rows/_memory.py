@@ -84,6 +84,7 @@ class MemoryRows(Rows):
         self.part_rows = (X.shape[0],)
         self._kernel_X = kernel_rows(X)
         self._norms = None
+        self._unread = None             # the norms' stand-in for the plain sum
         self._scratch = {}
 
     def __repr__(self):
@@ -92,7 +93,10 @@ class MemoryRows(Rows):
     def _norms_for(self, clip):
         # the kernels read a row's norm only to clip it: none needed for the plain sum
         if not math.isfinite(clip):
-            return np.zeros(self.shape[0])
+            if self._unread is None:            # once: the inner solves sum at every step
+                self._unread = np.zeros(self.shape[0])
+                self._unread.setflags(write=False)
+            return self._unread
         if self._norms is None:
             self._norms = row_norms(self.X)
         return self._norms
