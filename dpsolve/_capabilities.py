@@ -12,12 +12,16 @@ nothing.
 _SPARSE = []
 _MULTINOMIAL = []
 _CHUNKED = []
+_CONSTRAINTS = {}
 
 
-def record(name, sparse, losses, chunked=False):
+def record(name, sparse, losses, chunked=False, constraints=("l2",)):
     """Note that the solver ``name``, just registered, takes a sparse X if ``sparse``,
-    ``loss="multinomial"`` if that is among ``losses`` and rows in chunks if ``chunked``.
-    Called by :func:`dpsolve.solvers.register` only, once per name."""
+    ``loss="multinomial"`` if that is among ``losses``, rows in chunks if ``chunked`` and the
+    constraint sets of ``constraints``. Called by :func:`dpsolve.solvers.register` only, once
+    per name."""
+    for constraint in constraints:
+        _CONSTRAINTS.setdefault(constraint, []).append(name)
     if sparse:
         _SPARSE.append(name)
     if chunked:
@@ -35,6 +39,12 @@ def chunked_solvers():
     """The registered solvers that take X in chunks of rows (a Dask array or a
     :class:`~dpsolve.chunked.RowChunks`), in registration order (a tuple)."""
     return tuple(_CHUNKED)
+
+
+def constraint_solvers(constraint):
+    """The registered solvers that take ``constraint`` (``"l2"`` or ``"l1"``:
+    ``SolverSpec.constraints``), in registration order (a tuple)."""
+    return tuple(_CONSTRAINTS.get(constraint, ()))
 
 
 def multinomial_solvers():

@@ -112,6 +112,31 @@ def row_norms(X):
     return out
 
 
+def row_max_norms(X):
+    """``||x_i||_inf`` (the largest ``|x_ij|``) of every row, as float64, without a temporary
+    of X's size: dense by blocks of rows, CSR from the stored entries (a row without entries
+    has norm 0). ``abs`` and ``max`` are exact, so float32 X gives its float64 copy's values
+    and the result never overflows; a NaN entry makes its row's norm NaN."""
+    out = np.zeros(X.shape[0])
+    if sparse.issparse(X):
+        counts = np.diff(X.indptr)
+        full = counts > 0
+        if np.any(full):
+            # reduceat at the starts of the rows with entries (each segment is one row)
+            out[full] = np.maximum.reduceat(np.abs(X.data), X.indptr[:-1][full])
+        return out
+    for start in range(0, X.shape[0], 4096):
+        out[start:start + 4096] = np.max(np.abs(X[start:start + 4096]), axis=1)
+    return out
+
+
+def dual_row_norms(X, constraint):
+    """The rows' norms in the dual norm of ``constraint``'s: ``||x_i||_2``
+    (:func:`row_norms`) for ``"l2"``, ``||x_i||_inf`` (:func:`row_max_norms`) for ``"l1"``
+    (docs/conventions.md, "The l1 geometry")."""
+    return row_max_norms(X) if constraint == "l1" else row_norms(X)
+
+
 def scale_rows(X, factors):
     """Multiply row i of X by ``factors[i]``, in place (dense or CSR; a factor of 1 leaves its
     row's bits unchanged). Float32 X: each product is taken in float64 and rounded once to
@@ -122,7 +147,7 @@ def scale_rows(X, factors):
         X *= factors[:, None]
 
 
-def scale_rows_onto(X, rows, bound, norms):
+def scale_rows_onto(X, rows, bound, norms, constraint="l2"):
     """Scale each row flagged in ``rows`` onto the sphere of radius ``bound``, in place (dense
     or CSR), keeping its direction.
 
@@ -135,7 +160,10 @@ def scale_rows_onto(X, rows, bound, norms):
     bound : float
         The target norm, ``> 0``.
     norms : ndarray
-        :func:`row_norms` of X.
+        :func:`dual_row_norms` of X for ``constraint``.
+    constraint : {"l2", "l1"}, default "l2"
+        The sphere is the one of the dual norm of the constraint's: l2 for ``"l2"``, l-inf
+        for ``"l1"``.
 
     Notes
     -----
@@ -159,7 +187,7 @@ def scale_rows_onto(X, rows, bound, norms):
             else:
                 X /= divisor[:, None]
             # now every such row has entries in [-1, 1] and norm in [1, sqrt(p)]
-            scaled = row_norms(X)
+            scaled = dual_row_norms(X, constraint)
             scale_rows(X, np.where(rescue, bound / np.where(rescue, scaled, 1.0), 1.0))
 
 

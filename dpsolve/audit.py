@@ -484,7 +484,7 @@ def canary_neighbours(problem, *, neighbour="flip"):
     X[n, p] = problem.feature_row_norm
     y = np.append(np.asarray(problem.y, dtype=np.float64), 1.0)
     settings = dict(loss=problem.loss_object, radius=problem.radius, reg=problem.reg,
-                    row_norm=problem.feature_row_norm)
+                    row_norm=problem.feature_row_norm, constraint=problem.constraint)
     if problem.fit_intercept:
         settings.update(fit_intercept=True, intercept_scale=problem.intercept_scale)
     first = Problem(X, y, **settings)

@@ -23,7 +23,7 @@ from scipy import sparse
 
 from . import _ordered_linalg
 from ._deprecation import property_alias
-from ._row_ops import row_norms, scale_rows, scale_rows_onto
+from ._row_ops import dual_row_norms, row_norms, scale_rows, scale_rows_onto
 from .rows import RowChunks, is_row_chunks, rows_of
 from .rows._storage import STORED_DTYPES  # noqa: F401 (a public name of this module)
 from .rows._storage import (canonical_csr, frozen, read_only, sparse_canonical_copy,
@@ -34,6 +34,9 @@ from .losses import DEFAULT_BINARY_CODINGS  # noqa: F401 (a public name of this 
 from .losses import LOSSES as _LOSS_CLASSES, Loss, Multinomial, check_huber_width, make_loss
 
 LOSSES = tuple(_LOSS_CLASSES)      # the built-in ones (registered ones: dpsolve.losses.LOSSES)
+#: The constraint sets: the l2 ball (the default) and the l1 ball, whose rows are bounded in
+#: l-inf, the dual norm (docs/conventions.md, "The l1 geometry").
+CONSTRAINTS = ("l2", "l1")
 #: The binary classification losses (labels coded -1/+1).
 CLASSIFICATION_LOSSES = tuple(name for name, cls in _LOSS_CLASSES.items()
                               if cls.classification and not cls.is_multinomial)
@@ -151,13 +154,16 @@ def _append_intercept_column(X, scale):
     return out
 
 
-def _intercept_row_norm(feature_row_norm, scale):
-    """The row bound ``sqrt(B^2 + s^2)`` of the augmented rows, from public constants only.
+def _intercept_row_norm(feature_row_norm, scale, constraint="l2"):
+    """The row bound ``sqrt(B^2 + s^2)`` of the augmented rows, from public constants only
+    (``max(B, s)``, exact, for ``constraint="l1"``, whose rows are bounded in l-inf).
 
     It must not depend on the data (it is public metadata: it sets L, the sensitivities and
     the noise), so rounding is not absorbed by nudging it to the rows' computed norms; instead
     :func:`_fit_rows_within` trims the few rows whose computed norm rounds above it.
     """
+    if constraint == "l1":
+        return max(feature_row_norm, scale)
     # float products overflow to inf (``**`` would raise OverflowError)
     if not math.isfinite(feature_row_norm * feature_row_norm + scale * scale):
         raise ValueError(f"row_norm**2 + intercept_scale**2 must be finite in float64, got "
@@ -193,12 +199,13 @@ def _fit_rows_within(X, bound):
         shrink *= shrink
 
 
-def _checked_norms(X):
-    """:func:`row_norms` of X (dense or CSR), refusing non-finite entries: one pass over X by
-    blocks of rows, one float64 per row kept. A NaN or infinite entry makes its row's norm NaN
-    or inf; only the rows whose norm is not finite are then read again."""
+def _checked_norms(X, constraint="l2"):
+    """:func:`~dpsolve._row_ops.dual_row_norms` of X (dense or CSR), refusing non-finite
+    entries: one pass over X by blocks of rows, one float64 per row kept. A NaN or infinite
+    entry makes its row's norm NaN or inf; only the rows whose norm is not finite are then
+    read again."""
     with np.errstate(invalid="ignore", over="ignore"):
-        norms = row_norms(X)
+        norms = dual_row_norms(X, constraint)
     suspect = np.flatnonzero(~np.isfinite(norms))
     for start in range(0, suspect.size, 4096):
         rows = X[suspect[start:start + 4096]]
@@ -212,6 +219,19 @@ def _first_shrink(dtype):
     smallest change that moves every entry of a row."""
     one = np.dtype(dtype).type(1)
     return np.nextafter(one, one.dtype.type(0))
+
+
+def _checked_constraint(constraint, radius, loss):
+    """``constraint`` checked against the radius and the loss (an object or its class),
+    before any data is read."""
+    constraint = check_choice(constraint, "constraint", CONSTRAINTS)
+    if constraint == "l1" and radius is None:
+        raise ValueError("constraint='l1' needs a radius (the l1 ball {||theta||_1 <= R}); "
+                         "radius=None (no constraint) is for constraint='l2' only")
+    if constraint == "l1" and loss.is_multinomial:
+        raise ValueError("constraint='l1' is for a parameter vector; loss='multinomial' "
+                         "(a (p, K) parameter) takes constraint='l2' only")
+    return constraint
 
 
 def _validated_chunk(X, y, kwargs):
@@ -288,12 +308,21 @@ class Problem:
         Hessian in the logits, ``diag(s) - s s^T`` (s the softmax), has norm at most 1/2.
     radius : float or None
         Radius R of the constraint ball ``C = {||theta||_2 <= R}`` (the Frobenius norm for
-        multinomial); ``None`` means no constraint, which needs ``reg > 0`` so that a minimiser
-        exists.
+        multinomial; ``{||theta||_1 <= R}`` with ``constraint="l1"``); ``None`` means no
+        constraint, which needs ``reg > 0`` so that a minimiser exists (refused with
+        ``constraint="l1"``).
+    constraint : {"l2", "l1"}, default "l2"
+        The geometry of C. ``"l2"``: the Euclidean ball, rows bounded in l2. ``"l1"``: the l1
+        ball ``{||theta||_1 <= R}`` (sparse models; Talwar-Thakurta-Zhang 2015), rows bounded
+        in **l-inf** (``row_norm`` bounds ``max_j |x_ij|``, the dual norm), checked and
+        clipped in l-inf; the margin bound ``|<theta, x>| <= R B`` then holds by Hoelder, so
+        every constant keeps its formula, read in the (l1, l-inf) pair of norms
+        (docs/conventions.md, "The l1 geometry"). Needs a radius; not for multinomial. Only
+        the solvers registered with it in ``SolverSpec.constraints`` take it.
     reg : float, default 0
         L2 regularisation ``lambda >= 0``; the objective is ``lambda``-strongly convex.
     row_norm : float, default 1
-        Public bound B on ``||x_i||_2``. It must be chosen without looking at the data: privacy
+        Public bound B on ``||x_i||_2`` (on ``||x_i||_inf`` with ``constraint="l1"``). It must be chosen without looking at the data: privacy
         guarantees are stated in terms of it.
     label_bound : float, default 1
         Public bound B_y on ``|y_i|`` for the squared loss (ignored otherwise).
@@ -302,7 +331,8 @@ class Problem:
         the other losses; ``loss=HuberHinge(h)`` sets it too). Smaller ``h`` is closer to the
         hinge loss (``0 <= huber_hinge - hinge <= h/4``) and less smooth (smoothness ``B^2/(2h)``).
     clip_rows : bool, default True
-        Rows with ``||x_i|| > row_norm`` are scaled onto the bound, with a warning giving the
+        Rows with ``||x_i|| > row_norm`` (l-inf with ``constraint="l1"``) are scaled onto the
+        bound (keeping their direction), with a warning giving the
         count (the count depends on the data: it is shown to the data holder, never stored).
         With ``False`` such rows raise ``ValueError`` instead.
     classes : sequence, optional
@@ -388,7 +418,12 @@ class Problem:
         the intercept's (:meth:`split_theta`).
     """
 
-    def __init__(self, X, y, loss="logistic", *, radius=1.0, reg=0.0, row_norm=1.0,
+    #: The class's default, for a Problem pickled before constraints existed (an instance
+    #: always sets its own).
+    constraint = "l2"
+
+    def __init__(self, X, y, loss="logistic", *, radius=1.0, constraint="l2", reg=0.0,
+                 row_norm=1.0,
                  label_bound=1.0, huber_width=0.5, clip_rows=True, classes=None,
                  n_classes=None, fit_intercept=False, intercept_scale=1.0):
         loss_object = loss if isinstance(loss, Loss) else None
@@ -404,6 +439,8 @@ class Problem:
         self.radius = None if radius is None else check_real(radius, "radius", low=0.0)
         if self.radius is None and self.reg == 0.0:
             raise ValueError("radius=None (no constraint) needs reg > 0 so that a minimiser exists")
+        self.constraint = _checked_constraint(constraint, self.radius,
+                                              loss_object or _LOSS_CLASSES[self.loss])
         self.feature_row_norm = check_real(row_norm, "row_norm", low=0.0)
         self.label_bound = check_real(label_bound, "label_bound", low=0.0)
         self.huber_width = check_huber_width(huber_width)
@@ -414,7 +451,8 @@ class Problem:
         self.fit_intercept = bool(fit_intercept)
         self.intercept_scale = check_real(intercept_scale, "intercept_scale", low=0.0)
         # public constants only: the augmented rows' bound never depends on the data
-        self.row_norm = (_intercept_row_norm(self.feature_row_norm, self.intercept_scale)
+        self.row_norm = (_intercept_row_norm(self.feature_row_norm, self.intercept_scale,
+                                             self.constraint)
                          if self.fit_intercept else self.feature_row_norm)
         self.classes = (loss_object or _LOSS_CLASSES[self.loss]).public_classes(classes, n_classes)
         if isinstance(loss_object, Multinomial) and len(self.classes) != loss_object.n_classes:
@@ -429,7 +467,8 @@ class Problem:
             # every chunk validated where it lives, as a Problem of its own with these
             # parameters: clipping, labels and the intercept column are per row
             self.X, self.y = self._validate_chunks(X, y, dict(
-                loss=self.loss_object, radius=self.radius, reg=self.reg,
+                loss=self.loss_object, radius=self.radius, constraint=self.constraint,
+                reg=self.reg,
                 row_norm=self.feature_row_norm, clip_rows=bool(clip_rows), classes=classes,
                 n_classes=n_classes, fit_intercept=self.fit_intercept,
                 intercept_scale=self.intercept_scale))
@@ -437,7 +476,8 @@ class Problem:
         self.X = self._validate_X(X, bool(clip_rows))
         if self.fit_intercept:
             self.X = _append_intercept_column(self.X, self.intercept_scale)
-            _fit_rows_within(self.X, self.row_norm)
+            if self.constraint == "l2":     # in l-inf, max(B, s) holds the rows exactly
+                _fit_rows_within(self.X, self.row_norm)
         self.y = self._validate_y(y, self.X.shape[0], default_coding=classes is None)
         read_only(self.X)
         self.y.flags.writeable = False
@@ -502,7 +542,8 @@ class Problem:
         chunks, facts = X.derive(_validated_chunk, kwargs)
         n_clipped = merge_chunk_facts(facts, kwargs["loss"])
         if n_clipped:
-            warnings.warn(f"{n_clipped} of {chunks.shape[0]} rows had norm above "
+            warnings.warn(f"{n_clipped} of {chunks.shape[0]} rows had "
+                          f"{self._row_norm_name}norm above "
                           f"row_norm={self.feature_row_norm:g} and were clipped to it",
                           UserWarning, stacklevel=3)
         labels = chunks.labels()
@@ -514,7 +555,7 @@ class Problem:
         array when nothing can change it and no row needs clipping, else one copy."""
         if sparse.issparse(X):
             X = self._validate_sparse_X(X)
-            return self._clip_rows(X, clip_rows, _checked_norms(X))
+            return self._clip_rows(X, clip_rows, _checked_norms(X, self.constraint))
         if hasattr(X, "toarray") or hasattr(X, "tocsr"):
             raise TypeError(f"X must be a numpy array or a scipy.sparse matrix, got "
                             f"{type(X).__name__}")
@@ -531,7 +572,7 @@ class Problem:
         if own:                         # other dtypes: the one copy, in float64
             X = np.array(X, dtype=dtype, order="C", copy=True)
         # one pass over X (by blocks of rows): the norms, and the finiteness check with them
-        norms = _checked_norms(X)
+        norms = _checked_norms(X, self.constraint)
         if not own:
             if (X.flags.c_contiguous and frozen(X)
                     and not np.any(norms > self.feature_row_norm)):
@@ -542,7 +583,7 @@ class Problem:
 
     def _clip_rows(self, X, clip_rows, norms):
         """Scale the rows of X (dense or CSR, in place) above the user's bound B onto it
-        (``norms``: :func:`row_norms` of X)."""
+        (``norms``: the rows' norms in the constraint's dual norm, l2 or l-inf)."""
         bound = self.feature_row_norm       # the user's B: the intercept column comes after
         over = norms > bound
         # Rows normalised by the user can exceed the bound by a rounding error: clip those
@@ -551,30 +592,37 @@ class Problem:
         if np.any(over):
             if not clip_rows and np.any(beyond_rounding):
                 raise ValueError(
-                    f"{int(beyond_rounding.sum())} rows of X have norm above row_norm={bound:g}; "
+                    f"{int(beyond_rounding.sum())} rows of X have {self._row_norm_name}norm "
+                    f"above row_norm={bound:g}; "
                     "pass clip_rows=True to clip them or choose a larger public bound"
                 )
             # (a row whose norm overflows float64 is scaled first: bound / inf would zero it)
-            scale_rows_onto(X, over, bound, norms)
+            scale_rows_onto(X, over, bound, norms, self.constraint)
             # Rounding can leave a scaled row an ulp above the bound (its norm computed in
             # float64 from the stored values): nudge it inside. The factor squares at each
             # round, so that the loop ends whatever the values; it starts one ulp below 1 in
             # X's dtype, so that every round moves a float32 row too.
-            norms = row_norms(X)
+            norms = dual_row_norms(X, self.constraint)
             shrink = _first_shrink(X.dtype)
             while np.any(still := norms > bound):
                 if shrink == 0.0:   # unreachable: a row on the sphere is an ulp from it
                     raise RuntimeError("could not clip the rows within row_norm")
                 scale_rows(X, np.where(still, shrink, 1.0))
-                norms = row_norms(X)
+                norms = dual_row_norms(X, self.constraint)
                 shrink *= shrink
             if np.any(beyond_rounding):
                 warnings.warn(
-                    f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had norm above "
+                    f"{int(beyond_rounding.sum())} of {X.shape[0]} rows had "
+                    f"{self._row_norm_name}norm above "
                     f"row_norm={bound:g} and were clipped to it",
                     UserWarning, stacklevel=4,
                 )
         return X
+
+    @property
+    def _row_norm_name(self):
+        """The rows' norm in messages: ``""`` (l2) or ``"l-inf "``."""
+        return "l-inf " if self.constraint == "l1" else ""
 
     def _validate_sparse_X(self, X):
         """A scipy.sparse X as a canonical CSR array with intp indices, copied once (CSC, COO
@@ -648,7 +696,9 @@ class Problem:
 
     @property
     def lipschitz(self):
-        """Lipschitz constant L of each per-sample loss in theta over C (docs/conventions.md).
+        """Lipschitz constant L of each per-sample loss in theta over C (docs/conventions.md),
+        in the constraint's norm: it bounds ``||grad loss||_2`` (l2), ``||grad loss||_inf``
+        (l1: ``|loss'| ||x||_inf``, with the margin bound ``|<theta, x>| <= R B`` by Hoelder).
 
         ``B`` for logistic, hinge and huber_hinge (``|loss'| <= 1``); ``B (R B + B_y)`` for
         squared, which is infinite without a constraint; ``sqrt(2) B`` for multinomial in the
@@ -661,7 +711,8 @@ class Problem:
     @property
     def gradient_bound(self):
         """Bound ``L + lambda R`` on the norm of a per-sample gradient of the regularised
-        objective over C (step sizes use it); infinite without a constraint when ``reg > 0``."""
+        objective over C (step sizes use it); infinite without a constraint when ``reg > 0``.
+        In l-inf for ``constraint="l1"`` (``||lambda theta||_inf <= lambda ||theta||_1``)."""
         if self.reg == 0.0:
             return self.lipschitz
         return math.inf if self.radius is None else self.lipschitz + self.reg * self.radius
@@ -673,18 +724,21 @@ class Problem:
         ``B^2/2`` multinomial in the Frobenius norm: for a unit v, ``v^T (diag(s) - s s^T) v``
         is the variance of v's entries under the softmax s, at most
         ``(max_k v_k - min_k v_k)^2 / 4 <= 1/2`` (Popoviciu), and a direction V of theta moves
-        the logits by ``V^T x``, of norm at most ``B ||V||_F``."""
+        the logits by ``V^T x``, of norm at most ``B ||V||_F``. For ``constraint="l1"`` the
+        same numbers bound the gradient's change in l-inf per unit of l1
+        (``|loss'(z) - loss'(z')| ||x||_inf`` with ``|z - z'| <= B ||theta - theta'||_1``)."""
         return self.loss_object.smoothness(self.row_norm)
 
     @property
     def strong_convexity(self):
-        """Strong convexity of the objective: lambda (``reg``)."""
+        """Strong convexity of the objective: lambda (``reg``), in the l2 norm whatever the
+        constraint (the regulariser is ``(lambda/2) ||theta||_2^2``)."""
         return self.reg
 
     @property
     def diameter(self):
         """Diameter ``||C||_2 = 2R`` of the constraint set (the ``||C||_2`` of
-        Bassily-Smith-Thakurta 2014), inf if none."""
+        Bassily-Smith-Thakurta 2014), inf if none; ``2R`` in l1 for ``constraint="l1"``."""
         return math.inf if self.radius is None else 2.0 * self.radius
 
     # -- objective -------------------------------------------------------------------------
@@ -808,7 +862,8 @@ class Problem:
         ``huber_width`` is included only for huber_hinge, ``n_classes`` only for
         multinomial, and ``fit_intercept``, ``intercept_scale`` and ``feature_row_norm`` (the
         ``row_norm`` given; ``row_norm`` is then the augmented rows' bound) only with
-        ``fit_intercept``, so the other problems' descriptions (and the reference cache keys
+        ``fit_intercept``, and ``constraint`` only when it is not ``"l2"``, so the other
+        problems' descriptions (and the reference cache keys
         made from them) are unchanged. ``p`` is the number of columns of ``X``.
         """
         own = self.loss_object.describe()     # huber_width, label_bound or n_classes
@@ -817,6 +872,8 @@ class Problem:
             "row_norm": self.row_norm, "label_bound": own.pop("label_bound", None),
         }
         d.update(own)
+        if self.constraint != "l2":
+            d["constraint"] = self.constraint
         if self.fit_intercept:
             d["fit_intercept"] = True
             d["intercept_scale"] = self.intercept_scale

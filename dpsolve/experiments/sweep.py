@@ -19,6 +19,8 @@ A sweep is a TOML file (or the same structure as a dict)::
                                # classes = [5, 7] (a list of labels, not an axis; a list of
                                # such lists is an axis), or n_classes = 10 for multinomial
                                # fit_intercept = true, intercept_scale = 1.0: an intercept
+                               # constraint = "l1": the l1 ball of radius R (rows bounded in
+                               # l-inf by row_norm); "l2" (the default) otherwise
 
     [[solver]]                 # one table per solver
     name = "noisy_sgd"
@@ -81,7 +83,7 @@ DATA_KEYS = {
 #: glob pattern, expanded when the sweep is loaded.
 CHUNK_KEYS = ("rows", "labels")
 PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows",
-                "classes", "n_classes", "fit_intercept", "intercept_scale"}
+                "classes", "n_classes", "fit_intercept", "intercept_scale", "constraint"}
 #: The data sources' numeric keys: the checks of dpsolve.datasets.make_synthetic and
 #: make_separable (and ``noise >= 0``, the standard deviation of the labels' noise), with the
 #: accepted range in words for a value of the wrong type.

@@ -105,6 +105,13 @@ def _check_problem(problem):
     return problem
 
 
+def _refuse_l1(problem):
+    """The second-order method and the certificates here are the l2 ball's."""
+    if problem.constraint != "l2":
+        raise ValueError(f"reference_minimizer and certificate take constraint='l2' only, got "
+                         f"constraint={problem.constraint!r}")
+
+
 def _check_tol(tol):
     return _validation.check_real(tol, "tol", low=0.0, high=1e-2, high_inclusive=True)
 
@@ -189,6 +196,7 @@ def certificate(problem, theta, alpha=None):
         outside C, or if ``alpha`` is given for a multinomial problem.
     """
     _check_problem(problem)
+    _refuse_l1(problem)
     theta = problem._theta(theta)
     _check_in_ball(problem, theta)
     if alpha is not None and problem.loss_object.is_multinomial:
@@ -424,6 +432,7 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
     certificate above ``tol`` raises RuntimeError (the cone fallback cannot run).
     """
     _check_problem(problem)
+    _refuse_l1(problem)
     tol = _check_tol(tol)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")

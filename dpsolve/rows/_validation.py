@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .._row_ops import row_norms
+from .._row_ops import dual_row_norms
 from ..losses import DEFAULT_BINARY_CODINGS
 
 _WARNINGS_LOCK = threading.Lock()
@@ -39,7 +39,8 @@ def chunk_facts(problem, X, y, classes, caught):
     for record in caught:
         if _is_clip_warning(record):
             bound = problem.feature_row_norm
-            clipped = int(np.count_nonzero(row_norms(X) > bound * (1.0 + 1e-12)))
+            clipped = int(np.count_nonzero(dual_row_norms(X, problem.constraint)
+                                            > bound * (1.0 + 1e-12)))
         else:
             others.append((record.category, str(record.message)))
     fits = None

@@ -41,7 +41,8 @@ from typing import Callable, Mapping, Optional
 import numpy as np
 
 from .._ordered_linalg import one_blas_thread
-from .._capabilities import chunked_solvers, multinomial_solvers, sparse_solvers
+from .._capabilities import (chunked_solvers, constraint_solvers, multinomial_solvers,
+                             sparse_solvers)
 from .._row_ops import refuse_sparse
 from .._secure import check_secure, generator, release
 from .._validation import as_constraint, check_parameters, check_rng
@@ -51,7 +52,7 @@ from ..losses import LOSSES, PROPERTIES
 from ..parties import check_parties
 from ..privacy.accounting import PrivacyWarning, certify
 from ..privacy.budget import charge, check_accountant
-from ..problem import Problem, reject_multinomial
+from ..problem import CONSTRAINTS, Problem, reject_multinomial
 from ._hooks import Hooks
 
 #: Parameter documentation shared by every solver; a docstring line holding only ``{{name}}``
@@ -290,6 +291,10 @@ class SolverSpec:
         :class:`~dpsolve.chunked.RowChunks`): its ``run`` then reads the rows only through
         the RowChunks' per-chunk reductions. If not, such a Problem is refused before any work
         with a TypeError naming the solvers that do.
+    constraints : tuple of str, default ("l2",)
+        The constraint sets it takes (``Problem.constraint``: ``"l2"``, ``"l1"``); a Problem
+        with another is refused before any work with a ValueError naming ``constraint`` and
+        the solvers that take it (docs/conventions.md, "The l1 geometry").
     transcript_option : str or None
         The option that records every message un-rounded (``"record_transcript"``), refused
         with ``secure=True``; None: the solver records none.
@@ -325,6 +330,7 @@ class SolverSpec:
     parts: int = 2
     sparse: bool = False
     chunked: bool = False
+    constraints: tuple = ("l2",)
     transcript_option: Optional[str] = None
     hooks: Hooks = Hooks()
     accepts: Optional[Accepts] = None
@@ -335,6 +341,11 @@ class SolverSpec:
             raise ValueError(f"needs must name properties of dpsolve.losses.PROPERTIES "
                              f"({', '.join(PROPERTIES)}), got {self.needs!r}")
         object.__setattr__(self, "needs", tuple(self.needs))
+        if (isinstance(self.constraints, str) or not self.constraints
+                or not set(self.constraints) <= set(CONSTRAINTS)):
+            raise ValueError(f"constraints must be a non-empty tuple of {CONSTRAINTS}, got "
+                             f"{self.constraints!r}")
+        object.__setattr__(self, "constraints", tuple(self.constraints))
         object.__setattr__(self, "parameters", types.MappingProxyType(
             {name: as_constraint(c) for name, c in self.parameters.items()}))
         for name in ("example", "example_problem"):
@@ -492,10 +503,22 @@ def _equal(value, default):
         return False
 
 
+def refuse_constraint(spec, problem):
+    """A ValueError naming ``constraint`` and the solvers that take the Problem's, unless
+    ``spec`` takes it (``SolverSpec.constraints``)."""
+    if problem.constraint not in spec.constraints:
+        takers = constraint_solvers(problem.constraint)
+        raise ValueError(
+            f"{spec.name} does not take constraint={problem.constraint!r} (it takes "
+            f"{', '.join(repr(c) for c in spec.constraints)}); the solvers that do are "
+            f"{', '.join(takers) if takers else 'none registered'}")
+
+
 def check_problem(spec, problem):
     """The Problem's type and loss, before anything else."""
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    refuse_constraint(spec, problem)
     if not spec.takes(problem.loss_object):
         if problem.loss_object.is_multinomial:
             reject_multinomial(problem, spec.name, multinomial_solvers())

@@ -32,7 +32,7 @@ def register(spec):
         return spec
     _REGISTRY[spec.name] = spec
     # for the messages that name the solvers taking a sparse X, loss='multinomial' or chunks
-    _capabilities.record(spec.name, spec.sparse, spec.losses, spec.chunked)
+    _capabilities.record(spec.name, spec.sparse, spec.losses, spec.chunked, spec.constraints)
     return spec
 
 

@@ -115,12 +115,20 @@ def _candidate(spec, problem, epsilon, delta):
     return Candidate(spec.name, float(found.value), found.name, comparable)
 
 
+def _other_geometry(spec, problem):
+    """The Candidate of a solver that does not take the problem's constraint set."""
+    return Candidate(spec.name, None, None, False,
+                     f"does not take constraint={problem.constraint!r} (it takes "
+                     f"{', '.join(repr(c) for c in spec.constraints)})")
+
+
 def choose_solver(problem, epsilon, delta=None):
     r"""The single-machine solver with the smallest excess-risk bound for this problem and
     target, chosen from public constants only.
 
     For every registered solver without parties that takes ``problem.loss`` (and sparse X, if
-    X is sparse): its plan is resolved at ``(epsilon, delta)`` with its default settings —
+    X is sparse) and ``problem.constraint`` (``SolverSpec.constraints``; the others are listed
+    among the candidates with that reason): its plan is resolved at ``(epsilon, delta)`` with its default settings —
     defaults and noise from n, p, L, beta, lambda, R, B and the loss alone — and its bound
     evaluated at that plan. The smallest bound with explicit constants wins. Pure epsilon
     (``delta=None``) admits only the pure-DP solvers.
@@ -180,6 +188,9 @@ def choose_solver(problem, epsilon, delta=None):
     found = {}              # name -> Candidate
     deferred = {}           # name -> its bound's floor, for a solver not planned yet
     for spec in eligible:
+        if problem.constraint not in spec.constraints:     # another geometry: not planned
+            found[spec.name] = _other_geometry(spec, problem)
+            continue
         # a solver whose calibration is a costly search states a floor on its bound
         # (SolverSpec.hooks.bound_floor): planned only if the floor leaves it a chance
         floor = None if delta is None or spec.hooks.bound_floor is None \
