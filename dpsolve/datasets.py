@@ -3,7 +3,10 @@
 Every transform here is applied record by record (no statistic of the whole dataset is used), so it
 does not weaken a privacy guarantee stated for the transformed rows.
 """
+import math
+
 import numpy as np
+from scipy import sparse
 
 # sums in a fixed order, never BLAS's: the same data on every machine
 from ._ordered_linalg import fixed_order_norm, matvec
@@ -115,6 +118,115 @@ def make_separable(n=10_000, p=5, *, margin=0.001, rng=None):
         kept += X.shape[0]
     X = np.concatenate(rows)
     return X, np.where(matvec(X, w) > 0.0, 1.0, -1.0)
+
+
+
+def zipf_weights(p, exponent=1.0):
+    """The unnormalised Zipf weights ``(j + 1) ** -exponent`` of the ranks ``j = 0..p-1``, each
+    computed by the C library's ``pow`` one at a time (``1 / (j + 1)`` exactly rounded for
+    ``exponent = 1``): no vectorised power, whose bits can depend on the machine's SIMD.
+
+    Parameters
+    ----------
+    p : int
+        Number of ranks, ``>= 1``.
+    exponent : float, default 1.0
+        The law's exponent, ``> 0``.
+
+    Returns
+    -------
+    ndarray of float64, shape (p,)
+    """
+    if exponent == 1.0:
+        return 1.0 / np.arange(1, p + 1, dtype=np.float64)     # IEEE division: exact rounding
+    return np.array([math.pow(j + 1, -exponent) for j in range(p)])
+
+
+def check_zipf_settings(n, p, *, words=50, exponent=1.0, support=10, signal=1.0,
+                        values="binary"):
+    """:func:`make_sparse_zipf`'s settings checked (TypeError or ValueError naming the
+    parameter and its range) and returned in order, without drawing anything."""
+    n = check_int(n, "n", low=1)
+    p = check_int(p, "p", low=1)
+    words = check_int(words, "words", low=1)
+    exponent = check_real(exponent, "exponent", low=0.0)
+    support = check_int(support, "support", low=0)
+    if support > p:
+        raise ValueError(f"support must be an integer in [0, p] = [0, {p}], got {support}")
+    signal = check_real(signal, "signal", low=0.0, low_inclusive=True)
+    values = check_choice(values, "values", ("binary", "tf"))
+    return n, p, words, exponent, support, signal, values
+
+
+def make_sparse_zipf(n=1000, p=1000, *, words=50, exponent=1.0, support=10, signal=1.0,
+                     values="binary", rng=None, return_coef=False):
+    """A bag-of-words design: CSR rows of word occurrences with Zipf-distributed word
+    frequencies, labels from a sparse logistic model.
+
+    Each of the n documents draws ``words`` tokens independently from a vocabulary of p words
+    whose rank-j word has probability proportional to ``(j + 1) ** -exponent`` (Zipf's law);
+    row i holds, for each word present, 1 (``values="binary"``) or its count divided by
+    ``words`` (``values="tf"``, term frequency). Every entry lies in [0, 1], so every row has
+    l-inf norm at most 1 (exactly 1 for ``"binary"``), at most ``words`` non-zeros and l2 norm
+    at most ``sqrt(words)`` (``"binary"``) or 1 (``"tf"``): public bounds for the l1 and the l2
+    geometries. The coefficients ``theta_0`` have ``support`` non-zeros of magnitude ``signal``
+    and random signs, on words drawn uniformly among the ``min(p, 10 support)`` most frequent;
+    the labels follow the logistic link, ``P(y_i = 1) = 1 / (1 + exp(-<theta_0, x_i>))``, drawn
+    as the sign of ``<theta_0, x_i>`` plus a standard logistic variable.
+
+    The same ``rng`` gives the same bits on every machine: the word law's weights are computed
+    one at a time (:func:`zipf_weights`), its cumulative sum and the margins in a fixed order,
+    the tokens by inverse transform of NumPy's uniform draws; no BLAS call and no vectorised
+    transcendental function.
+
+    Parameters
+    ----------
+    n : int, default 1000
+        Number of documents (rows), ``>= 1``.
+    p : int, default 1000
+        Vocabulary size (columns), ``>= 1``.
+    words : int, default 50
+        Tokens drawn per document, ``>= 1``: a public bound on a row's non-zeros.
+    exponent : float, default 1.0
+        Exponent of Zipf's law, ``> 0`` (1 is the classic law of word frequencies).
+    support : int, default 10
+        Non-zeros of ``theta_0``, in ``[0, p]`` (0: labels independent of the rows).
+    signal : float, default 1.0
+        Magnitude of each non-zero of ``theta_0``, ``>= 0``.
+    values : {"binary", "tf"}, default "binary"
+        Occurrence (1) or term frequency (count / ``words``).
+    rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``; a Generator advances).
+    return_coef : bool, default False
+        Also return ``theta_0``.
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of float64, shape (n, p)
+        Canonical CSR (sorted indices, no duplicates, no stored zeros).
+    y : ndarray, shape (n,)
+        Labels in {-1, +1} (float64).
+    theta_0 : ndarray, shape (p,)
+        Only with ``return_coef``.
+    """
+    n, p, words, exponent, support, signal, values = check_zipf_settings(
+        n, p, words=words, exponent=exponent, support=support, signal=signal, values=values)
+    rng = check_rng(rng)
+    cumulative = np.cumsum(zipf_weights(p, exponent))     # sequential: a fixed order
+    tokens = np.searchsorted(cumulative, rng.random(n * words) * cumulative[-1], side="right")
+    np.minimum(tokens, p - 1, out=tokens)                 # a draw rounding onto the total
+    keys, counts = np.unique(np.repeat(np.arange(n, dtype=np.int64), words) * p + tokens,
+                             return_counts=True)
+    entries = (np.ones(keys.size) if values == "binary"
+               else counts.astype(np.float64) / words)
+    X = sparse.csr_matrix((entries, (keys // p, keys % p)), shape=(n, p))
+    X.sort_indices()
+    theta = np.zeros(p)
+    chosen = rng.choice(min(p, 10 * support), size=support, replace=False)
+    theta[chosen] = signal * rng.choice([-1.0, 1.0], size=support)
+    noise = rng.logistic(size=n)
+    y = np.where(matvec(X, theta) + noise > 0.0, 1.0, -1.0)
+    return (X, y, theta) if return_coef else (X, y)
 
 
 def load_breast_cancer():

@@ -9,6 +9,13 @@ figure(s) to ``docs/figures/<sweep file>_vs_<axis>.{png,svg}`` and the page to
 the figure, one table row per grid cell, the fitted log-log slopes next to the bound's over the
 same grid with a verdict for each, and the sweep's discussion. Every number on the page comes
 from the results database.
+
+A sweep whose solvers run on problems of their own (a ``[solver.problem]`` table: another
+constraint set, row bound or radius on the same rows) measures each run against the certified
+θ* of its own problem, so excess risks of different sets are not comparable as such: its page
+also shows F(θ̂) and F(θ*) in every row, and a table of the solvers side by side on each
+dataset (excess risk against its own θ*, and F(θ̂), the empirical risk on the same loss and
+rows).
 """
 import argparse
 import math
@@ -50,9 +57,50 @@ def verdict(fit):
             "risk falls more slowly than the bound over this range.")
 
 
+def own_problems(sweep):
+    """Whether some solver of the sweep runs on problems of its own (``[solver.problem]``)."""
+    return any("problem" in table for table in sweep.spec["solver"])
+
+
+def _solver_label(cell, keys):
+    """``frank_wolfe (constraint=l1)``: the solver and its own settings among ``keys``."""
+    extra = ", ".join(f"{_label(k)}={_fmt(cell.get(k))}" for k in keys if cell.get(k) is not None)
+    return cell["solver.name"] + (f" ({extra})" if extra else "")
+
+
+def side_by_side(cells, varying):
+    """The solvers side by side on each dataset (and epsilon): each one's excess risk against
+    its own θ* and its F(θ̂), and which is lowest by each."""
+    group_keys = [k for k in varying if k.startswith("data.") or k == "solver.epsilon"]
+    own_keys = [k for k in varying if k not in group_keys and k != "solver.name"]
+    groups = {}
+    for c in cells:
+        groups.setdefault(tuple(str(c.get(k)) for k in group_keys), []).append(c)
+    lines = ["## The solvers side by side", "",
+             "Each solver's mean excess risk against the θ* of its own problem (its constraint "
+             "set), and the mean empirical risk F(θ̂) it reaches, on the same loss and the same "
+             "rows: the excess risks say how close each gets to the best model of its own set; "
+             "F(θ̂) compares the models themselves.", ""]
+    head = [_label(k) for k in group_keys] + ["solver", "excess risk", "F(θ̂)", "F(θ*)",
+                                              "lowest excess risk", "lowest F(θ̂)"]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for _, members in groups.items():
+        best_risk = min(members, key=lambda c: c["excess_risk"])
+        best_value = min(members, key=lambda c: c["objective"])
+        for i, c in enumerate(members):
+            lines.append("| " + " | ".join(
+                [_fmt(c.get(k)) for k in group_keys]
+                + [_solver_label(c, own_keys), _fmt(c["excess_risk"]), _fmt(c["objective"], 4),
+                   _fmt(c["optimum"], 4),
+                   _solver_label(best_risk, own_keys) if i == 0 else "",
+                   _solver_label(best_value, own_keys) if i == 0 else ""]) + " |")
+    return lines + [""]
+
+
 def page(sweep, sweep_file, db, figures):
     cells = summarize(db)
     varying = varying_keys(cells)
+    own = own_problems(sweep)
     rel = Path(sweep_file).resolve().relative_to(DOCS)
     lines = [f"# {sweep.text.get('title', sweep.name)}", "",
              sweep.text.get("description", "").strip(), "",
@@ -70,12 +118,16 @@ def page(sweep, sweep_file, db, figures):
               "certified gap (largest over runs).", ""]
     columns = [_label(k) for k in varying] + ["excess risk", "± 95%", "bound", "risk / bound",
                                               "lower bound", "certified ε", "gap"]
+    if own:
+        columns += ["F(θ̂)", "F(θ*)"]
     lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for c in cells:
         values = [_fmt(c.get(k)) for k in varying] + [
             _fmt(c["excess_risk"]), _fmt(c["ci_half_width"], 2), _fmt(c["bound"]),
             _fmt(c["ratio_to_bound"]), _fmt(c["lower_bound"]), _fmt(c["certified_epsilon"]),
             _fmt(c["reference_gap"], 1)]
+        if own:
+            values += [_fmt(c["objective"], 4), _fmt(c["optimum"], 4)]
         lines.append("| " + " | ".join(values) + " |")
     names = {c["bound_name"] for c in cells if c.get("bound_name")}
     if names:
@@ -95,6 +147,8 @@ def page(sweep, sweep_file, db, figures):
                 + [f"{f['slope']:.2f}", f"[{_fmt(f['ci_low'])}, {_fmt(f['ci_high'])}]",
                    _fmt(f["bound_slope"]), verdict(f)]) + " |")
         lines.append("")
+    if own:
+        lines += side_by_side(cells, varying)
     above = [c for c in cells if c["ratio_to_bound"] is not None and c["ratio_to_bound"] > 1]
     lines += ["## Discussion", ""]
     if names:

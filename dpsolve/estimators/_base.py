@@ -18,7 +18,7 @@ except ImportError as exc:          # pragma: no cover - the extra is not instal
 from scipy.special import log_softmax
 
 from .. import solvers as _solvers
-from .._row_ops import row_norms
+from .._row_ops import dual_row_norms
 from .._secure import generator as _secure_generator
 from ..solvers import plan_fit
 from ..privacy.accounting import PrivacyWarning, certify, pure_event
@@ -137,6 +137,7 @@ class _DPLinearModel(BaseEstimator):
         "solver": [str],
         "reg": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "constraint": [StrOptions({"l2", "l1"})],
         "row_norm": [Interval(numbers.Real, 0, None, closed="neither"), PrivateEstimate, None],
         "fit_intercept": ["boolean"],
         "intercept_scale": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -146,13 +147,15 @@ class _DPLinearModel(BaseEstimator):
         "solver_options": [dict, None],
     }
 
-    def __init__(self, epsilon, delta, *, solver, reg, radius, row_norm, fit_intercept,
-                 intercept_scale, accountant, secure, random_state, solver_options):
+    def __init__(self, epsilon, delta, *, solver, reg, radius, constraint, row_norm,
+                 fit_intercept, intercept_scale, accountant, secure, random_state,
+                 solver_options):
         self.epsilon = epsilon
         self.delta = delta
         self.solver = solver
         self.reg = reg
         self.radius = radius
+        self.constraint = constraint
         self.row_norm = row_norm
         self.fit_intercept = fit_intercept
         self.intercept_scale = intercept_scale
@@ -179,6 +182,9 @@ class _DPLinearModel(BaseEstimator):
         for name in _REAL_PARAMETERS:
             if isinstance(getattr(self, name, None), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a real number, got a bool")
+        if self.constraint == "l1" and self.radius is None:
+            raise ValueError("radius must be a number > 0 with constraint='l1': the l1 ball "
+                             "{||theta||_1 <= radius} is the model's only constraint, got None")
         names = _solver_names(loss)
         if self.solver != "auto" and self.solver not in names:
             raise ValueError(f"solver must be 'auto' or one of {names} (the single-machine "
@@ -213,17 +219,20 @@ class _DPLinearModel(BaseEstimator):
         return rng
 
     def _row_norm(self, X):
-        """The public row bound, or the data's largest row norm with a PrivacyWarning."""
+        """The public row bound, or the data's largest row norm with a PrivacyWarning (in the
+        dual norm of the constraint's: l2 for ``"l2"``, the largest ``|x_ij|`` for
+        ``"l1"``)."""
         if isinstance(self.row_norm, PrivateEstimate):
             return float(self.row_norm.value)
         if self.row_norm is not None:
             return float(self.row_norm)
+        which = "l-inf norm (largest |entry|)" if self.constraint == "l1" else "norm"
         warnings.warn(
-            f"{type(self).__name__}: row_norm was not given, so the largest row norm of X is "
-            "used; it is read off the data and leaks beyond the fit's guarantee. Pass a public "
-            "bound, or one estimated privately (dpsolve.privacy.estimate_row_norm).",
+            f"{type(self).__name__}: row_norm was not given, so the largest row {which} of X "
+            "is used; it is read off the data and leaks beyond the fit's guarantee. Pass a "
+            "public bound, or one estimated privately (dpsolve.privacy.estimate_row_norm).",
             PrivacyWarning, stacklevel=3)
-        largest = float(np.max(row_norms(X))) if X.shape[0] else 0.0
+        largest = float(np.max(dual_row_norms(X, self.constraint))) if X.shape[0] else 0.0
         return largest if largest > 0.0 else 1.0
 
     def _problem_options(self, bounds):
@@ -269,7 +278,7 @@ class _DPLinearModel(BaseEstimator):
         share of epsilon, from public constants only (no noise drawn, nothing released)."""
         row_norm = self._row_norm(X)
         auto_reg = isinstance(self.reg, str)
-        problem = Problem(X, y, loss, radius=self.radius,
+        problem = Problem(X, y, loss, radius=self.radius, constraint=self.constraint,
                           reg=1.0 / max(X.shape[0], 1) if auto_reg else self.reg,
                           row_norm=row_norm, classes=classes, fit_intercept=self.fit_intercept,
                           intercept_scale=self.intercept_scale,
@@ -400,6 +409,8 @@ class _DPLinearModel(BaseEstimator):
             raise RuntimeError(f"{spec.name} released {fit.dp_event!r}, not the planned "
                                f"{planned!r} charged to the budget")
         coef, intercept = problem.split_theta(fit.theta)
+        # the coefficients set to 0 (sparse models: the l1 ball's vertices); post-processing
+        self.n_nonzero_ = int(np.count_nonzero(coef))
         self._set_release(self._release(fit, prior_event))
         self.solver_ = spec.name
         self.row_norm_ = problem.feature_row_norm

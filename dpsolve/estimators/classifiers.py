@@ -221,9 +221,18 @@ class DPLogisticRegression(_DPClassifier):
         ``solver_options`` sets ``extra_reg``). The value used is ``reg_``.
     radius : float or None, default None
         Radius of the constraint ball on theta (intercept included); None: no constraint (needs
-        ``reg > 0``).
+        ``reg > 0``; refused with ``constraint="l1"``).
+    constraint : {"l2", "l1"}, default "l2"
+        The ball of ``radius``: ``"l2"``, ``||theta||_2 <= radius``; ``"l1"``,
+        ``||theta||_1 <= radius``, a sparse model (few non-zero coefficients, ``n_nonzero_``)
+        fitted by the solvers that take the l1 geometry (``solver="auto"``:
+        :func:`dpsolve.choose_solver`'s choice among them, the private Frank-Wolfe of
+        Talwar, Thakurta & Zhang 2015), whose error grows with log p, not with p (docs/sparse.md).
+        The ridge ``reg`` is added in both.
     row_norm : float, PrivateEstimate or None, default None
-        Public bound B on the rows' L2 norms; rows above it are clipped. A PrivateEstimate's
+        Public bound B on the rows' norms in the dual norm of the constraint's: the L2 norm
+        (``constraint="l2"``) or the L-inf norm, the largest ``|x_ij|`` (``"l1"``); rows above
+        it are scaled onto it. A PrivateEstimate's
         epsilon is composed into the fit's (and charged to ``accountant`` unless it already
         was). None: the data's largest row norm, with a PrivacyWarning; the fit then has no
         guarantee (``epsilon_`` inf) and ``accountant`` must be None.
@@ -286,6 +295,9 @@ class DPLogisticRegression(_DPClassifier):
         The row bound used.
     reg_ : float
         The regularisation used (``reg``, or the one ``reg="auto"`` chose).
+    n_nonzero_ : int
+        The number of non-zero entries of ``coef_`` (the intercept left out): the model's
+        size, read off the released coefficients.
     fit_ : dpsolve.Fit
         Everything the solver released and its settings, with the model's ``dp_event`` and
         ``privacy`` as above.
@@ -298,10 +310,11 @@ class DPLogisticRegression(_DPClassifier):
                               "class_weight": [StrOptions({"balanced"}), dict, None]}
 
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg="auto", radius=None,
-                 row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
+                 constraint="l2", row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
                  class_weight=None, prior_share="auto", accountant=None, secure=False,
                  random_state=None, solver_options=None):
         super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
+                         constraint=constraint,
                          row_norm=row_norm, fit_intercept=fit_intercept,
                          intercept_scale=intercept_scale, accountant=accountant, secure=secure,
                          random_state=random_state, solver_options=solver_options)
@@ -352,7 +365,7 @@ class DPLinearSVC(_DPClassifier):
 
     Parameters
     ----------
-    epsilon, delta, solver, reg, radius, row_norm, fit_intercept, intercept_scale
+    epsilon, delta, solver, reg, radius, constraint, row_norm, fit_intercept, intercept_scale
         As in :class:`DPLogisticRegression`.
     classes : array-like or None, default None
         The two public labels, negative first; None: those present in y, with a PrivacyWarning.
@@ -370,7 +383,7 @@ class DPLinearSVC(_DPClassifier):
     intercept_ : ndarray of shape (1,)
     classes_, n_features_in_, epsilon_, delta_, dp_event_, privacy_report_
         As in :class:`DPLogisticRegression`.
-    solver_, row_norm_, reg_, fit_
+    solver_, row_norm_, reg_, n_nonzero_, fit_
         As in :class:`DPLogisticRegression`.
     """
 
@@ -381,10 +394,11 @@ class DPLinearSVC(_DPClassifier):
                                                        closed="neither")]}
 
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg="auto", radius=None,
-                 row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
+                 constraint="l2", row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
                  huber_width=0.5, prior_share="auto", accountant=None, secure=False,
                  random_state=None, solver_options=None):
         super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
+                         constraint=constraint,
                          row_norm=row_norm, fit_intercept=fit_intercept,
                          intercept_scale=intercept_scale, accountant=accountant, secure=secure,
                          random_state=random_state, solver_options=solver_options)

@@ -34,7 +34,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
 
     Parameters
     ----------
-    epsilon, delta, solver, reg, row_norm, fit_intercept, intercept_scale
+    epsilon, delta, solver, reg, constraint, row_norm, fit_intercept, intercept_scale
         As in :class:`DPLogisticRegression`.
     accountant, secure, random_state, solver_options
         As in :class:`DPLogisticRegression`.
@@ -59,7 +59,9 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
-    n_features_in_, epsilon_, delta_, dp_event_, privacy_report_, solver_, row_norm_, reg_, fit_
+    n_features_in_, epsilon_, delta_, dp_event_, privacy_report_, solver_, row_norm_, reg_
+        As in :class:`DPLogisticRegression`.
+    n_nonzero_, fit_
         As in :class:`DPLogisticRegression`.
     label_bound_ : float
         The label bound used (a range's half-width).
@@ -75,10 +77,11 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     }
 
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg="auto", radius=None,
-                 row_norm=None, label_bound=None, fit_intercept=True, intercept_scale=1.0,
+                 constraint="l2", row_norm=None, label_bound=None, fit_intercept=True, intercept_scale=1.0,
                  prior_share="auto", accountant=None, secure=False, random_state=None,
                  solver_options=None):
         super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
+                         constraint=constraint,
                          row_norm=row_norm, fit_intercept=fit_intercept,
                          intercept_scale=intercept_scale, accountant=accountant, secure=secure,
                          random_state=random_state, solver_options=solver_options)

@@ -35,6 +35,9 @@ def load_data(data, root, names=("data.path", "data.labels")):
     if source == "separable":
         return datasets.make_separable(data["n"], data["p"], margin=data.get("margin", 0.001),
                                        rng=rng)
+    if source == "zipf":
+        options = {k: v for k, v in data.items() if k not in ("source", "n", "p")}
+        return datasets.make_sparse_zipf(data["n"], data["p"], rng=rng, **options)
     if source == "breast_cancer":
         return datasets.load_breast_cancer()
     if source == "digits":
@@ -141,7 +144,8 @@ def _tables(sweep, part):
     """``{canonical(cell): "data[1]"}``: which table of the sweep each grid cell comes from,
     named as :func:`~dpsolve.experiments.load_sweep` names it (``data`` when there is one data
     table, ``solver[i]`` always)."""
-    tables = sweep.spec[part]
+    # a solver's own problem table is not among its runs' options
+    tables = [{k: v for k, v in table.items() if k != "problem"} for table in sweep.spec[part]]
     return {canonical(cell): part if part == "data" and len(tables) == 1 else f"{part}[{i}]"
             for i, table in enumerate(tables) for cell in _grid(table)}
 

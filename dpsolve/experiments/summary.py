@@ -69,8 +69,10 @@ def summarize(source, level=0.95):
         One per cell, sorted by solver then parameters: the parameters (``data.n``,
         ``solver.epsilon``, ...), ``runs``, ``excess_risk`` (mean) and ``ci_half_width`` (its
         t-interval), ``bound``, ``bound_name``, ``ratio_to_bound``, ``lower_bound``,
-        ``certified_epsilon`` (mean), ``sigma``, ``reference_gap`` (largest) and
-        ``wall_time`` (mean).
+        ``certified_epsilon`` (mean), ``sigma``, ``reference_gap`` (largest),
+        ``wall_time`` (mean), ``objective`` (the mean of F at the releases, with its
+        t-interval ``objective_half_width``) and ``optimum`` (F at the cell's theta*, the
+        mean over its runs).
 
     Raises
     ------
@@ -96,10 +98,20 @@ def summarize(source, level=0.95):
             "sigma": first.get("sigma"),
             "reference_gap": max(r["result"]["reference_gap"] for r in rows),
             "wall_time": float(np.mean([r["result"]["wall_time"] for r in rows])),
+            **_objective(rows, level),
         })
     params = sorted(k for k in out[0] if "." in k) if out else []
     out.sort(key=lambda c: [_order(c.get(k)) for k in ["solver.name"] + params])
     return out
+
+
+def _objective(rows, level):
+    """F at the releases (mean, t-interval) and at theta* (mean) of one cell's runs: the
+    empirical risk each reaches, comparable between problems on the same loss and rows whose
+    constraint sets differ (their excess risks are against different theta*)."""
+    objective, half = mean_interval([r["result"]["objective"] for r in rows], level)
+    return {"objective": objective, "objective_half_width": half,
+            "optimum": float(np.mean([r["result"]["optimum"] for r in rows]))}
 
 
 def _order(value):

@@ -7,7 +7,8 @@ A sweep is a TOML file (or the same structure as a dict)::
     replicates = 5             # runs per grid cell, differing only in the solver's randomness
 
     [data]                     # list values are grid axes, scalars are fixed
-    source = "synthetic"       # synthetic | separable | breast_cancer | digits | file | chunks
+    source = "synthetic"       # synthetic | separable | zipf | breast_cancer | digits | file
+                               # | chunks
     n = [500, 1000, 2000]
     p = 10
                                # several datasets: [[data]] tables, each with its own grid
@@ -27,6 +28,14 @@ A sweep is a TOML file (or the same structure as a dict)::
     epsilon = [0.1, 0.3, 1.0]
     delta = 1e-9
     calibration = ["paper", "rdp"]   # any other key is passed to the solver
+
+    [[solver]]                 # a solver on problems of its own: its [solver.problem] table
+    name = "clipped_gd"        # replaces these keys of [problem] for its runs (another
+    epsilon = 1.0              # geometry, radius or row bound on the same data)
+    delta = 1e-6
+    [solver.problem]
+    constraint = "l2"
+    row_norm = 7.1
 
     [[solver]]                 # multi-party solvers: the rows split into equal consecutive blocks
     name = "multiparty_gd"
@@ -74,6 +83,7 @@ TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", *TEXT_KEY
 DATA_KEYS = {
     "synthetic": {"source", "n", "p", "noise"},
     "separable": {"source", "n", "p", "margin"},
+    "zipf": {"source", "n", "p", "words", "exponent", "support", "signal", "values"},
     "breast_cancer": {"source"},
     "digits": {"source"},
     "file": {"source", "path", "labels"},
@@ -84,14 +94,18 @@ DATA_KEYS = {
 CHUNK_KEYS = ("rows", "labels")
 PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows",
                 "classes", "n_classes", "fit_intercept", "intercept_scale", "constraint"}
-#: The data sources' numeric keys: the checks of dpsolve.datasets.make_synthetic and
-#: make_separable (and ``noise >= 0``, the standard deviation of the labels' noise), with the
-#: accepted range in words for a value of the wrong type.
+#: The data sources' numeric keys: the checks of dpsolve.datasets.make_synthetic,
+#: make_separable and make_sparse_zipf (and ``noise >= 0``, the standard deviation of the
+#: labels' noise), with the accepted range in words for a value of the wrong type.
 DATA_CHECKS = {
     "n": (Integer(1), "an integer >= 1"),
     "p": (Integer(1), "an integer >= 1"),
     "noise": (Real(0.0, low_inclusive=True), "a real number >= 0"),
     "margin": (Real(0.0, 1.0, low_inclusive=True), "a real number in [0, 1)"),
+    "words": (Integer(1), "an integer >= 1"),
+    "support": (Integer(0), "an integer >= 0"),
+    "exponent": (Real(0.0), "a real number > 0"),
+    "signal": (Real(0.0, low_inclusive=True), "a real number >= 0"),
 }
 #: Solver arguments a sweep does not take: the seed comes from the run's spec, the partition
 #: from ``parties``/``owners``, and a run is a replayable research run (no ``secure`` noise,
@@ -297,8 +311,9 @@ class Sweep:
         """Every run spec, in a fixed order (grid order, then replicate)."""
         out = []
         data_grid = [d for table in self.spec["data"] for d in _grid(table)]
-        problem_grid = _grid(self.spec["problem"])
         for solver in self.spec["solver"]:
+            solver = dict(solver)
+            problem_grid = _grid(solver_problem(self.spec["problem"], solver.pop("problem", None)))
             for data, problem, options in itertools.product(data_grid, problem_grid,
                                                             _grid(solver)):
                 for r in range(self.replicates):
@@ -319,6 +334,24 @@ def _grid(table):
     keys = sorted(table)
     axes = [table[k] if isinstance(table[k], list) else [table[k]] for k in keys]
     return [dict(zip(keys, values)) for values in itertools.product(*axes)]
+
+
+def solver_problem(problem, override):
+    """The ``[problem]`` table of one solver's runs: the sweep's, with the keys of the solver's
+    own ``problem`` table (``override``, None for none) replacing it.
+
+    Parameters
+    ----------
+    problem : dict
+        The sweep's ``[problem]`` table.
+    override : dict or None
+        A ``[[solver]]`` table's ``problem`` table.
+
+    Returns
+    -------
+    dict
+    """
+    return {**problem, **(override or {})}
 
 
 def _scalar_ok(value):
@@ -437,7 +470,7 @@ def load_sweep(source):
     if not isinstance(solvers, list) or not solvers:
         raise SweepError("solver: the sweep needs at least one [[solver]] table")
     known = _solvers()
-    checked = [_check_solver_table(table, f"solver[{i}]", known)
+    checked = [_check_solver_table(table, f"solver[{i}]", known, problem)
                for i, table in enumerate(solvers)]
     _refuse_overlaps(("data", data), ("solver", checked))
     _check_chunked_runs(data, problem, checked, known)
@@ -514,8 +547,15 @@ def _check_run_count(raw, replicates):
     # classes: a list of labels is one value, a list of such lists an axis
     sets = len(classes) if isinstance(classes, list) and classes and all(
         isinstance(v, list) for v in classes) else 1
-    cells = data * _grid_size(problem, {"classes": sets}) * sum(
-        _grid_size(table) for table in as_list(raw.get("solver")))
+    base = problem if isinstance(problem, dict) else {}
+
+    def solver_cells(table):
+        # a solver's own problem table replaces keys of [problem]: its grid is the merged one
+        override = table.get("problem") if isinstance(table, dict) else None
+        merged = solver_problem(base, override if isinstance(override, dict) else None)
+        return _grid_size(table) * _grid_size(merged, {"classes": sets})
+
+    cells = data * sum(solver_cells(table) for table in as_list(raw.get("solver")))
     if cells * replicates > MAX_RUNS:
         raise SweepError(f"the sweep has {cells} grid cells x {replicates} replicates = "
                          f"{cells * replicates} runs, more than the {MAX_RUNS} a sweep may have "
@@ -523,28 +563,32 @@ def _check_run_count(raw, replicates):
                          "before the first starts); split it into several sweeps")
 
 
-def _check_problem_table(raw):
-    """The ``[problem]`` table, validated; returns a copy (``classes`` as an axis)."""
-    problem = dict(raw.get("problem") or {})
+def _check_problem_table(raw, where="problem", base=None):
+    """The ``[problem]`` table (``raw["problem"]``, named ``where`` in messages), validated;
+    returns a copy (``classes`` as an axis). ``base``: the sweep's checked ``[problem]`` table
+    when ``raw`` is a solver's, whose problem table replaces keys of it (each cell is checked
+    merged with it)."""
     if not isinstance(raw.get("problem", {}), dict):
-        raise SweepError("problem: must be a table")
+        raise SweepError(f"{where}: must be a table")
+    problem = dict(raw.get("problem") or {})
     extra = set(problem) - PROBLEM_KEYS
     if extra:
-        raise SweepError(f"problem.{sorted(extra)[0]}: not an option of dpsolve.Problem; "
+        raise SweepError(f"{where}.{sorted(extra)[0]}: not an option of dpsolve.Problem; "
                          f"accepted: {sorted(PROBLEM_KEYS)}")
     if "radius" in problem and problem["radius"] == "none":
         problem["radius"] = "none"      # TOML has no null: "none" means no constraint
     if "classes" in problem:
         problem["classes"] = _check_classes(problem["classes"])
-    _check_values({k: v for k, v in problem.items() if k != "classes"}, "problem")
-    for cell in _grid(problem):
-        _check_problem_cell(cell)
+    _check_values({k: v for k, v in problem.items() if k != "classes"}, where)
+    for cell in _grid(solver_problem(base or {}, problem)):
+        _check_problem_cell(cell, where)
     return problem
 
 
-def _check_solver_table(table, where, known):
+def _check_solver_table(table, where, known, problem=None):
     """One ``[[solver]]`` table, validated against its solver's signature (``known``: name ->
-    spec); returns a copy."""
+    spec), its own ``problem`` table merged into the sweep's ``problem`` (checked); returns a
+    copy."""
     if not isinstance(table, dict) or "name" not in table:
         raise SweepError(f"{where}.name: every [[solver]] table needs a name")
     if isinstance(table["name"], list) or (table["name"] not in known
@@ -556,14 +600,15 @@ def _check_solver_table(table, where, known):
     if table["name"] == "auto":
         # choose_solver at each run's problem and target: only the target is an option
         for key in table:
-            if key not in ("name", "epsilon", "delta"):
+            if key not in ("name", "epsilon", "delta", "problem"):
                 raise SweepError(f"{where}.{key}: not an option of auto (the solver chosen "
                                  "from public constants runs at its defaults); accepted: "
-                                 "['delta', 'epsilon']")
+                                 "['delta', 'epsilon', 'problem']")
         spec = None
     else:
         spec = known[table["name"]]
         allowed = set(inspect.signature(spec.function).parameters) - SOLVER_EXCLUDED
+        allowed.add("problem")          # the solver's own problem table (checked below)
         split = spec.partition
         if split is not None:
             allowed.add(split)
@@ -577,10 +622,13 @@ def _check_solver_table(table, where, known):
             if key != "name" and key not in allowed:
                 raise SweepError(f"{where}.{key}: not an option of {table['name']}; "
                                  f"accepted: {sorted(allowed)}")
-    _check_values(table, where)
-    for cell in _grid(table):
+    table = dict(table)
+    if "problem" in table:
+        table["problem"] = _check_problem_table(table, f"{where}.problem", problem)
+    _check_values({k: v for k, v in table.items() if k != "problem"}, where)
+    for cell in _grid({k: v for k, v in table.items() if k != "problem"}):
         _check_solver_cell(cell, where, spec)
-    return dict(table)
+    return table
 
 
 def _refuse_overlaps(*parts):
@@ -621,7 +669,7 @@ def _check_data(table, where):
     if extra:
         raise SweepError(f"{where}.{sorted(extra)[0]}: not a key of source "
                          f"{data['source']!r}; accepted: {sorted(DATA_KEYS[data['source']])}")
-    if data["source"] in ("synthetic", "separable"):
+    if data["source"] in ("synthetic", "separable", "zipf"):
         for key in ("n", "p"):
             if key not in data:
                 raise SweepError(f"{where}.{key}: source {data['source']!r} needs {key}")
@@ -666,7 +714,9 @@ def _check_chunked_runs(data, problem, solvers, known):
                 f"solver[{i}].name = {_shown(table['name'])}: does not take X in chunks of rows "
                 f"({source}.source = \"chunks\"); the solvers that do are {', '.join(takers)}")
     from ..losses import make_loss
-    for loss in dict.fromkeys(cell.get("loss", "logistic") for cell in _grid(problem)):
+    cells = [cell for table in solvers
+             for cell in _grid(solver_problem(problem, table.get("problem")))]
+    for loss in dict.fromkeys(cell.get("loss", "logistic") for cell in cells):
         # smoothness depends on the loss's name only (the class count is a placeholder)
         if not make_loss(loss, n_classes=2 if loss == "multinomial" else None).smooth:
             raise SweepError(
@@ -688,6 +738,12 @@ def _check_data_cell(cell, where):
                                  f"{accepted}") from None
             except ValueError as exc:
                 raise refuse(where, cell, exc) from None
+    if cell["source"] == "zipf":
+        from ..datasets import check_zipf_settings
+        try:        # the settings together (support <= p), as the generator checks them
+            check_zipf_settings(**{k: v for k, v in cell.items() if k != "source"})
+        except (TypeError, ValueError) as exc:
+            raise refuse(where, cell, exc) from None
     if cell["source"] in ("breast_cancer", "digits"):
         import importlib.util
         if importlib.util.find_spec("sklearn") is None:
@@ -710,31 +766,32 @@ def _placeholder_label(options):
     return {"multinomial": 0, "squared": 0.0}.get(options.get("loss", "logistic"), 1.0)
 
 
-def _check_problem_cell(cell):
+def _check_problem_cell(cell, where="problem"):
     """One problem setting through dpsolve.Problem's own checks, on one placeholder row of zeros
-    (the checks of the settings come before any look at the rows)."""
+    (the checks of the settings come before any look at the rows); ``where`` names the table in
+    messages."""
     from ..problem import Problem
 
     options = dict(cell)
     radius = options.get("radius")
     if isinstance(radius, str):
         if radius != "none":
-            raise SweepError(f"problem.radius = {_shown(radius)}: radius must be a number > 0, "
+            raise SweepError(f"{where}.radius = {_shown(radius)}: radius must be a number > 0, "
                              'or "none" for no constraint (then reg > 0)')
         options["radius"] = None
     k = options.get("n_classes")
     if isinstance(k, int) and not isinstance(k, bool) and k > MAX_CLASSES:
-        raise SweepError(f"problem.n_classes = {k}: n_classes must be an integer in "
+        raise SweepError(f"{where}.n_classes = {k}: n_classes must be an integer in "
                          f"[2, {MAX_CLASSES}] (dpsolve.experiments.sweep.MAX_CLASSES)")
     if isinstance(options.get("classes"), list) and len(options["classes"]) > MAX_CLASSES:
-        raise SweepError(f"problem.classes: at most {MAX_CLASSES} classes, got "
+        raise SweepError(f"{where}.classes: at most {MAX_CLASSES} classes, got "
                          f"{len(options['classes'])}")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             Problem(np.zeros((1, 1)), [_placeholder_label(options)], **options)
     except (TypeError, ValueError) as exc:
-        raise refuse("problem", cell, exc) from None
+        raise refuse(where, cell, exc) from None
 
 
 def _check_solver_cell(cell, where, spec):
