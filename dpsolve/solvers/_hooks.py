@@ -58,6 +58,13 @@ class Hooks:
     sweep_options : callable or None
         ``sweep_options(options) -> mapping``: a sweep's solver options (TOML values) as the
         public function takes them. None: as they are.
+    population_bound : callable or None
+        ``population_bound(problem, partition, plan) -> float or None``: the solver's bound on
+        the excess *population* risk ``L(theta) - min_C L`` of its release, for rows drawn
+        i.i.d. from a distribution (stochastic convex optimisation), read off the plan as
+        ``SolverSpec.bound`` is; None from the hook: no theorem applies to the plan. The sweeps
+        on a population source compare it with the measured excess population risk. None: the
+        solver states no population-risk bound.
     """
 
     prediction_reg: Optional[Callable] = None
@@ -69,6 +76,7 @@ class Hooks:
     draw: Optional[Callable] = None
     measure: Optional[Callable] = None
     sweep_options: Optional[Callable] = None
+    population_bound: Optional[Callable] = None
 
     def __post_init__(self):
         object.__setattr__(self, "prediction_options",
