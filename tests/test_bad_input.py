@@ -63,9 +63,10 @@ SOLVERS = {
     "dp_sgd": lambda e=0.5, d=1e-6, **k: dpsolve.dp_sgd(problem(), e, d, **{"steps": 3, **k}),
     "adassp": lambda e=0.5, d=1e-6, **k: dpsolve.adassp(problem("squared", radius=None), e, d,
                                                          **k),
+    "phased_erm": lambda e=0.5, d=1e-6, **k: dpsolve.phased_erm(problem(), e, d, **k),
 }
 GAUSSIAN = ("noisy_sgd", "clipped_gd", "output_perturbation", "multiparty_gd",
-            "aggregated_output_perturbation", "joint_sgd", "dp_sgd")
+            "aggregated_output_perturbation", "joint_sgd", "dp_sgd", "phased_erm")
 
 
 def case(id, call, error, match, marks=()):

@@ -440,6 +440,8 @@ def test_refuses_a_problem_it_cannot_solve_before_any_work(spec, gradient_evalua
 # The solvers without an excess-risk theorem, with why: only these may return no bound.
 NO_BOUND = {
     "aggregated_output_perturbation": "dpsolve.bounds has none for model aggregation",
+    "phased_erm": "its bound is on the population risk (Hooks.population_bound), none on the "
+                  "empirical risk",
 }
 # Where the theorem needs settings other than the example's: minibatch_sgd's bound is for the
 # step sizes 1/(reg t) (Song, Chaudhuri & Sarwate 2013), schedule "inv"; its example runs

@@ -248,6 +248,11 @@ SOLVERS = {
     "dp_sgd/intercept": (("huber_hinge",), lambda pr: dpsolve.dp_sgd(
         pr, 1.0, 1e-5, sampling_rate=0.2, steps=30, rng=SEED)),
     "adassp/intercept": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, 1e-5, rng=SEED)),
+    "phased_erm": (SMOOTH, lambda pr: dpsolve.phased_erm(pr, 1.0, 1e-5, rng=SEED)),
+    "phased_erm/secure": (("logistic",), lambda pr: dpsolve.phased_erm(
+        pr, 1.0, 1e-5, phases=3, secure=True)),
+    "phased_erm/intercept": (("squared",), lambda pr: dpsolve.phased_erm(
+        pr, 1.0, 1e-5, step_size=0.5, rng=SEED)),
 }
 
 

@@ -1369,3 +1369,54 @@ def test_aggregated_output_perturbation_sensitivity(config, other):
     _check_against_reference(case, tiny, local, own, cert)
     _record("aggregated_output_perturbation Delta", f"{config} m=2 (base {base})", value / m,
             code)
+
+
+PHASED_ERM_CONFIGS = [
+    ArgminConfig(Case("logistic", R=0.5), n=10, lam=0.1, ball=True),
+    pytest.param(ArgminConfig(Case("squared", R=1.5, By=1.0), n=5, lam=0.5, ball=True),
+                 marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("config", PHASED_ERM_CONFIGS, ids=str)
+def test_phased_erm_phase_sensitivity(config):
+    """phased_erm's first phase minimises ``(1/n_1) sum loss + (lambda_1/2)||w - w_0||^2`` over
+    the ball, ``w_0 = 0``, on its slice of n_1 rows, and adds noise for ``settings
+    ["sensitivities"][0] = 2L/(lambda_1 n_1) + 2 r_1`` (r_1 the inner solve's certified
+    distance). The step size is set so that ``lambda_1 = 8 / (eta n_1)`` is the config's lambda:
+    the numerical max of ``||w*(D) - w*(D')||`` over the slice's replaced record (exact,
+    certified minimisers) must not exceed ``2L/(lambda_1 n_1)``; the fixed-iteration inner solve
+    the phase runs must land within r_1 of the exact minimiser; and every phase's sigma is the
+    event's noise multiplier times its sensitivity (one Gaussian mechanism: the phases read
+    disjoint rows)."""
+    from dpsolve import _fixed_iteration
+    from dpsolve.solvers import get, plan_fit
+    rng = np.random.default_rng([SEED, 5, _seed_of(config)])
+    value, allowance, data, base, thetas = _argmin_search(config, rng)
+    case, n1, lam = config.case, config.n, config.lam
+    (X, y), _ = data
+    X_rest, y_rest = _data(case, n1, rng)
+    problem = case.problem(np.vstack([X, X_rest]), np.concatenate([y, y_rest]),
+                           radius=config.radius)
+    eta = 8.0 / (lam * n1)
+    fit = dpsolve.phased_erm(problem, 0.8, 1e-6, step_size=eta, rng=SEED)
+    settings = fit.settings
+    assert settings["phase_sizes"][0] == n1
+    assert settings["phase_regs"][0] == pytest.approx(lam, rel=1e-12)
+    code = settings["sensitivities"][0] - 2.0 * settings["inner_distances"][0]
+    assert code == pytest.approx(2.0 * problem.lipschitz / (n1 * lam), rel=1e-12)
+    assert value <= code + allowance
+    assert allowance <= 1e-5 * code
+    multiplier = gaussian_multiplier(fit.dp_event)
+    for sigma, sensitivity in zip(settings["sigmas"], settings["sensitivities"]):
+        assert sigma / sensitivity >= multiplier
+        assert sigma / sensitivity == pytest.approx(multiplier, rel=8 * EPS)
+    # the inner solve of phase 1, as run() does it, on D's slice: within r_1 of w*(D)
+    plan = plan_fit(get("phased_erm"), problem, None, 0.8, 1e-6, step_size=eta)
+    phase = plan.run_inputs["phases"][0]
+    rows = problem._with_data(problem.X[:n1], problem.y[:n1])
+    start = np.zeros(problem.theta_shape)
+    w_hat = _fixed_iteration.minimize(rows, phase["inner"], linear=-lam * start, start=start)
+    own, cert = Tiny(case, rows.X, rows.y, lam, config.radius).solve()
+    assert np.linalg.norm(w_hat - own) <= phase["distance"] + cert
+    _record("phased_erm phase-1 Delta", f"{config} (base {base})", value, code)

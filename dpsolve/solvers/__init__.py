@@ -17,6 +17,7 @@ from . import (noisy_sgd, clipped_gd, minibatch_sgd, output_perturbation,
                objective_perturbation, multiparty_gd, aggregated_output_perturbation, joint_sgd)
 from . import dp_sgd  # (the worked example of docs/adding_a_solver.md)
 from . import adassp
+from . import phased_erm
 
 __all__ = ["Accepts", "Bound", "Hooks", "Measured", "Plan", "Released", "SolverSpec", "Target",
            "document", "get", "lifecycle", "plan_fit", "register", "registry", "run_plan",

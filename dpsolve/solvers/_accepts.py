@@ -91,6 +91,8 @@ class Accepts:
         elif noise is not None and (epsilon is None or (required and delta is None)):
             both = " and delta" if required else ""
             raise TypeError(f"{solver} needs epsilon{both} (or an explicit {noise}{both})")
+        elif required and delta is None:
+            raise TypeError(f"{solver} needs epsilon and delta (delta in (0, 1))")
         if not explicit:
             self._epsilon_range(options).check(epsilon, "epsilon")
         # "none": the public function takes no delta; a delta another caller plans with
