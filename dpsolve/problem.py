@@ -281,10 +281,10 @@ class Problem:
         intercept column are per row; one warning gives the total clipped count), and stays
         there: ``Problem.X`` is the validated RowChunks and ``Problem.y`` the coded labels
         gathered to this process (one value per row). The solvers registered with
-        ``chunked=True`` (``clipped_gd``, ``dp_sgd``, ``output_perturbation``) take it: each
-        chunk's partial sums (clipped gradients, gradients of the inner solve) are computed on
-        its worker by dpsolve's kernels, added here in chunk order, and the noise is drawn
-        here; X itself never comes here (docs/cluster.md, "Rows on the workers"). The others, which
+        ``chunked=True`` (``clipped_gd``, ``dp_sgd``, ``output_perturbation``,
+        ``phased_erm``) take it: each chunk's partial sums (clipped gradients, gradients of the
+        inner solves) are computed on its worker by dpsolve's kernels, added here in chunk
+        order, and the noise is drawn here; X itself never comes here (docs/cluster.md, "Rows on the workers"). The others, which
         need random access to the rows, refuse it before any work.
         :func:`dpsolve.reference_minimizer` (Newton for the smooth losses) and its certificate
         take it too. A fit is bit-identical to the same chunks held locally

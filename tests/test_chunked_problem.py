@@ -24,7 +24,7 @@ P, K = 5, 3
 ROWS = (37, 100, 63)
 N = sum(ROWS)
 #: The solvers registered with chunked=True, in registration order.
-CHUNKED_SOLVERS = ("clipped_gd", "output_perturbation", "dp_sgd")
+CHUNKED_SOLVERS = ("clipped_gd", "output_perturbation", "dp_sgd", "phased_erm")
 DTYPES = [np.float64, np.float32]
 
 

@@ -172,3 +172,44 @@ def test_measured_excess_population_risk_is_below_the_bound():
                                                   plan_fit(spec, problem, None, 1.0, 1e-6)))
     assert len(set(bounds)) == 1                     # public constants only
     assert np.mean(risks) <= bounds[0]
+
+
+def _chunked(problem, rows):
+    from dpsolve.chunked import RowChunks
+    X, y = np.asarray(problem.X), np.asarray(problem.y)
+    bounds = np.cumsum((0,) + tuple(rows))
+    chunks = RowChunks.from_arrays([X[a:b] for a, b in zip(bounds, bounds[1:])],
+                                   [y[a:b] for a, b in zip(bounds, bounds[1:])])
+    return dpsolve.Problem(chunks, None, problem.loss, radius=problem.radius)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_rows_in_chunks(loss):
+    """One chunk gives the bits of the rows in memory (each phase's gradient is the same
+    kernel on the same rows). Chunks cutting the phases' slices differ only in the order of the
+    sums; both fits are then within the inner solves' certified distances (which cover float64,
+    :func:`dpsolve._fixed_iteration.float_floor`) of the same exact phases with the same
+    noise, so within twice their sum of each other."""
+    problem = _problem(n=200, loss=loss)
+    whole = dpsolve.phased_erm(problem, 1.0, 1e-6, rng=4)
+    one = dpsolve.phased_erm(_chunked(problem, (200,)), 1.0, 1e-6, rng=4)
+    assert one.theta.tobytes() == whole.theta.tobytes()
+    cut = dpsolve.phased_erm(_chunked(problem, (37, 100, 63)), 1.0, 1e-6, rng=4)
+    assert cut.settings == whole.settings
+    assert np.linalg.norm(cut.theta - whole.theta) <= 2.0 * sum(
+        whole.settings["inner_distances"])
+
+
+@pytest.mark.slow
+def test_rows_on_dask_give_the_local_chunks_bits():
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    problem = _problem(n=200)
+    X, y = np.asarray(problem.X), np.asarray(problem.y)
+    with distributed.Client(processes=False, dashboard_address=":0"):
+        remote = dpsolve.Problem(da.from_array(X, chunks=((37, 100, 63), (3,))),
+                                 da.from_array(y, chunks=((37, 100, 63),)), "logistic",
+                                 radius=1.0)
+        a = dpsolve.phased_erm(remote, 1.0, 1e-6, rng=4)
+    b = dpsolve.phased_erm(_chunked(problem, (37, 100, 63)), 1.0, 1e-6, rng=4)
+    assert a.theta.tobytes() == b.theta.tobytes()

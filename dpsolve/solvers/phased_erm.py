@@ -28,6 +28,7 @@ from ..privacy.accounting import gaussian_event
 from ..privacy.calibration import (check_finite_lipschitz, check_noise_scale,
                                    exact_gaussian_sigma, warn_large_delta)
 from ..privacy.samplers import gaussian_noise
+from ..rows import Rows, rows_of
 from . import _inner as _inner_module
 from ._accepts import Accepts
 from ._hooks import Hooks
@@ -115,6 +116,10 @@ def phased_erm(problem, epsilon, delta=None, *, step_size=None, phases=None,
     in docs/phased_erm.md). No excess *empirical* risk bound is stated: a phase sees only its
     slice, and nothing ties the slices' risks to the whole sample's when the rows are not
     i.i.d., so ``SolverSpec.bound`` is None for every plan.
+
+    X dense, CSR or in chunks of rows (a Dask array or a :class:`~dpsolve.chunked.RowChunks`):
+    each inner step sums the phase's rows of every chunk where the chunk lives and adds the
+    chunks' sums in chunk order (one chunk: the bits of the rows in memory).
 
     Source: Feldman, Koren & Talwar 2020 (STOC), the phased-ERM algorithm of their
     localisation approach (arXiv:2005.04763).
@@ -247,13 +252,58 @@ def plan(problem, partition, target, options):
                 run_inputs={"phases": phases})
 
 
+def _slice_gradient_sum(X, y, start, stop, theta=None, loss=None):
+    """One chunk's part of a phase: the gradient sum of its rows ``start:stop`` (the gradient
+    kernel on those rows, as on rows in memory), zeros if the phase has none of its rows. Run
+    where the chunk lives (module level: pickled to Dask's workers)."""
+    if stop <= start:
+        return np.zeros(theta.shape)
+    return rows_of(X[start:stop], y[start:stop]).clipped_gradient_sum(theta, loss, math.inf)[0]
+
+
+class _ChunkSlice(Rows):
+    """Rows ``start:stop`` of rows in chunks, seen as the rows of a phase: its gradient sum is
+    each chunk's part of the slice summed where the chunk lives
+    (:func:`_slice_gradient_sum`), the parts added in chunk order. The slice's bounds in each
+    chunk come from the public layout alone."""
+
+    _row_chunks = True          # a Problem keeps it as it is (Problem._with_data)
+
+    def __init__(self, chunks, start, stop):
+        bounds = np.cumsum((0,) + tuple(chunks.chunk_rows))
+        self._chunks = chunks
+        self._starts = [int(min(max(start - a, 0), b - a)) for a, b in zip(bounds, bounds[1:])]
+        self._stops = [int(min(max(stop - a, 0), b - a)) for a, b in zip(bounds, bounds[1:])]
+        self.shape = (stop - start, chunks.shape[1])
+        self.dtype = chunks.dtype
+        self.part_rows = tuple(b - a for a, b in zip(self._starts, self._stops))
+
+    def clipped_gradient_sum(self, theta, loss, clip, rows=None):
+        """The slice's gradient sum (``clip`` must be inf: a phase clips nothing)."""
+        theta = np.ascontiguousarray(theta, dtype=np.float64)
+        parts = self._chunks.map(_slice_gradient_sum, self._starts, self._stops, theta=theta,
+                                 loss=loss)
+        total = np.zeros(theta.shape)
+        for part in parts:
+            total += part
+        return total, 0
+
+
+def _phase_problem(problem, start, stop):
+    """The Problem on rows ``start:stop`` (views of X in memory; a :class:`_ChunkSlice` of rows
+    in chunks), with every setting and public bound of ``problem``."""
+    y = problem.y[start:stop]
+    if problem.rows.random_access:
+        return problem._with_data(problem.X[start:stop], y)
+    return problem._with_data(_ChunkSlice(problem.rows, start, stop), y)
+
+
 def run(problem, partition, plan, rng):
     """The phases in order: each one's inner solve on its own rows, its noise, the projection."""
-    X, y, R = problem.X, problem.y, problem.radius
+    R = problem.radius
     w = np.zeros(problem.theta_shape)
     for phase in plan.run_inputs["phases"]:
-        start, stop = phase["start"], phase["start"] + phase["size"]
-        rows = problem._with_data(X[start:stop], y[start:stop])
+        rows = _phase_problem(problem, phase["start"], phase["start"] + phase["size"])
         # (lambda/2)||w - c||^2 = (lambda/2)||w||^2 - lambda <c, w> + const: the plan's mu
         # carries lambda + reg, the linear term -lambda c, and the solve starts at c
         w_hat = fixed.minimize(rows, phase["inner"], linear=-phase["lam"] * w, start=w)
@@ -322,4 +372,4 @@ SPEC = register(SolverSpec(
     bound=bound, page="phased_erm.md",
     nonfinite_hint="the noise scale overflowed: use a larger epsilon",
     example={"epsilon": 1.0, "delta": 1e-6}, example_problem={"radius": 1.0},
-    sparse=True, hooks=Hooks(population_bound=population_bound)))
+    sparse=True, chunked=True, hooks=Hooks(population_bound=population_bound)))
