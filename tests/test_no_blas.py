@@ -36,6 +36,10 @@ PROMISED = [
       for secure in (False, True)
       if not (solver == "objective_perturbation" and loss == "squared")
       and not (solver in _PARTIES and storage == "csr")],
+    *[("phased_erm", loss, storage, secure)
+      for loss in ("logistic", "squared", "huber_hinge")
+      for storage in ("dense", "csr", "float32")
+      for secure in (False, True)],
 ]
 
 _CHILD = """
