@@ -15,7 +15,9 @@ Frobenius norms): the theorems hold in any Euclidean space of that dimension. Bo
 that do not take the multinomial loss raise ValueError for it.
 
 This module holds the theory no single solver owns: the minimax lower bounds
-(:func:`lower_bound_lipschitz`, :func:`lower_bound_strongly_convex`), the minimiser's norm
+(:func:`lower_bound_lipschitz`, :func:`lower_bound_strongly_convex`; on the excess *population*
+risk, :func:`dp_sco_lower_bound`), the optimal DP-SCO rate and its crossover
+(:func:`dp_sco_rate`), the minimiser's norm
 (:func:`minimizer_norm_bound`), noisy projected gradient descent
 (:func:`gradient_perturbation_bound`) and the arguments and forms every bound shares. Each
 solver's own bound is in its solver's module, beside the spec's ``bound`` that evaluates it at
@@ -26,13 +28,14 @@ on the joint model's gradient bound and is with that model: :func:`dpsolve.joint
 The settings that minimise objective perturbation's bound, and the privacy constants it rests
 on, are with the method: :mod:`dpsolve.solvers.objective_perturbation.approximate_minima`.
 """
+import dataclasses
 import math
 
 import numpy as np
 
 from ._capabilities import multinomial_solvers
 from ._moved import moved_names
-from ._validation import check_choice, check_real
+from ._validation import check_choice, check_int, check_real
 from .problem import Problem, reject_multinomial
 
 FORMS = ("mean", "sum")
@@ -196,6 +199,110 @@ def lower_bound_strongly_convex(problem, epsilon, *, form="mean"):
     value = min(G * problem.diameter,
                 G * G * parameter_count(problem) / (problem.reg * epsilon ** 2 * n * n))
     return from_mean(value, problem, form)
+
+
+# -- stochastic convex optimisation: the excess population risk -------------------------------
+def dp_sco_lower_bound(problem, epsilon):
+    r"""Bassily-Feldman-Talwar-Thakurta 2019 lower bound on the excess *population* risk of an
+    (epsilon, delta)-DP algorithm, convex Lipschitz losses over a set of diameter D (their
+    Appendix C: the non-private lower bound and the reduction from the private ERM lower bound
+    of Bassily-Smith-Thakurta 2014), constant 1:
+
+    .. math:: \Omega\!\left(L D \max\left(\frac{1}{\sqrt{n}},
+              \min\left(1, \frac{\sqrt{p}}{\epsilon n}\right)\right)\right).
+
+    The paper states it as ``Omega(.)`` without a constant (for ``delta = o(1/n)``), and this
+    returns it with the constant set to 1: a scaling, not a guaranteed number. A minimax rate:
+    *some* distribution is this hard; a particular one (such as
+    :class:`dpsolve.population.SphereSource`'s) may do better. The population risk has no
+    regulariser, so L is the loss's own Lipschitz constant (``problem.lipschitz``, not
+    ``problem.gradient_bound``); ``p`` is the number of parameters (``p K`` for multinomial).
+
+    Parameters
+    ----------
+    problem : Problem
+        Gives n, p, ``L = problem.lipschitz`` and ``D = problem.diameter``.
+    epsilon : float
+        Target epsilon, ``> 0``.
+
+    Returns
+    -------
+    float
+        The lower bound (constant 1) on ``L(theta) - min_C L``; infinite without a constraint.
+    """
+    check_bound_arguments(problem, epsilon)
+    n = problem.n
+    private = min(1.0, math.sqrt(parameter_count(problem)) / (epsilon * n))
+    return problem.lipschitz * problem.diameter * max(1.0 / math.sqrt(n), private)
+
+
+@dataclasses.dataclass(frozen=True)
+class DpScoRate:
+    """The optimal DP-SCO rate's two terms (:func:`dp_sco_rate`), constant 1.
+
+    Attributes
+    ----------
+    statistical : float
+        ``L D / sqrt(n)``: the non-private rate.
+    private : float
+        ``L D sqrt(p ln(1/delta)) / (n epsilon)``: the price of privacy.
+    rate : float
+        The larger of the two.
+    crossover_p : float
+        ``n epsilon^2 / ln(1/delta)``: the dimension at which the two terms are equal; below
+        it privacy costs nothing in rate.
+    private_dominates : bool
+        Whether ``p > crossover_p`` (the private term is the larger).
+    """
+
+    statistical: float
+    private: float
+    rate: float
+    crossover_p: float
+    private_dominates: bool
+
+
+def dp_sco_rate(n, p, epsilon, delta, *, lipschitz=1.0, diameter=1.0):
+    r"""The optimal excess population risk of (epsilon, delta)-DP stochastic convex
+    optimisation, Bassily-Feldman-Talwar-Thakurta 2019 (reached in linear time by
+    Feldman-Koren-Talwar 2020), up to constants and logarithms:
+
+    .. math:: L D \max\left(\frac{1}{\sqrt{n}}, \frac{\sqrt{p \ln(1/\delta)}}{n \epsilon}\right),
+
+    with its two terms and the crossover ``p = n epsilon^2 / ln(1/delta)`` where the private
+    term takes over from the statistical one: privacy is free in rate below it.
+
+    Parameters
+    ----------
+    n : int
+        The number of records, ``>= 1``.
+    p : int
+        The dimension (number of parameters), ``>= 1``.
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In (0, 1).
+    lipschitz : float, default 1.0
+        L, the loss's Lipschitz constant (``problem.lipschitz``).
+    diameter : float, default 1.0
+        D, the diameter of the constraint set (``problem.diameter``, 2R).
+
+    Returns
+    -------
+    DpScoRate
+        Both terms (constant 1), the rate, the crossover dimension and which term dominates.
+    """
+    n = check_int(n, "n", low=1)
+    p = check_int(p, "p", low=1)
+    epsilon = check_real(epsilon, "epsilon", low=0.0)
+    delta = check_real(delta, "delta", low=0.0, high=1.0)
+    scale = check_real(lipschitz, "lipschitz", low=0.0) * check_real(diameter, "diameter",
+                                                                       low=0.0)
+    log_term = math.log(1.0 / delta)
+    statistical = scale / math.sqrt(n)
+    private = scale * math.sqrt(p * log_term) / (n * epsilon)
+    crossover = n * epsilon * epsilon / log_term
+    return DpScoRate(statistical, private, max(statistical, private), crossover, p > crossover)
 
 
 # -- the minimiser's norm -----------------------------------------------------------------------

@@ -115,7 +115,7 @@ def plot_axis(cells, axis, paths, title=None):
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(label)
-        ax.set_ylabel("excess risk F(θ) − F(θ*) (mean form)")
+        ax.set_ylabel(_risk_label(mine))
         ax.set_title(f"{solver}, {loss} loss" if loss else solver)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="best", title="measured", title_fontsize=7)
@@ -124,6 +124,14 @@ def plot_axis(cells, axis, paths, title=None):
                  fontsize=10)
     _save(fig, paths)
     return list(paths)
+
+
+def _risk_label(cells):
+    """The y axis: the excess empirical risk, or the excess population risk of the cells of a
+    population source (``measure = "population"``)."""
+    if any(c.get("measure") == "population" for c in cells):
+        return "excess population risk L(θ) − min L"
+    return "excess risk F(θ) − F(θ*) (mean form)"
 
 
 def _save(fig, paths):

@@ -17,6 +17,7 @@ from ..problem import Problem
 from ..reference import excess_risk, reference_minimizer
 from ..solvers import get as solver_spec
 from ..solvers import plan_fit, run_plan
+from . import sphere
 from ._datafiles import DATA_SUFFIXES, LABEL_SUFFIXES, check_data_file, load_file
 from .sweep import (SweepError, _grid, _shown, canonical, data_seed, refuse, run_seed,
                     shared_reference)
@@ -38,6 +39,8 @@ def load_data(data, root, names=("data.path", "data.labels")):
     if source == "zipf":
         options = {k: v for k, v in data.items() if k not in ("source", "n", "p")}
         return datasets.make_sparse_zipf(data["n"], data["p"], rng=rng, **options)
+    if sphere.is_sphere(data):
+        return sphere.load(data, rng)
     if source == "breast_cancer":
         return datasets.load_breast_cancer()
     if source == "digits":
@@ -89,6 +92,8 @@ def build_problem(spec, root, data=None):
     :func:`load_data`) with the problem's options."""
     X, y = load_data(spec["data"], root) if data is None else data
     options = dict(spec["problem"])
+    if sphere.is_sphere(spec["data"]):          # the source's public row and label bounds
+        options.update(sphere.problem_options(spec["data"]))
     if options.get("radius") == "none":
         options["radius"] = None
     if options.get("loss") == "multinomial":
@@ -286,6 +291,15 @@ def execute(spec, root, reference=None):
         ``certified_epsilon``, ``calibration``, ``sigma``, ``steps``, ``n``, ``p``,
         ``wall_time`` and ``theta_sha256`` (the released parameters' bytes); for
         ``name = "auto"`` also ``chosen_solver`` (:func:`dpsolve.choose_solver`'s choice).
+        On a ``sphere`` source (:mod:`dpsolve.experiments.sphere`) the measure is the
+        population's: ``measure = "population"``, ``excess_risk`` is the excess population
+        risk ``L(theta) - min_{||theta|| <= R} L`` with ``excess_risk_error`` (the half-width
+        of its quadrature interval, :func:`dpsolve.excess_population_risk`), ``bound`` the
+        solver's population bound (:attr:`~dpsolve.solvers.Hooks.population_bound`; None
+        where it states none) and ``lower_bound`` the DP-SCO lower bound
+        (:func:`dpsolve.bounds.dp_sco_lower_bound`); the excess empirical risk against the
+        sample's theta* and the solver's empirical bound are kept as
+        ``empirical_excess_risk``, ``empirical_bound`` and ``empirical_bound_name``.
 
     Notes
     -----
@@ -318,10 +332,16 @@ def execute(spec, root, reference=None):
         released = (fit.theta,)
     released = b"".join(np.ascontiguousarray(array).tobytes() for array in released)
     upper, upper_name, lower = _bounds(problem, solver, plan, parties)
+    measured = {"excess_risk": float(risk), "bound": upper, "bound_name": upper_name,
+                "lower_bound": lower}
+    if sphere.is_sphere(spec["data"]):
+        # the population risk is what is measured; the empirical one stays beside it
+        measured = {"empirical_excess_risk": float(risk), "empirical_bound": upper,
+                    "empirical_bound_name": upper_name,
+                    **sphere.measure(spec["data"], problem, solver, parties, plan, fit.theta)}
     return {
-        "excess_risk": float(risk), "reference_gap": float(reference.gap),
+        **measured, "reference_gap": float(reference.gap),
         "objective": float(objective), "optimum": float(reference.value),
-        "bound": upper, "bound_name": upper_name, "lower_bound": lower,
         "epsilon": float(fit.epsilon), "delta": float(fit.delta),
         "certified_epsilon": float(fit.privacy.certified_epsilon),
         "certified_by": fit.privacy.certified_by, "calibration": fit.calibration,

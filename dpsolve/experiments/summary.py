@@ -1,6 +1,8 @@
 """Summaries of a results database: per grid cell, mean excess risk with a 95% confidence
 interval and its ratio to the bound; along an axis, the fitted log-log slope with its interval
-next to the slope of the theorem's bound over the same grid."""
+next to the slopes of the theorem's bound and of the lower bound over the same grid. The excess
+risk is the empirical one, or on a population source (``source = "sphere"``) the excess
+population risk, as each run's ``measure`` says."""
 import csv
 import math
 
@@ -72,7 +74,10 @@ def summarize(source, level=0.95):
         ``certified_epsilon`` (mean), ``sigma``, ``reference_gap`` (largest),
         ``wall_time`` (mean), ``objective`` (the mean of F at the releases, with its
         t-interval ``objective_half_width``) and ``optimum`` (F at the cell's theta*, the
-        mean over its runs).
+        mean over its runs); ``measure``, ``"empirical"`` or ``"population"`` (the excess
+        risk is then the excess population risk, and the cell also has
+        ``empirical_excess_risk``, the mean excess empirical risk against the sample's theta*,
+        and ``excess_risk_error``, the largest quadrature error of a run's population risk).
 
     Raises
     ------
@@ -99,6 +104,8 @@ def summarize(source, level=0.95):
             "reference_gap": max(r["result"]["reference_gap"] for r in rows),
             "wall_time": float(np.mean([r["result"]["wall_time"] for r in rows])),
             **_objective(rows, level),
+            "measure": first.get("measure", "empirical"),
+            **_population_columns(rows),
         })
     params = sorted(k for k in out[0] if "." in k) if out else []
     out.sort(key=lambda c: [_order(c.get(k)) for k in ["solver.name"] + params])
@@ -112,6 +119,15 @@ def _objective(rows, level):
     objective, half = mean_interval([r["result"]["objective"] for r in rows], level)
     return {"objective": objective, "objective_half_width": half,
             "optimum": float(np.mean([r["result"]["optimum"] for r in rows]))}
+
+
+def _population_columns(rows):
+    """A population cell's mean excess empirical risk and largest quadrature error."""
+    if rows[0]["result"].get("measure") != "population":
+        return {}
+    return {"empirical_excess_risk": float(np.mean(
+                [r["result"]["empirical_excess_risk"] for r in rows])),
+            "excess_risk_error": max(r["result"]["excess_risk_error"] for r in rows)}
 
 
 def _order(value):
@@ -169,7 +185,8 @@ def slopes(source, axis, level=0.95):
         ``points`` (distinct values), ``slope`` with ``ci_low`` and ``ci_high`` (least squares
         over every run with a positive excess risk, t-interval; nan with fewer than three
         points) and ``bound_slope``, the slope of the bound over the same grid: the exponent
-        the theorem predicts there (None if a cell has no bound).
+        the theorem predicts there (None if a cell has no bound); ``lower_bound_slope``
+        likewise for the lower bound.
 
     Raises
     ------
@@ -195,13 +212,19 @@ def slopes(source, axis, level=0.95):
         if len({x for x, _ in points}) < 2:
             continue
         slope, low, high = fit_slope([x for x, _ in points], [y for _, y in points], level)
-        bound_by_x = {x: r.get("bound") for x, r in items}
-        predicted = None
-        if all(bound_by_x[x] for x in xs):
-            predicted = fit_slope(xs, [bound_by_x[x] for x in xs])[0]
         out.append({**dict(key), "axis": axis, "points": len(xs), "slope": slope,
-                    "ci_low": low, "ci_high": high, "bound_slope": predicted})
+                    "ci_low": low, "ci_high": high,
+                    "bound_slope": _bound_slope(xs, items, "bound"),
+                    "lower_bound_slope": _bound_slope(xs, items, "lower_bound")})
     return out
+
+
+def _bound_slope(xs, items, column):
+    """The log-log slope of a bound column over the grid ``xs`` (None if a cell lacks it)."""
+    by_x = {x: r.get(column) for x, r in items}
+    if not all(by_x[x] for x in xs):
+        return None
+    return fit_slope(xs, [by_x[x] for x in xs])[0]
 
 
 def to_csv(cells, path):

@@ -7,8 +7,8 @@ A sweep is a TOML file (or the same structure as a dict)::
     replicates = 5             # runs per grid cell, differing only in the solver's randomness
 
     [data]                     # list values are grid axes, scalars are fixed
-    source = "synthetic"       # synthetic | separable | zipf | breast_cancer | digits | file
-                               # | chunks
+    source = "synthetic"       # synthetic | separable | zipf | sphere | breast_cancer
+                               # | digits | file | chunks
     n = [500, 1000, 2000]
     p = 10
                                # several datasets: [[data]] tables, each with its own grid
@@ -76,6 +76,7 @@ from pathlib import Path
 import numpy as np
 
 from .._validation import Integer, Real, check_parameters, check_real, open_input_file
+from . import sphere
 from ._datafiles import CHUNK_FORM, check_data_file, chunk_files
 
 TEXT_KEYS = ("title", "description", "discussion")     # for the report page, not the runs
@@ -84,6 +85,7 @@ DATA_KEYS = {
     "synthetic": {"source", "n", "p", "noise"},
     "separable": {"source", "n", "p", "margin"},
     "zipf": {"source", "n", "p", "words", "exponent", "support", "signal", "values"},
+    "sphere": sphere.SPHERE_KEYS,
     "breast_cancer": {"source"},
     "digits": {"source"},
     "file": {"source", "path", "labels"},
@@ -95,8 +97,9 @@ CHUNK_KEYS = ("rows", "labels")
 PROBLEM_KEYS = {"loss", "radius", "reg", "row_norm", "label_bound", "huber_width", "clip_rows",
                 "classes", "n_classes", "fit_intercept", "intercept_scale", "constraint"}
 #: The data sources' numeric keys: the checks of dpsolve.datasets.make_synthetic,
-#: make_separable and make_sparse_zipf (and ``noise >= 0``, the standard deviation of the
-#: labels' noise), with the accepted range in words for a value of the wrong type.
+#: make_separable and make_sparse_zipf (and ``noise >= 0``: the standard deviation of the
+#: labels' noise, or for a sphere source the half-width of its targets' uniform noise), with
+#: the accepted range in words for a value of the wrong type.
 DATA_CHECKS = {
     "n": (Integer(1), "an integer >= 1"),
     "p": (Integer(1), "an integer >= 1"),
@@ -474,6 +477,9 @@ def load_sweep(source):
                for i, table in enumerate(solvers)]
     _refuse_overlaps(("data", data), ("solver", checked))
     _check_chunked_runs(data, problem, checked, known)
+    sphere.check_runs([("data" if len(data) == 1 else f"data[{i}]", table)
+                       for i, table in enumerate(data) if sphere.is_sphere(table)],
+                      _grid(problem), checked, known, SweepError)
     spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
             "problem": problem, "solver": checked}
     return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
@@ -669,7 +675,7 @@ def _check_data(table, where):
     if extra:
         raise SweepError(f"{where}.{sorted(extra)[0]}: not a key of source "
                          f"{data['source']!r}; accepted: {sorted(DATA_KEYS[data['source']])}")
-    if data["source"] in ("synthetic", "separable", "zipf"):
+    if data["source"] in ("synthetic", "separable", "zipf", "sphere"):
         for key in ("n", "p"):
             if key not in data:
                 raise SweepError(f"{where}.{key}: source {data['source']!r} needs {key}")
@@ -744,6 +750,8 @@ def _check_data_cell(cell, where):
             check_zipf_settings(**{k: v for k, v in cell.items() if k != "source"})
         except (TypeError, ValueError) as exc:
             raise refuse(where, cell, exc) from None
+    if sphere.is_sphere(cell):
+        sphere.check_cell(cell, where, SweepError)
     if cell["source"] in ("breast_cancer", "digits"):
         import importlib.util
         if importlib.util.find_spec("sklearn") is None:
