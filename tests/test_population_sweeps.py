@@ -200,3 +200,42 @@ def test_choose_solver_compares_population_bounds(monkeypatch):
     assert reasons["dp_sgd"] == "states no excess population risk bound"
     assert reasons["clipped_gd"] is None and "epsilon" in reasons["noisy_sgd"]
     assert dpsolve.choose_solver(P, 1.0, 1e-6).risk == "empirical"
+
+
+# -- the theorem page of several sweeps -------------------------------------------------------------
+def _stored(sweep, path):
+    from dpsolve.experiments.store import ResultStore
+    from dpsolve.experiments.sweep import Run
+    with ResultStore(path) as store:
+        store.register(sweep)
+        for spec in sweep.runs():
+            store.add(Run.of(spec), runs.execute(spec, sweep.seed))
+    return path
+
+
+def test_a_theorem_page_gathers_its_parts_with_the_crossover(tmp_path):
+    import importlib.util
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[1] / "docs" / "scripts" / "theorem_page.py"
+    loader = importlib.util.spec_from_file_location("theorem_page", script)
+    theorem_page = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(theorem_page)
+    main = load_sweep({**SPHERE, "title": "DP-SCO", "discussion": "As measured."})
+    part = load_sweep({**SPHERE, "name": "sphere-p", "title": "Against p",
+                       "data": {"source": "sphere", "n": 200, "p": [3, 6, 12, 24]}})
+    sweeps = theorem_page.DOCS / "sweeps"
+    text = theorem_page.page(main, sweeps / "a.toml", _stored(main, tmp_path / "a.db"), [],
+                             parts=[(part, sweeps / "a.p.toml", _stored(part, tmp_path / "b.db"),
+                                     [])])
+    assert text.startswith("# DP-SCO\n") and "runs the 2 sweeps below (12 runs" in text
+    assert "## DP-SCO" in text and "## Against p" in text and text.count("### Scaling") == 2
+    assert "| n | excess population risk | ± 95% |" in text
+    # p* = n eps^2 / ln(1/delta) = 200 / ln(1e6) = 14.5: p = 3..12 below it, 24 above
+    star = bounds.dp_sco_rate(200, 1, 1.0, 1e-6).crossover_p
+    assert f"| clipped_gd | 200 | 1 | 1e-06 | {star:.3g} | 3–12 |" in text
+    assert text.rstrip().endswith("As measured.")
+    (tmp_path / "x.toml").write_text("")
+    (tmp_path / "x.b.toml").write_text("")
+    (tmp_path / "x.a.toml").write_text("")
+    assert [p.name for p in theorem_page.parts_of(tmp_path / "x.toml")] == ["x.a.toml",
+                                                                           "x.b.toml"]
