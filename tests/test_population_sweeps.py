@@ -200,6 +200,12 @@ def test_choose_solver_compares_population_bounds(monkeypatch):
     assert reasons["dp_sgd"] == "states no excess population risk bound"
     assert reasons["clipped_gd"] is None and "epsilon" in reasons["noisy_sgd"]
     assert dpsolve.choose_solver(P, 1.0, 1e-6).risk == "empirical"
+    # a sweep's auto on a population source chooses by the population bounds
+    sweep = load_sweep(_with(solver=[{"name": "auto", "epsilon": 1.0, "delta": 1e-6}]))
+    assert runs.execute(sweep.runs()[0], 2)["chosen_solver"] == "clipped_gd"
+    with_bound["clipped_gd"] = None         # now no solver has a population bound there
+    with pytest.raises(ValueError, match="on the population risk"):
+        runs.execute(sweep.runs()[0], 2)
 
 
 # -- the theorem page of several sweeps -------------------------------------------------------------

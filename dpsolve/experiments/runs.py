@@ -114,7 +114,9 @@ def _prepare(spec, problem):
     chosen = None
     if name == "auto":          # from public constants only: free, and part of the run's record
         from ..solvers.choose import choose_solver
-        chosen = choose_solver(problem, options["epsilon"], options.get("delta")).name
+        # on a population source, by the bounds on the population risk it is measured by
+        risk = "population" if sphere.is_sphere(spec["data"]) else "empirical"
+        chosen = choose_solver(problem, options["epsilon"], options.get("delta"), risk).name
         name = chosen
     solver = solver_spec(name)
     parties = None
