@@ -46,7 +46,7 @@ def _fmt(value, digits=3):
 
 
 def _label(key):
-    return key.split(".", 1)[1]
+    return "solver" if key == "solver.name" else key.split(".", 1)[1]
 
 
 def verdict(fit):
