@@ -47,6 +47,8 @@ def _with(data=None, problem=None, solver=None):
     (_with(problem={"fit_intercept": True}), r"problem\.fit_intercept"),
     (_with(problem={"radius": "none", "reg": 0.1}), r'problem\.radius = "none"'),
     (_with(problem={"constraint": "l1"}), r"problem\.constraint = 'l1'"),
+    (_with(solver=[{"name": "clipped_gd", "epsilon": 1.0, "delta": 1e-6,
+                    "problem": {"row_norm": 2.0}}]), r"solver\[0\]\.problem\.row_norm: not"),
     (_with(solver=[{"name": "joint_sgd", "owners": 2, "epsilon": 1.0, "delta": 1e-6}]),
      r"solver\[0\]\.name = 'joint_sgd': measures its fits"),
 ])

@@ -58,7 +58,8 @@ def check_cell(cell, where, refuse):
 
 def check_runs(tables, cells, solvers, known, refuse):
     """The sphere tables against the problem and solver tables, before any run: ``tables``
-    ``[(where, data table)]`` of the sphere sources, ``cells`` the problem's grid cells,
+    ``[(where, data table)]`` of the sphere sources, ``cells`` ``[(where, cell)]`` every
+    solver's problem cells (the ``[problem]`` table's, or merged with a solver's own),
     ``solvers`` the solver tables, ``known`` the specs by name; ``refuse(message)`` builds the
     error. Each problem's loss must be one its link's labels are for, with a radius and the
     l2 constraint (the population minimum is over the l2 ball) and no option the source sets; a solver whose spec
@@ -66,17 +67,17 @@ def check_runs(tables, cells, solvers, known, refuse):
     if not tables:
         return
     where, first = tables[0]
-    for cell in cells:
+    for at, cell in cells:
         for key in SOURCE_SET:
             if key in cell:
-                raise refuse(f"problem.{key}: not with {where}.source = \"sphere\", whose rows "
+                raise refuse(f"{at}.{key}: not with {where}.source = \"sphere\", whose rows "
                              f"have norm {ROW_NORM:g} (the public row bound) and whose labels "
                              "come from its link; leave it out")
         if cell.get("constraint", "l2") != "l2":
-            raise refuse(f"problem.constraint = {cell['constraint']!r}: not with {where}.source "
+            raise refuse(f"{at}.constraint = {cell['constraint']!r}: not with {where}.source "
                          "= \"sphere\", whose population minimum is over the l2 ball")
         if cell.get("radius") == "none":
-            raise refuse(f'problem.radius = "none": not with {where}.source = "sphere": the '
+            raise refuse(f'{at}.radius = "none": not with {where}.source = "sphere": the '
                          "excess population risk is against the minimum over the ball; give "
                          "a radius")
         loss = cell.get("loss", "logistic")
@@ -84,7 +85,7 @@ def check_runs(tables, cells, solvers, known, refuse):
             links = table.get("link", "logistic")
             for link in links if isinstance(links, list) else [links]:
                 if link in LINKS and loss not in LINKS[link]:
-                    raise refuse(f"problem.loss = {loss!r}: not with {table_where}.link = "
+                    raise refuse(f"{at}.loss = {loss!r}: not with {table_where}.link = "
                                  f"{link!r}, whose labels are for {', '.join(LINKS[link])}")
     for i, table in enumerate(solvers):
         spec = known.get(table["name"])

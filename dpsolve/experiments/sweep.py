@@ -479,7 +479,10 @@ def load_sweep(source):
     _check_chunked_runs(data, problem, checked, known)
     sphere.check_runs([("data" if len(data) == 1 else f"data[{i}]", table)
                        for i, table in enumerate(data) if sphere.is_sphere(table)],
-                      _grid(problem), checked, known, SweepError)
+                      [(f"solver[{i}].problem" if "problem" in table else "problem", cell)
+                       for i, table in enumerate(checked)
+                       for cell in _grid(solver_problem(problem, table.get("problem")))],
+                      checked, known, SweepError)
     spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
             "problem": problem, "solver": checked}
     return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
