@@ -27,6 +27,7 @@ N, P, RADIUS, EPSILON, DELTA = 4000, 10, 1.0, 1.0, 1e-6
 #: cell -> (solver name, options)
 CELLS = {
     "phased_erm": ("phased_erm", {}),
+    "sco_sgd": ("sco_sgd", {}),
 }
 
 

@@ -64,9 +64,11 @@ SOLVERS = {
     "adassp": lambda e=0.5, d=1e-6, **k: dpsolve.adassp(problem("squared", radius=None), e, d,
                                                          **k),
     "phased_erm": lambda e=0.5, d=1e-6, **k: dpsolve.phased_erm(problem(), e, d, **k),
+    "sco_sgd": lambda e=0.5, d=1e-6, **k: dpsolve.sco_sgd(problem(reg=0.0), e, d,
+                                                           **{"steps": 3, **k}),
 }
 GAUSSIAN = ("noisy_sgd", "clipped_gd", "output_perturbation", "multiparty_gd",
-            "aggregated_output_perturbation", "joint_sgd", "dp_sgd", "phased_erm")
+            "aggregated_output_perturbation", "joint_sgd", "dp_sgd", "phased_erm", "sco_sgd")
 
 
 def case(id, call, error, match, marks=()):
@@ -1281,8 +1283,9 @@ def test_catalogue_matches_the_docs():
 
 
 @pytest.mark.parametrize("name", [
-    # noisy_sgd: about 3 s, an RDP calibration over T = n^2 sampled steps
-    pytest.param(name, marks=pytest.mark.slow) if name == "noisy_sgd" else name
+    # noisy_sgd: about 3 s, an RDP calibration over T = n^2 sampled steps; sco_sgd: about a
+    # second, a PLD calibration of its Poisson-sampled steps at this delta
+    pytest.param(name, marks=pytest.mark.slow) if name in ("noisy_sgd", "sco_sgd") else name
     for name in GAUSSIAN])
 def test_delta_at_least_one_over_n_warns(name):
     # (noisy_sgd's default paper formula needs delta < 1/n^3 and refuses such a delta outright)

@@ -225,6 +225,10 @@ SOLVERS = {
     "dp_sgd": (NOT_MULTINOMIAL, lambda pr: dpsolve.dp_sgd(
         pr, 1.0, 1e-5, sampling_rate=0.2, steps=30, rng=SEED)),
     "adassp": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, 1e-5, rng=SEED)),
+    "sco_sgd": (NOT_MULTINOMIAL, lambda pr: dpsolve.sco_sgd(pr, 1.0, 1e-5, rng=SEED)),
+    # an explicit sigma: the same loop without the RDP calibration (the default's is slow-tier)
+    "sco_sgd/sigma": (NOT_MULTINOMIAL, lambda pr: dpsolve.sco_sgd(
+        pr, None, 1e-5, sigma=20.0, steps=3, batch_size=15, rng=SEED)),
     "adassp/pure": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, rng=SEED)),
     "adassp/secure": (("squared",), lambda pr: dpsolve.adassp(pr, 1.0, 1e-5, secure=True)),
     # fit_intercept=True (_problem_options): one solver of each family, on some of its losses
@@ -265,7 +269,7 @@ CASES = [(solver, loss, kind) for solver, (losses, _) in SOLVERS.items()
 # The fast tier fits every solver but those below (a calibration of up to a second and a half,
 # paid by the first fit) on every loss it takes, with that loss's first pair; the other pairs
 # are marked slow (run them with -m "slow or not slow").
-SLOW_SOLVERS = {"joint_sgd/shared_only", "noisy_sgd/parties"}
+SLOW_SOLVERS = {"joint_sgd/shared_only", "noisy_sgd/parties", "sco_sgd"}
 CASE_PARAMS = [case if case[2] == PAIRS[case[1]][0] and case[0] not in SLOW_SOLVERS
                else pytest.param(*case, marks=pytest.mark.slow) for case in CASES]
 
@@ -528,6 +532,7 @@ SPARSE_CASES = [(solver, loss, kind) for solver, loss, kind in CASES
 
 @pytest.mark.parametrize("solver, loss, kind", [
     case if case[2] == next(k for k in PAIRS[case[1]] if k.startswith("c:"))
+    and case[0] not in SLOW_SOLVERS
     else pytest.param(*case, marks=pytest.mark.slow) for case in SPARSE_CASES],
     ids=lambda v: str(v))
 def test_sparse_release_metadata_does_not_depend_on_the_neighbour(solver, loss, kind):
