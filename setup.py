@@ -14,7 +14,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 KERNELS = ["losses", "vector", "noise", "stream", "sgd", "gd", "minibatch", "joint", "threads",
-           "linalg"]
+           "linalg", "frank_wolfe"]
 
 # numpy ships its random C library (bit generators, distributions) as a static library.
 NUMPY_RANDOM_LIB = os.path.join(os.path.dirname(np.__file__), "random", "lib")
@@ -25,7 +25,7 @@ LIBRARIES = ["npyrandom"] + ([] if sys.platform == "win32" else ["m"])
 
 # Kernels whose loops run on several cores (Cython prange), and the module that sets their thread
 # count: it must talk to the same OpenMP runtime as they do, not to _openmp.pxd's serial stand-ins.
-PARALLEL = {"gd", "sgd", "threads", "linalg"}
+PARALLEL = {"gd", "sgd", "threads", "linalg", "frank_wolfe"}
 # Apple's clang has no OpenMP of its own: there the loops run on one core, with the same result.
 OPENMP = {"win32": ["/openmp"], "darwin": []}.get(sys.platform, ["-fopenmp"])
 

@@ -15,8 +15,9 @@ Frobenius norms): the theorems hold in any Euclidean space of that dimension. Bo
 that do not take the multinomial loss raise ValueError for it.
 
 This module holds the theory no single solver owns: the minimax lower bounds
-(:func:`lower_bound_lipschitz`, :func:`lower_bound_strongly_convex`; on the excess *population*
-risk, :func:`dp_sco_lower_bound`), the optimal DP-SCO rate and its crossover
+(:func:`lower_bound_lipschitz`, :func:`lower_bound_strongly_convex`; over the l1 ball,
+:func:`l1_erm_lower_bound`; on the excess *population* risk, :func:`dp_sco_lower_bound`), the
+optimal DP-SCO rate and its crossover
 (:func:`dp_sco_rate`), the minimiser's norm
 (:func:`minimizer_norm_bound`), noisy projected gradient descent
 (:func:`gradient_perturbation_bound`) and the arguments and forms every bound shares. Each
@@ -305,6 +306,46 @@ def dp_sco_rate(n, p, epsilon, delta, *, lipschitz=1.0, diameter=1.0):
     return DpScoRate(statistical, private, max(statistical, private), crossover, p > crossover)
 
 
+def l1_erm_lower_bound(problem, epsilon, *, form="mean"):
+    r"""Talwar-Thakurta-Zhang 2015 lower bound for DP ERM over the l1 ball, constant 1:
+
+    .. math:: \tilde\Omega\!\left(R L \min\left(1, (n \epsilon)^{-2/3}\right)\right)
+
+    in mean form (times n for ``form="sum"``), with ``R = problem.radius`` (the l1 ball) and
+    ``L = problem.lipschitz`` (the per-sample gradient's l-infinity bound). Talwar, Thakurta &
+    Zhang 2015 show, for the squared loss on ``||x||_inf <= 1``, ``|y| <= 1``,
+    ``||theta||_1 <= 1`` (a fingerprinting-code construction, at a constant epsilon and
+    ``delta = o(1/n^2)``, with p large enough to hold it), that some dataset leaves every such
+    algorithm an excess empirical risk of order ``1/n^{2/3}`` up to logarithmic factors: their
+    private Frank-Wolfe's rate (:func:`dpsolve.solvers.frank_wolfe.frank_wolfe_bound`) is
+    optimal up to those factors, and the dimension enters only through them. Returned with
+    constant 1, the logarithms dropped, scaled by R L (the problem's units) and with epsilon
+    in ``n epsilon`` as in the upper bound: a scaling, not a guaranteed number.
+
+    Parameters
+    ----------
+    problem : Problem
+        With ``constraint="l1"``; gives n, R and L.
+    epsilon : float
+        Target epsilon, ``> 0``.
+    form : {"mean", "sum"}, default "mean"
+        Normalisation: ``F(theta) - F(theta*)`` (mean form) or ``n`` times it (sum
+        form, ``L = n F``).
+
+    Returns
+    -------
+    float
+        The lower bound (constant 1).
+    """
+    check_bound_arguments(problem, epsilon, None, form)
+    if problem.constraint != "l1":
+        raise ValueError(f"the l1 lower bound is for constraint='l1', got "
+                         f"{problem.constraint!r}")
+    value = problem.radius * problem.lipschitz * min(
+        1.0, (epsilon * problem.n) ** (-2.0 / 3.0))
+    return from_mean(value, problem, form)
+
+
 # -- the minimiser's norm -----------------------------------------------------------------------
 def minimizer_norm_bound(problem):
     r"""A data-independent bound R on ``||theta*||`` (and on ``||theta_0 - theta*||`` from 0).
@@ -396,7 +437,8 @@ __getattr__, __dir__ = moved_names(
                "minibatch_sgd_bound": "dpsolve.solvers.minibatch_sgd",
                "output_perturbation_bound": "dpsolve.solvers.output_perturbation",
                "objective_perturbation_bound": "dpsolve.solvers.objective_perturbation",
-               "multiparty_gd_bound": "dpsolve.solvers.multiparty_gd"},
+               "multiparty_gd_bound": "dpsolve.solvers.multiparty_gd",
+               "frank_wolfe_bound": "dpsolve.solvers.frank_wolfe"},
     deprecated={"sgd1_lipschitz_bound": "noisy_sgd_lipschitz_bound",
                 "sgd1_strongly_convex_bound": "noisy_sgd_strongly_convex_bound",
                 "sgd2_bound": "multiparty_gd_bound",

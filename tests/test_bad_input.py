@@ -66,6 +66,8 @@ SOLVERS = {
     "phased_erm": lambda e=0.5, d=1e-6, **k: dpsolve.phased_erm(problem(), e, d, **k),
     "sco_sgd": lambda e=0.5, d=1e-6, **k: dpsolve.sco_sgd(problem(reg=0.0), e, d,
                                                            **{"steps": 3, **k}),
+    "frank_wolfe": lambda e=0.5, d=1e-6, **k: dpsolve.frank_wolfe(
+        problem(constraint="l1"), e, d, **{"steps": 3, **k}),
 }
 GAUSSIAN = ("noisy_sgd", "clipped_gd", "output_perturbation", "multiparty_gd",
             "aggregated_output_perturbation", "joint_sgd", "dp_sgd", "phased_erm", "sco_sgd")
@@ -120,6 +122,14 @@ CATALOGUE += [
          "epsilon"),
     case("calibration-unknown-clipped_gd", lambda: SOLVERS["clipped_gd"](calibration="exact"),
          ValueError, "calibration"),
+    case("delta-negative-frank_wolfe", lambda: SOLVERS["frank_wolfe"](d=-1e-6), ValueError,
+         "delta"),
+    case("delta-1-frank_wolfe", lambda: SOLVERS["frank_wolfe"](d=1.0), ValueError, "delta"),
+    case("steps-0-frank_wolfe", lambda: SOLVERS["frank_wolfe"](steps=0), ValueError, "steps"),
+    case("steps-float-frank_wolfe", lambda: SOLVERS["frank_wolfe"](steps=2.5), TypeError,
+         "steps"),
+    case("epsilon-beyond-float64-frank_wolfe", lambda: SOLVERS["frank_wolfe"](e=1e308, d=None),
+         ValueError, "epsilon"),
 ]
 # -- solver settings ---------------------------------------------------------------------------
 for label, value, error in (("0", 0.0, ValueError), ("negative", -1.0, ValueError),

@@ -181,10 +181,12 @@ def test_an_epsilon_too_small_for_every_solver_is_refused_by_name(epsilon):
 def _every_plan(P, epsilon, delta):
     """The choice as planning every solver exactly makes it: name -> Candidate, and the
     winner's name (the smallest comparable bound, the first in registry order on a tie)."""
-    from dpsolve.solvers.choose import _candidate
+    from dpsolve.solvers.choose import _candidate, _other_geometry
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        found = {s.name: _candidate(s, P, epsilon, delta) for s in registry()
+        # a solver of another geometry (SolverSpec.constraints) is listed, not planned
+        found = {s.name: _candidate(s, P, epsilon, delta) if P.constraint in s.constraints
+                 else _other_geometry(s, P) for s in registry()
                  if s.partition is None and P.loss in s.losses}
     usable = [c for c in found.values() if c.comparable]
     return found, min(usable, key=lambda c: c.bound).name

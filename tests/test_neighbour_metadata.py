@@ -165,6 +165,8 @@ def _problem_options(loss, solver):
         options["huber_width"] = 0.5
     if solver.startswith("objective_perturbation"):
         options["radius"] = None
+    if solver.startswith("frank_wolfe"):
+        options["constraint"] = "l1"               # rows bounded (and clipped) in l-inf
     if solver.endswith("/intercept"):
         # the constant feature is public; minibatch_sgd needs L = sqrt(B^2 + s^2) <= 1
         options.update(fit_intercept=True, intercept_scale=0.5)
@@ -257,6 +259,11 @@ SOLVERS = {
         pr, 1.0, 1e-5, phases=3, secure=True)),
     "phased_erm/intercept": (("squared",), lambda pr: dpsolve.phased_erm(
         pr, 1.0, 1e-5, step_size=0.5, rng=SEED)),
+    "frank_wolfe": (("logistic", "huber_hinge", "squared"), lambda pr: dpsolve.frank_wolfe(
+        pr, 1.0, 1e-5, rng=SEED)),
+    "frank_wolfe/pure": (("logistic",), lambda pr: dpsolve.frank_wolfe(pr, 1.0, rng=SEED)),
+    "frank_wolfe/intercept": (("logistic",), lambda pr: dpsolve.frank_wolfe(
+        pr, 1.0, 1e-5, rng=SEED)),
 }
 
 

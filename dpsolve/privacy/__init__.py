@@ -11,7 +11,8 @@ neighbour relation (see :mod:`.accounting`).
   ``simplified_strong_composition`` (Lemma 1 of the multi-party SGD notes, a labelled
   reproduction; its old name is a deprecated alias, docs/changelog.md), ``group_privacy``,
   ``gaussian_zcdp``, ``zcdp_to_dp``;
-- events: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``ApproxDpEvent``,
+- events: ``gaussian_event``, ``pure_event`` (``PureDpEvent``), ``exponential_event``
+  (``BoundedRangeDpEvent``), ``ApproxDpEvent``,
   ``check_event``, ``PoissonSampling``, ``UniformSampling`` (each importable from accounting
   too);
 - accounting: ``epsilon_of``, ``delta_of``, ``calibrate``, ``PrivacyReport``,
@@ -29,9 +30,10 @@ neighbour relation (see :mod:`.accounting`).
 - discrete: ``discrete_laplace``, ``discrete_gaussian``, ``bernoulli_exp`` (exact integer noise,
   Canonne, Kamath & Steinke 2020) and ``BitSource``, the uniform integers they draw.
 """
-from .accounting import (ACCOUNTANTS, NEIGHBOURS, ApproxDpEvent, PoissonSampling, PrivacyReport, PrivacyWarning,
-                         PureDpEvent, UniformSampling, calibrate, certify, check_event, delta_of,
-                         epsilon_of, gaussian_event, pure_event, tightest_accountant)
+from .accounting import (ACCOUNTANTS, NEIGHBOURS, ApproxDpEvent, BoundedRangeDpEvent,
+                         PoissonSampling, PrivacyReport, PrivacyWarning, PureDpEvent,
+                         UniformSampling, calibrate, certify, check_event, delta_of, epsilon_of,
+                         exponential_event, gaussian_event, pure_event, tightest_accountant)
 from .budget import BudgetAccountant, BudgetExceededError, ParallelGroup, charge
 from .composition import (basic_composition, drv_composition, gaussian_zcdp, group_privacy,
                           seed000_lemma1_composition, simplified_strong_composition,
@@ -45,6 +47,7 @@ from .samplers import Stream, gamma_norm_noise, gaussian_noise, laplace_noise
 
 __all__ = [
     "ACCOUNTANTS", "ApproxDpEvent", "basic_composition", "bernoulli_exp", "BitSource",
+    "BoundedRangeDpEvent", "exponential_event",
     "BudgetAccountant", "BudgetExceededError", "calibrate", "certify", "charge", "check_event",
     "delta_of", "discrete_gaussian", "discrete_laplace", "drv_composition", "epsilon_of",
     "estimate_label_bound", "estimate_row_norm", "gamma_norm_noise", "gamma_norm_scale",

@@ -35,8 +35,9 @@ from scipy import optimize
 from .._validation import check_choice, check_int, check_real
 from . import composition, mechanisms
 # the events and their check, public names of this module before they moved to events
-from .events import (MAX_EVENT_DEPTH, MAX_RELEASES, ApproxDpEvent, PoissonSampling,  # noqa: F401
-                     PureDpEvent, UniformSampling, check_event, gaussian_event, pure_event)
+from .events import (MAX_EVENT_DEPTH, MAX_RELEASES, ApproxDpEvent,  # noqa: F401
+                     BoundedRangeDpEvent, PoissonSampling, PureDpEvent, UniformSampling,
+                     check_event, exponential_event, gaussian_event, pure_event)
 
 NEIGHBOURS = "replace_one"
 _RELATIONS = {
@@ -54,13 +55,15 @@ class PrivacyWarning(UserWarning):
 @dataclasses.dataclass(frozen=True)
 class _Component:
     """``count`` releases of a Gaussian with multiplier m (sigma / Delta), sampled or not; or,
-    when ``pure`` is set, of a ``(pure, delta)``-DP mechanism (multiplier inf)."""
+    when ``pure`` is set, of a ``(pure, delta)``-DP mechanism (multiplier inf), which is also
+    ``pure``-bounded range when ``bounded_range`` is set."""
 
     count: int
     multiplier: float
     sampling: object = None     # None, ("poisson", q) or ("uniform", q)
     pure: float = None
     delta: float = 0.0
+    bounded_range: bool = False
 
 
 class _NeedsRdp(ValueError):
@@ -145,6 +148,8 @@ def _components(event, count=1):
         return [_Component(count, event.noise_multiplier)]
     if isinstance(event, PureDpEvent):
         return [_Component(count, math.inf, pure=event.epsilon)]
+    if isinstance(event, BoundedRangeDpEvent):
+        return [_Component(count, math.inf, pure=event.epsilon, bounded_range=True)]
     if isinstance(event, ApproxDpEvent):
         return [_Component(count, math.inf, pure=event.epsilon, delta=event.delta)]
     if isinstance(event, dp_accounting.SelfComposedDpEvent):
@@ -313,13 +318,30 @@ def _compute_epsilon(event, delta, accountant, neighbours):
 
 def _zcdp_rho(pure, mu):
     """rho of a composition of pure components and a Gaussian of ``mu``: epsilon-DP implies
-    (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4), a Gaussian is (mu^2 / 2)-zCDP."""
-    return sum(c.count * c.pure * c.pure / 2.0 for c in pure) + mu * mu / 2.0
+    (epsilon^2 / 2)-zCDP (Bun & Steinke 2016, Prop. 1.4), epsilon-bounded range
+    (epsilon^2 / 8)-zCDP (Cesar & Rogers 2021), a Gaussian is (mu^2 / 2)-zCDP."""
+    return (sum(c.count * c.pure * c.pure / (8.0 if c.bounded_range else 2.0) for c in pure)
+            + mu * mu / 2.0)
 
 
 def _epsilon_with_pure(event, components, delta, accountant, neighbours):
     """Epsilon of a composition that includes (epsilon_i, delta_i)-DP components (pure when
-    delta_i = 0) and unsampled Gaussians."""
+    delta_i = 0) and unsampled Gaussians. Where some are bounded range, ``"pld"`` and
+    ``"rdp"`` (which read them as pure DP) also take zCDP's reading, at ``epsilon^2 / 8``."""
+    value = _epsilon_as_pure(event, components, delta, accountant, neighbours)
+    if (accountant in ("pld", "rdp") and delta > 0.0
+            and any(c.bounded_range for c in components)
+            and all(c.delta == 0.0 for c in components if c.pure is not None)
+            and not any(c.sampling is not None for c in components)):
+        value = min(value, composition.zcdp_to_dp(
+            _zcdp_rho([c for c in components if c.pure is not None],
+                      _mu([c for c in components if c.pure is None])), delta))
+    return value
+
+
+def _epsilon_as_pure(event, components, delta, accountant, neighbours):
+    """:func:`_epsilon_with_pure`, reading bounded-range components as pure DP (and at
+    ``epsilon^2 / 8`` for ``"zcdp"``)."""
     pure = [c for c in components if c.pure is not None]
     gaussians = [c for c in components if c.pure is None]
     pure_sum = sum(c.count * c.pure for c in pure)
@@ -364,6 +386,8 @@ def _rdp_event(event, unsample=True):
     Renyi divergences (computed through e^epsilon) are all but. A Gaussian sampled without
     replacement with a multiplier above RDP_MAX_SAMPLED_MULTIPLIER is read without its
     sampling (``unsample=False``: kept, to ask dp_accounting whether it supports the event)."""
+    if isinstance(event, BoundedRangeDpEvent):
+        return _rdp_event(PureDpEvent(event.epsilon), unsample)
     if isinstance(event, PureDpEvent):
         if event.epsilon > MAX_PURE_EPSILON:
             return dp_accounting.NonPrivateDpEvent()

@@ -19,6 +19,7 @@ from . import dp_sgd  # (the worked example of docs/adding_a_solver.md)
 from . import adassp
 from . import phased_erm
 from . import sco_sgd  # (Bassily-Feldman-Talwar-Thakurta 2019, the DP-SCO baseline)
+from . import frank_wolfe
 
 __all__ = ["Accepts", "Bound", "Hooks", "Measured", "Plan", "Released", "SolverSpec", "Target",
            "document", "get", "lifecycle", "plan_fit", "register", "registry", "run_plan",
