@@ -267,3 +267,18 @@ def test_measured_excess_risk_is_below_the_bound():
     assert excess.mean() < bound                      # and the mean itself, measured
     # the lower bound (constant 1) is a scaling below the upper one
     assert l1_erm_lower_bound(problem, 1.0) < bound
+
+
+def test_the_sweeps_compare_l1_runs_with_the_l1_lower_bound():
+    """A sweep's run over the l1 ball reports Talwar-Thakurta-Zhang 2015's lower bound, not the
+    l2 ball's (whose sqrt(p) would not apply to rows bounded in l-inf)."""
+    from dpsolve.experiments.runs import _bounds
+    from dpsolve.solvers import get, plan_fit
+    problem = _problem()
+    spec = get("frank_wolfe")
+    plan = plan_fit(spec, problem, None, 1.0, 1e-6, steps=10)
+    upper, _, lower = _bounds(problem, spec, plan)
+    assert lower == l1_erm_lower_bound(problem, 1.0)
+    assert upper == frank_wolfe_bound(problem, 1.0, 1e-6, steps=10)
+    assert _bounds(_problem(reg=0.1), spec, plan_fit(spec, _problem(reg=0.1), None, 1.0,
+                                                         1e-6, steps=10))[2] is None

@@ -257,15 +257,20 @@ def equal_parties(problem, m, name="parties"):
 def _bounds(problem, solver, plan, parties=None):
     """The theorem's bound at the run's plan (its solver's ``bound``, mean form: the fit's
     actual settings and noise) and the minimax lower bound that applies
-    (Bassily-Smith-Thakurta 2014, for DP solvers on a bounded C); None where none applies."""
+    (Bassily-Smith-Thakurta 2014, for DP solvers on a bounded C; over the l1 ball without a
+    ridge, Talwar-Thakurta-Zhang 2015's); None where none applies."""
     bound = None if solver.bound is None else solver.bound(problem, parties, plan)
     upper, upper_name = (None, None) if bound is None else (bound.value, bound.name)
     lower = None
     # joint DP is weaker than DP: no DP lower bound applies to it
     if solver.guarantee == "dp" and math.isfinite(problem.diameter):
         epsilon = plan.target.epsilon
-        lower = (bounds.lower_bound_strongly_convex(problem, epsilon) if problem.reg > 0.0
-                 else bounds.lower_bound_lipschitz(problem, epsilon))
+        if problem.constraint == "l1":
+            # the l2 ball's rates are not the l1 ball's (rows bounded in l-inf)
+            lower = bounds.l1_erm_lower_bound(problem, epsilon) if problem.reg == 0.0 else None
+        else:
+            lower = (bounds.lower_bound_strongly_convex(problem, epsilon) if problem.reg > 0.0
+                     else bounds.lower_bound_lipschitz(problem, epsilon))
     return upper, upper_name, lower
 
 
