@@ -185,32 +185,37 @@ def _crossover(db, cells, level="##"):
              "The optimal rate max(1/√n, √(p ln(1/δ))/(nε)) (`dpsolve.bounds.dp_sco_rate`) is "
              "flat in p below p* = nε²/ln(1/δ) and grows as √p above it. The least-squares "
              "slope along p over every run on each side of p* (the cells at or below it, at or "
-             "above it; 95% t-interval):", "",
-             "| solver | n | ε | δ | p* | p below | slope below | p above | slope above |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "above it; 95% t-interval), and the slope of the solver's population bound over the "
+             "same cells:", "",
+             "| solver | n | ε | δ | p* | p below | slope below | bound's | p above | slope above "
+             "| bound's |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     groups = {}
     for row in _rows(db):
         spec, result = row["spec"], row["result"]
         key = (spec["solver"]["name"], spec["data"]["n"], result["epsilon"], result["delta"])
-        groups.setdefault(key, []).append((spec["data"]["p"], result["excess_risk"]))
+        groups.setdefault(key, []).append((spec["data"]["p"], result["excess_risk"],
+                                           result.get("bound")))
     for (name, n, epsilon, delta), points in sorted(groups.items()):
-        if len({p for p, _ in points}) < 2:
+        if len({p for p, _, _ in points}) < 2:
             continue
         star = dp_sco_rate(n, 1, epsilon, delta).crossover_p
-        below = [(p, r) for p, r in points if p <= star and r > 0]
-        above = [(p, r) for p, r in points if p >= star and r > 0]
+        below = [point for point in points if point[0] <= star and point[1] > 0]
+        above = [point for point in points if point[0] >= star and point[1] > 0]
         lines.append("| " + " | ".join([name, str(n), _fmt(epsilon), _fmt(delta), _fmt(star),
                                         *_side(below), *_side(above)]) + " |")
     return lines + [""]
 
 
 def _side(points):
-    """``(p range, slope [interval])`` of the runs on one side of the crossover."""
-    ps = sorted({p for p, _ in points})
+    """``(p range, slope [interval], the bound's slope)`` of the runs ``(p, risk, bound)`` on
+    one side of the crossover."""
+    ps = sorted({p for p, _, _ in points})
     if len(ps) < 2:
-        return [", ".join(str(p) for p in ps) or "–", "–"]
-    slope, low, high = fit_slope([p for p, _ in points], [r for _, r in points])
-    return [f"{ps[0]}–{ps[-1]}", f"{slope:.2f} [{_fmt(low)}, {_fmt(high)}]"]
+        return [", ".join(str(p) for p in ps) or "–", "–", "–"]
+    slope, low, high = fit_slope([p for p, _, _ in points], [r for _, r, _ in points])
+    bounds = {p: b for p, _, b in points}
+    bound = _fmt(fit_slope(ps, [bounds[p] for p in ps])[0]) if all(bounds.values()) else "–"
+    return [f"{ps[0]}–{ps[-1]}", f"{slope:.2f} [{_fmt(low)}, {_fmt(high)}]", bound]
 
 
 def _rows(db):
