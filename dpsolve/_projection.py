@@ -43,13 +43,31 @@ def _l1_norm(theta):
     return fixed_order_sum(np.abs(theta))
 
 
+def _candidates(magnitudes, radius):
+    """The magnitudes that can lie above the threshold tau, found without sorting (Michelot
+    1986's filter): tau is at least ``(sum of any k of them - R) / k`` and at least
+    ``max - R``, so the entries below those bounds are 0 in the projection and their order
+    does not matter. A margin of 1e-9 relative keeps every entry the rounding of the bounds
+    could misplace, so the sort below sees the same top entries, and gives the same tau, as a
+    sort of all of them."""
+    kept = magnitudes[magnitudes > magnitudes.max() - radius]
+    for _ in range(4):
+        low = (float(np.sum(kept)) - radius) / kept.size
+        slack = 1e-9 * abs(low) + 1e-300
+        keep = kept > low - slack
+        if keep.all():
+            break
+        kept = kept[keep]
+    return kept
+
+
 def _l1_threshold(magnitudes, radius):
     """The threshold tau of the projection of a vector with entries of magnitudes
     ``magnitudes`` (``||.||_1 > radius``) onto the l1 ball: ``sum_j max(|v_j| - tau, 0) =
     radius``, from the magnitudes sorted in decreasing order (Duchi-Shalev-Shwartz-Singer-
     Chandra 2008, Figure 1). The cumulative sums are added in order (``np.cumsum`` is
     sequential)."""
-    u = np.sort(magnitudes)[::-1]
+    u = np.sort(_candidates(magnitudes, radius))[::-1]
     excess = np.cumsum(u) - radius            # sum of the j largest, minus R
     j = np.arange(1, u.size + 1)
     # the support is the largest j with u_j > (cumsum_j - R) / j; it holds for j = 1

@@ -24,6 +24,14 @@ Excess risk ``F(theta) - F(theta*)`` is the quantity every theorem in dpsolve bo
    cone program with cvxpy (Clarabel, then SCS), polished by the same Newton method, and the
    better certified point is kept. The tests use the cone solve as an independent cross-check.
 
+Over the l1 ball (``Problem(constraint="l1")``, C = {||theta||_1 <= R}) the solve is
+:mod:`._l1`'s: accelerated projected gradient with the exact projection onto the ball, then
+active-set Newton on the support found, alternated until the certificate is reached; the
+certificate is the same Fenchel duality gap with the l1 ball's conjugate
+``h*(v) = min_{tau >= 0} tau R + sum_j (|v_j| - tau)_+^2 / (2 lambda)``, which is the
+Frank–Wolfe gap ``<g, theta> + R ||g||_inf`` when ``lambda = 0``. The smooth losses only
+(hinge is refused), X in memory (dense or CSR).
+
 Results are cached on disk (:mod:`._cache`). A cached file is never trusted: its certificate is
 recomputed before use. It holds theta-hat and nothing per record: a hinge solution's dual point
 (whose signs are the labels) is rebuilt from theta-hat and the data when the file is read.
@@ -41,6 +49,7 @@ from ..problem import Problem
 from . import _cache
 from ._certificate import BALL_SLACK, default_gap, duality_gap, feasible_alpha
 from ._cone import cone_solve as _cone_solve
+from ._l1 import minimise_l1
 from ._newton import _blas_margins, _hinge_active_set
 from ._newton import center, hinge_by_smoothing, minimise_smooth, project
 
@@ -58,7 +67,8 @@ class ReferenceSolution:
     ----------
     theta : ndarray, shape ``problem.theta_shape``
         Read-only copy of the solution ``theta_hat``, shape (p,) or (p, K) for multinomial. It
-        lies in C: ``||theta_hat||_2 <= R`` (the Frobenius norm for multinomial).
+        lies in C: ``||theta_hat||_2 <= R`` (the Frobenius norm for multinomial;
+        ``||theta_hat||_1 <= R`` with ``constraint="l1"``).
     value : float
         ``F(theta_hat)`` as computed by ``problem.objective``.
     gap : float
@@ -73,7 +83,8 @@ class ReferenceSolution:
         ``"+gap_above_tol"`` means that the requested tolerance was not reached (a warning is
         also issued, and the result is not cached).
     solver : str
-        ``"NEWTON"`` (the second-order method of :mod:`._newton`), ``"CLARABEL"`` or ``"SCS"``
+        ``"NEWTON"`` (the second-order method of :mod:`._newton`), ``"FISTA+NEWTON"`` (the l1
+        ball's, :mod:`._l1`), ``"CLARABEL"`` or ``"SCS"``
         (the cone solver whose result was used), or ``"NONE"`` if both cone solvers failed.
     time : float
         Seconds spent solving: the second-order method, and the cvxpy call (canonicalisation
@@ -106,10 +117,21 @@ def _check_problem(problem):
 
 
 def _refuse_l1(problem):
-    """The second-order method and the certificates here are the l2 ball's."""
-    if problem.constraint != "l2":
-        raise ValueError(f"reference_minimizer and certificate take constraint='l2' only, got "
-                         f"constraint={problem.constraint!r}")
+    """Over the l1 ball: the smooth losses, with X in memory (:mod:`._l1`)."""
+    if problem.constraint != "l1":
+        return
+    if not problem.loss_object.smooth:
+        raise ValueError(f"reference_minimizer does not take loss={problem.loss!r} with "
+                         "constraint='l1' (its certified solve over the l1 ball is for the "
+                         "smooth losses: logistic, squared, huber_hinge); huber_hinge with a "
+                         "small huber_width is within huber_width/4 of the hinge loss")
+    if not problem.rows.random_access:
+        raise ValueError("reference_minimizer with constraint='l1' needs X in memory (dense "
+                         "or CSR), not in chunks of rows")
+
+
+def _l1_norm_of(theta):
+    return float(np.sum(np.abs(theta)))
 
 
 def _check_tol(tol):
@@ -119,10 +141,12 @@ def _check_tol(tol):
 def _check_in_ball(problem, theta):
     if problem.radius is None:
         return
-    norm = float(np.linalg.norm(theta))
+    norm = (_l1_norm_of(theta) if problem.constraint == "l1"
+            else float(np.linalg.norm(theta)))
     if norm > problem.radius * (1.0 + BALL_SLACK):
         raise ValueError(
-            f"theta lies outside the constraint set: ||theta|| = {norm:.17g} > radius = "
+            f"theta lies outside the constraint set: ||theta||{'_1' if problem.constraint == 'l1' else ''} = "
+            f"{norm:.17g} > radius = "
             f"{problem.radius:g}; project it onto the ball first (the certificate bounds the "
             "suboptimality of feasible points)"
         )
@@ -196,7 +220,6 @@ def certificate(problem, theta, alpha=None):
         outside C, or if ``alpha`` is given for a multinomial problem.
     """
     _check_problem(problem)
-    _refuse_l1(problem)
     theta = problem._theta(theta)
     _check_in_ball(problem, theta)
     if alpha is not None and problem.loss_object.is_multinomial:
@@ -263,8 +286,26 @@ def _refuse_chunked(problem, method):
                          "multinomial) run chunk by chunk")
 
 
+def _solve_l1(problem, tol, method):
+    """The l1 ball's solve (:mod:`._l1`): ``(theta, alpha, gap, status, solver)``; the cone
+    solve (``method="cvxpy"``, or ``"auto"`` when the gap stays above tol) warm-starts it."""
+    theta, gap, status, solver = None, math.inf, "optimal", "FISTA+NEWTON"
+    if method in ("auto", "newton"):
+        theta, gap = minimise_l1(problem, tol)
+    if method == "cvxpy" or (method == "auto" and not gap <= tol):
+        cone, _, cone_status, cone_solver = _cone_solve(problem, tol)
+        polished, polished_gap = minimise_l1(problem, tol, start=cone)
+        if polished_gap < gap or theta is None:
+            theta, gap = polished, polished_gap
+            status, solver = cone_status + "+polished", cone_solver
+    return theta, None, gap, status, solver
+
+
 def _solve(problem, tol, method):
     start = _time.perf_counter()
+    if problem.constraint == "l1":
+        theta, alpha, gap, status, solver = _solve_l1(problem, tol, method)
+        return _solution(problem, tol, start, theta, gap, status, solver), alpha
     theta = alpha = None
     gap = math.inf
     if method in ("auto", "newton"):
@@ -284,15 +325,21 @@ def _solve(problem, tol, method):
         cone = _cone_fallback(problem, tol)
         if cone[2] < gap or theta is None:
             theta, alpha, gap, status, solver = cone
+    return _solution(problem, tol, start, theta, gap, status, solver), alpha
+
+
+def _solution(problem, tol, start, theta, gap, status, solver):
+    """The ReferenceSolution of a solve begun at ``start`` (warning if the gap is above
+    tol)."""
     elapsed = _time.perf_counter() - start
     if not gap <= tol:
         status += "+gap_above_tol"
         warnings.warn(f"reference_minimizer reached a certified gap of {gap:.3g}, above "
-                      f"tol={tol:g} ({problem!r})", RuntimeWarning, stacklevel=3)
+                      f"tol={tol:g} ({problem!r})", RuntimeWarning, stacklevel=4)
     theta = np.array(theta, copy=True)
     theta.flags.writeable = False
     return ReferenceSolution(theta=theta, value=problem.objective(theta), gap=float(gap),
-                             status=status, solver=solver, time=elapsed, cached=False), alpha
+                             status=status, solver=solver, time=elapsed, cached=False)
 
 
 #: The huber_hinge widths of :func:`._newton.hinge_by_smoothing`'s stages: the pieces a cached
@@ -344,7 +391,8 @@ def _load_cached(path, key, problem, tol):
     try:
         if theta.shape != problem.theta_shape or not np.all(np.isfinite(theta)):
             return None
-        if problem.radius is not None and np.linalg.norm(theta) > problem.radius:
+        norm = _l1_norm_of(theta) if problem.constraint == "l1" else np.linalg.norm(theta)
+        if problem.radius is not None and norm > problem.radius:
             return None
         gap = certificate(problem, theta)
         if not gap <= tol and problem.loss == "hinge":
@@ -370,6 +418,12 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
     ``p K > 512``; hinge by smoothing continuation on huber_hinge), falling back to a cone solve
     with cvxpy when the certificate is not reached (see the module docstring). The result is
     certified with :func:`certificate`: ``0 <= F(theta_hat) - F(theta*) <= gap``.
+
+    Over the l1 ball (``constraint="l1"``): accelerated projected gradient with the exact
+    projection, then active-set Newton on its support, certified by the duality gap with the
+    l1 ball's conjugate (the Frank–Wolfe gap ``<g, theta> + R ||g||_inf`` when
+    ``lambda = 0``); for the smooth losses (logistic, squared, huber_hinge) with X in memory,
+    dense or CSR (docs/reference_minimizer.md, "Over the l1 ball").
 
     Multinomial (``theta`` of shape (p, K), Frobenius ball): the solution is centred (each row
     of theta minus its mean over the classes, which changes no logit difference) and certified
@@ -405,7 +459,8 @@ def reference_minimizer(problem, *, tol=1e-9, cache=True, method="auto"):
     TypeError
         If ``problem`` is not a :class:`~dpsolve.Problem`, or ``cache`` has the wrong type.
     ValueError
-        If ``tol`` is not in ``(0, 1e-2]`` or ``method`` is not one of the above.
+        If ``tol`` is not in ``(0, 1e-2]`` or ``method`` is not one of the above; with
+        ``constraint="l1"``, for the hinge loss or X in chunks of rows.
 
     Warns
     -----

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .._ordered_linalg import BLOCK_ROWS, row_blocks
-from .._row_ops import as_float64, row_norms
+from .._row_ops import as_float64, row_max_norms, row_norms
 
 _EPS = np.finfo(np.float64).eps
 # A norm may exceed R by this relative amount and still count as "in C up to rounding".
@@ -75,6 +75,22 @@ def _row_bounds(Xb, theta):
     return norms, gamma(p + 1) * norms * theta_norms
 
 
+def _l1_row_bounds(Xb, theta):
+    """:func:`_row_bounds` for the l1 ball (a vector theta), tighter: the margin's rounding
+    within ``gamma_{k+1} |x_i|^T |theta|`` with k the terms the product adds (a CSR row's
+    stored entries, else p), and ``|x_i|^T |theta| <= min(||x_i||_2 ||theta||_2,
+    ||x_i||_inf ||theta||_1)`` (Cauchy-Schwarz, Hoelder). Also the rows' l-inf norms."""
+    p = Xb.shape[1]
+    norms = row_norms(Xb) * (1.0 + gamma(p + 2))
+    terms = (np.diff(Xb.indptr).astype(np.float64) if hasattr(Xb, "indptr")
+             else np.full(Xb.shape[0], float(p)))
+    grow = 1.0 + gamma(p + 2)
+    magnitude = np.minimum(norms * (math.sqrt(float(np.sum(theta * theta))) * grow),
+                           row_max_norms(Xb) * (float(np.sum(np.abs(theta))) * grow))
+    k = terms + 1.0
+    return norms, k * _EPS / (1.0 - k * _EPS) * magnitude, row_max_norms(Xb)
+
+
 def _total(parts):
     """The sum of the blocks' results (the second level of a two-level sum)."""
     return np.sum(parts, axis=0)
@@ -106,21 +122,28 @@ def _record_sums(problem, theta, alpha):
     conj_extra : float
         The loss's extra conjugate allowance (of the last block; 0 without rows).
     """
-    parts = _block_parts(problem, _record_parts, alpha, theta=theta, loss=problem.loss_object)
+    kwargs = {"l1": True} if problem.constraint == "l1" else {}
+    parts = _block_parts(problem, _record_parts, alpha, theta=theta, loss=problem.loss_object,
+                         **kwargs)
     xa_parts, extras = parts.pop("xa"), parts.pop("conj_extra")
     total = {key: float(_total(values)) for key, values in parts.items()}
     return total, _total(xa_parts), (extras[-1] if extras else 0.0)
 
 
-def _record_parts(X, y, alpha, theta, loss):
+def _record_parts(X, y, alpha, theta, loss, l1=False):
     """The per-block parts of :func:`_record_sums` over the rows X, y (alpha: theirs, or
-    None), by blocks of rows; module level, to run where a chunk of rows lives."""
+    None), by blocks of rows; module level, to run where a chunk of rows lives. ``l1``: the
+    l1 ball's tighter margin bounds (:func:`_l1_row_bounds`) and ``sum_i ||x_i||_inf
+    |alpha_i|``."""
     sums = {key: [] for key in ("phi", "abs_phi", "phi_err", "conj", "conj_mag", "xa_norm",
-                                "xa", "conj_extra")}
+                                "xa", "conj_extra") + (("xa_inf",) if l1 else ())}
     for s in row_blocks(X.shape[0]):
         Xb, yb = as_float64(X[s]), y[s]         # float32 X: this block in float64
         zb = Xb @ theta
-        norms, z_err = _row_bounds(Xb, theta)
+        if l1:
+            norms, z_err, inf_norms = _l1_row_bounds(Xb, theta)
+        else:
+            norms, z_err = _row_bounds(Xb, theta)
         if alpha is None:
             ab = loss.clip_dual(-loss.derivatives(zb, yb), yb)
         else:
@@ -132,6 +155,8 @@ def _record_parts(X, y, alpha, theta, loss):
         sums["conj"].append(conj.sum())
         sums["conj_mag"].append(conj_mag.sum())
         sums["xa_norm"].append(np.sum(norms * np.abs(ab)))
+        if l1:
+            sums["xa_inf"].append(np.sum(inf_norms * np.abs(ab)))
         sums["xa"].append(Xb.T @ ab)
         sums["conj_extra"].append(conj_extra)
     return sums
@@ -159,6 +184,25 @@ def _regulariser_conjugate(nv, lam, R):
     return R * nv - 0.5 * lam * R * R, R
 
 
+def _l1_regulariser_conjugate(v, lam, R):
+    """``h*(v)`` for ``h = (lam/2)||.||_2^2 + iota_{||.||_1 <= R}``, and R, a bound on
+    ``||grad h*||_1`` (hence on ``|h*(v) - h*(v')| / ||v - v'||_2``).
+
+    ``h*(v) = max_{||t||_1 <= R} <v, t> - (lam/2)||t||^2``. Lagrangian duality on the l1
+    constraint gives ``h*(v) = min_{tau >= 0} tau R + sum_j (|v_j| - tau)_+^2 / (2 lam)``, the
+    minimum at the threshold of the projection of v onto the l1 ball of radius ``lam R`` (0 when
+    ``||v||_1 <= lam R``). Every ``tau >= 0`` gives an upper bound on ``h*``, so the rounding in
+    tau costs nothing: the dual value stays a lower bound. ``lam = 0``: ``R ||v||_inf``.
+    """
+    a = np.abs(v)
+    if lam == 0.0:
+        return R * float(np.max(a, initial=0.0)), R
+    from .._projection import _l1_threshold
+    tau = _l1_threshold(a, lam * R) if float(np.sum(a)) > lam * R else 0.0
+    excess = np.maximum(a - tau, 0.0)
+    return tau * R + float(np.sum(excess * excess)) / (2.0 * lam), R
+
+
 def duality_gap(problem, theta, alpha=None):
     """``F(theta) - D(alpha)`` plus a floating-point allowance, for a feasible ``alpha``
     (``None``: the default dual point ``-loss'(z)``, clipped to the domain).
@@ -168,6 +212,11 @@ def duality_gap(problem, theta, alpha=None):
     (``|fl(sum a_i) - sum a_i| <= gamma_k sum |a_i|``, k the height of the summation tree),
     doubled for safety. One pass over X, by blocks of rows: every per-record quantity lives
     only for its block, so the memory beyond X is a few blocks and p-vectors.
+
+    Over the l1 ball (``constraint="l1"``) h's conjugate is
+    :func:`_l1_regulariser_conjugate`; with ``lam = 0`` and the default dual point the gap is
+    the Frank-Wolfe gap ``<g, theta> + R ||g||_inf`` (Fenchel-Young holds with equality for
+    each record), and with ``lam > 0`` it is at most that.
     """
     n, p = problem.n, problem.p
     lam, R = problem.reg, problem.radius
@@ -178,7 +227,10 @@ def duality_gap(problem, theta, alpha=None):
     h = 0.5 * lam * sq
     v = xa_sum / n
     nv = float(np.linalg.norm(v))
-    hstar, grad_hstar = _regulariser_conjugate(nv, lam, R)
+    if problem.constraint == "l1":
+        hstar, grad_hstar = _l1_regulariser_conjugate(v, lam, R)
+    else:
+        hstar, grad_hstar = _regulariser_conjugate(nv, lam, R)
 
     mean_phi = total["phi"] / n
     mean_conj = total["conj"] / n
@@ -190,6 +242,10 @@ def duality_gap(problem, theta, alpha=None):
     mean_abs_phi = total["abs_phi"] / n
     mean_abs_conj = total["conj_mag"] / n
     v_err = gn * total["xa_norm"] * (1.0 + gn) / n + _EPS * nv
+    if problem.constraint == "l1":
+        # h* is R-Lipschitz in l-inf: the error of v in l-inf, through |x_ij| <= ||x_i||_inf
+        v_err = (gn * total["xa_inf"] * (1.0 + gn) / n
+                 + _EPS * float(np.max(np.abs(v), initial=0.0)))
     if R is None:
         grad_hstar = (nv + v_err) / lam   # bounds ||grad h*|| between v and fl(v)
     # (with a constraint, h* is R-Lipschitz everywhere)

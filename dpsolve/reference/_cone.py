@@ -24,7 +24,8 @@ def cone_solve(problem, tol):
         objective = objective + 0.5 * problem.reg * cp.sum_squares(theta)
     if problem.radius is not None:
         # (the Frobenius norm for multinomial; cp.norm(matrix, 2) would be the spectral norm)
-        norm = cp.norm(theta, "fro") if loss.is_multinomial else cp.norm(theta, 2)
+        norm = (cp.norm(theta, "fro") if loss.is_multinomial
+                else cp.norm1(theta) if problem.constraint == "l1" else cp.norm(theta, 2))
         constraints.append(norm <= problem.radius)
     cvx = cp.Problem(cp.Minimize(objective), constraints)
 
