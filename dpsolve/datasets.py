@@ -171,8 +171,11 @@ def make_sparse_zipf(n=1000, p=1000, *, words=50, exponent=1.0, support=10, sign
     at most ``sqrt(words)`` (``"binary"``) or 1 (``"tf"``): public bounds for the l1 and the l2
     geometries. The coefficients ``theta_0`` have ``support`` non-zeros of magnitude ``signal``
     and random signs, on words drawn uniformly among the ``min(p, 10 support)`` most frequent;
-    the labels follow the logistic link, ``P(y_i = 1) = 1 / (1 + exp(-<theta_0, x_i>))``, drawn
-    as the sign of ``<theta_0, x_i>`` plus a standard logistic variable.
+    the labels follow the logistic link, ``P(y_i = 1) = 1 / (1 + exp(-<theta_0, x_i> - b_0))``,
+    drawn as the sign of ``<theta_0, x_i> + b_0`` plus a standard logistic variable, where the
+    offset ``b_0 = -E<theta_0, x>`` (from the word law: ``E x_j`` is ``1 - (1 - q_j)^words``
+    for binary rows, ``q_j`` for term frequencies, ``q_j`` word j's probability) centres the
+    margins, so that the classes are about balanced whichever words carry the signal.
 
     The same ``rng`` gives the same bits on every machine: the word law's weights are computed
     one at a time (:func:`zipf_weights`), its cumulative sum and the margins in a fixed order,
@@ -198,7 +201,7 @@ def make_sparse_zipf(n=1000, p=1000, *, words=50, exponent=1.0, support=10, sign
     rng : None, int, SeedSequence or Generator
         Source of randomness (``numpy.random.default_rng(rng)``; a Generator advances).
     return_coef : bool, default False
-        Also return ``theta_0``.
+        Also return ``theta_0`` and ``b_0``.
 
     Returns
     -------
@@ -208,11 +211,14 @@ def make_sparse_zipf(n=1000, p=1000, *, words=50, exponent=1.0, support=10, sign
         Labels in {-1, +1} (float64).
     theta_0 : ndarray, shape (p,)
         Only with ``return_coef``.
+    b_0 : float
+        Only with ``return_coef``: the offset of the margins.
     """
     n, p, words, exponent, support, signal, values = check_zipf_settings(
         n, p, words=words, exponent=exponent, support=support, signal=signal, values=values)
     rng = check_rng(rng)
-    cumulative = np.cumsum(zipf_weights(p, exponent))     # sequential: a fixed order
+    weights = zipf_weights(p, exponent)
+    cumulative = np.cumsum(weights)                       # sequential: a fixed order
     tokens = np.searchsorted(cumulative, rng.random(n * words) * cumulative[-1], side="right")
     np.minimum(tokens, p - 1, out=tokens)                 # a draw rounding onto the total
     keys, counts = np.unique(np.repeat(np.arange(n, dtype=np.int64), words) * p + tokens,
@@ -224,9 +230,22 @@ def make_sparse_zipf(n=1000, p=1000, *, words=50, exponent=1.0, support=10, sign
     theta = np.zeros(p)
     chosen = rng.choice(min(p, 10 * support), size=support, replace=False)
     theta[chosen] = signal * rng.choice([-1.0, 1.0], size=support)
+    offset = -_expected_margin(theta, weights, cumulative[-1], words, values)
     noise = rng.logistic(size=n)
-    y = np.where(matvec(X, theta) + noise > 0.0, 1.0, -1.0)
-    return (X, y, theta) if return_coef else (X, y)
+    y = np.where(matvec(X, theta) + offset + noise > 0.0, 1.0, -1.0)
+    return (X, y, theta, offset) if return_coef else (X, y)
+
+
+def _expected_margin(theta, weights, total, words, values):
+    """``E <theta, x>`` for a row of ``words`` tokens drawn with probabilities
+    ``weights / total``: ``sum_j theta_j E x_j``, summed in index order, one term at a time
+    (``math.pow``, no vectorised power)."""
+    margin = 0.0
+    for j in np.flatnonzero(theta).tolist():
+        q = float(weights[j]) / float(total)
+        present = q if values == "tf" else 1.0 - math.pow(1.0 - q, words)
+        margin += float(theta[j]) * present
+    return margin
 
 
 def load_breast_cancer():

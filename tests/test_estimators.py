@@ -23,7 +23,8 @@ from dpsolve.estimators import (DPLinearRegression, DPLinearSVC,  # noqa: E402
                                 DPLogisticRegression, expected_failed_checks)
 from dpsolve.privacy import BudgetExceededError, PrivacyWarning, estimate_row_norm  # noqa: E402
 
-ESTIMATORS = [DPLogisticRegression(), DPLinearSVC(), DPLinearRegression()]
+ESTIMATORS = [DPLogisticRegression(), DPLinearSVC(), DPLinearRegression(),
+              DPLogisticRegression(constraint="l1", radius=5.0)]
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks,

@@ -18,7 +18,7 @@ def zipf():
 
 
 def test_rows_are_canonical_csr_bounded_in_linf(zipf):
-    X, y, theta = zipf
+    X, y, theta, _ = zipf
     assert sparse.isspmatrix_csr(X) and X.has_canonical_format and X.shape == (2000, 300)
     assert np.all(X.data == 1.0)                        # binary: every stored entry is 1
     assert np.diff(X.indptr).max() <= 20                # at most `words` words per document
@@ -36,7 +36,7 @@ def test_term_frequencies_sum_to_one_per_row():
 
 def test_document_frequency_follows_zipf(zipf):
     # the rank-0 word is in a document with probability 1 - (1 - q)^words, q its Zipf share
-    X, _, _ = zipf
+    X, _, _, _ = zipf
     weights = zipf_weights(300)
     for rank in (0, 9, 99):
         q = weights[rank] / math.fsum(weights)
@@ -47,12 +47,15 @@ def test_document_frequency_follows_zipf(zipf):
 
 
 def test_labels_follow_the_logistic_link(zipf):
-    # E[y | x] = tanh(<theta_0, x> / 2); the mean residual is within 4.5 standard deviations
-    X, y, theta = zipf
-    mean = np.tanh((X @ theta) / 2.0)
+    # E[y | x] = tanh((<theta_0, x> + b_0) / 2); the mean residual is within 4.5 standard
+    # deviations; b_0 centres the margins: their mean is within 4.5 standard errors of 0
+    X, y, theta, offset = zipf
+    margins = X @ theta + offset
+    mean = np.tanh(margins / 2.0)
     sd = math.sqrt(float(np.sum(1.0 - mean ** 2))) / y.size
     assert abs(float(np.mean(y - mean))) <= 4.5 * sd
-    assert abs(float(np.mean(y * np.sign(X @ theta)))) > 0.2      # the rows carry the labels
+    assert abs(float(np.mean(margins))) <= 4.5 * float(np.std(margins)) / math.sqrt(y.size)
+    assert float(np.mean(y * np.sign(margins))) > 0.2      # the rows carry the labels
 
 
 def test_same_seed_same_bits_and_weights_exact():
@@ -76,8 +79,8 @@ def test_bad_settings_are_refused(kwargs, match):
 
 
 def test_no_support_gives_labels_without_signal():
-    X, y, theta = make_sparse_zipf(20, 10, support=0, rng=0, return_coef=True)
-    assert not np.any(theta) and X.shape == (20, 10)
+    X, y, theta, offset = make_sparse_zipf(20, 10, support=0, rng=0, return_coef=True)
+    assert not np.any(theta) and offset == 0.0 and X.shape == (20, 10)
 
 
 # -- the sweep source ---------------------------------------------------------------------------

@@ -160,6 +160,8 @@ def _scaling(db, cells, varying, level="##"):
              + (" and the lower bound's." if population else "."), ""]
     for axis in numeric_axes(cells):
         fits = slopes(db, axis)
+        if not fits:        # no two cells differ in it alone (a row bound set with the solver)
+            continue
         others = [k for k in varying if k != axis]
         head = [_label(k) for k in others] + [f"slope along {_label(axis)}", "95% interval",
                                               "bound's slope"]

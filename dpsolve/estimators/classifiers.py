@@ -49,9 +49,9 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
                                  f"{self.classes!r}")
             if len(classes) < 2:
                 raise ValueError(f"classes must hold at least 2 labels, got {len(classes)}")
-            if len(classes) > 2 and not self._multinomial:
-                raise ValueError(f"{type(self).__name__} is binary: classes must hold exactly "
-                                 f"2 labels, got {len(classes)}")
+            if len(classes) > 2 and not self._multiclass():
+                raise ValueError(f"{type(self).__name__}{self._binary_why()} is binary: classes "
+                                 f"must hold exactly 2 labels, got {len(classes)}")
             return classes
         try:
             classes = np.unique(y)
@@ -66,11 +66,19 @@ class _DPClassifier(LinearClassifierMixin, _DPLinearModel):
         if len(classes) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in "
                              f"the data, got {len(classes)} class: {classes.tolist()}")
-        if len(classes) > 2 and not self._multinomial:
-            raise ValueError(f"Only binary classification is supported: {type(self).__name__} "
-                             f"is binary, but y holds {len(classes)} classes; pass "
-                             "classes=(negative, positive)")
+        if len(classes) > 2 and not self._multiclass():
+            raise ValueError(f"Only binary classification is supported: {type(self).__name__}"
+                             f"{self._binary_why()} is binary, but y holds {len(classes)} "
+                             "classes; pass classes=(negative, positive)")
         return classes
+
+    def _multiclass(self):
+        """Whether more than two classes are taken: a multinomial estimator on the l2 ball
+        (the l1 ball is for a parameter vector, the binary model's)."""
+        return self._multinomial and self.constraint == "l2"
+
+    def _binary_why(self):
+        return " with constraint='l1'" if self._multinomial and not self._multiclass() else ""
 
     def _apply_prior(self, y, problem, options, epsilon, rng):
         shares = private_class_shares(y.astype(np.intp), 2, epsilon, rng)
@@ -227,8 +235,8 @@ class DPLogisticRegression(_DPClassifier):
         ``||theta||_1 <= radius``, a sparse model (few non-zero coefficients, ``n_nonzero_``)
         fitted by the solvers that take the l1 geometry (``solver="auto"``:
         :func:`dpsolve.choose_solver`'s choice among them, the private Frank-Wolfe of
-        Talwar, Thakurta & Zhang 2015), whose error grows with log p, not with p (docs/sparse.md).
-        The ridge ``reg`` is added in both.
+        Talwar, Thakurta & Zhang 2015), whose error grows with log p, not with p (docs/sparse.md);
+        binary only (the l1 ball holds a parameter vector). The ridge ``reg`` is added in both.
     row_norm : float, PrivateEstimate or None, default None
         Public bound B on the rows' norms in the dual norm of the constraint's: the L2 norm
         (``constraint="l2"``) or the L-inf norm, the largest ``|x_ij|`` (``"l1"``); rows above
@@ -310,17 +318,21 @@ class DPLogisticRegression(_DPClassifier):
                               "class_weight": [StrOptions({"balanced"}), dict, None]}
 
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg="auto", radius=None,
-                 constraint="l2", row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
-                 class_weight=None, prior_share="auto", accountant=None, secure=False,
-                 random_state=None, solver_options=None):
+                 constraint="l2", row_norm=None, fit_intercept=True, intercept_scale=1.0,
+                 classes=None, class_weight=None, prior_share="auto", accountant=None,
+                 secure=False, random_state=None, solver_options=None):
         super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
-                         constraint=constraint,
-                         row_norm=row_norm, fit_intercept=fit_intercept,
+                         constraint=constraint, row_norm=row_norm, fit_intercept=fit_intercept,
                          intercept_scale=intercept_scale, accountant=accountant, secure=secure,
                          random_state=random_state, solver_options=solver_options)
         self.classes = classes
         self.class_weight = class_weight
         self.prior_share = prior_share
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = self._multiclass()
+        return tags
 
     def predict_proba(self, X):
         """Class probabilities: the logistic function of the margin (binary) or the softmax
@@ -394,12 +406,11 @@ class DPLinearSVC(_DPClassifier):
                                                        closed="neither")]}
 
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg="auto", radius=None,
-                 constraint="l2", row_norm=None, fit_intercept=True, intercept_scale=1.0, classes=None,
-                 huber_width=0.5, prior_share="auto", accountant=None, secure=False,
-                 random_state=None, solver_options=None):
+                 constraint="l2", row_norm=None, fit_intercept=True, intercept_scale=1.0,
+                 classes=None, huber_width=0.5, prior_share="auto", accountant=None,
+                 secure=False, random_state=None, solver_options=None):
         super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
-                         constraint=constraint,
-                         row_norm=row_norm, fit_intercept=fit_intercept,
+                         constraint=constraint, row_norm=row_norm, fit_intercept=fit_intercept,
                          intercept_scale=intercept_scale, accountant=accountant, secure=secure,
                          random_state=random_state, solver_options=solver_options)
         self.classes = classes

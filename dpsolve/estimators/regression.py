@@ -77,12 +77,11 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     }
 
     def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg="auto", radius=None,
-                 constraint="l2", row_norm=None, label_bound=None, fit_intercept=True, intercept_scale=1.0,
-                 prior_share="auto", accountant=None, secure=False, random_state=None,
-                 solver_options=None):
+                 constraint="l2", row_norm=None, label_bound=None, fit_intercept=True,
+                 intercept_scale=1.0, prior_share="auto", accountant=None, secure=False,
+                 random_state=None, solver_options=None):
         super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
-                         constraint=constraint,
-                         row_norm=row_norm, fit_intercept=fit_intercept,
+                         constraint=constraint, row_norm=row_norm, fit_intercept=fit_intercept,
                          intercept_scale=intercept_scale, accountant=accountant, secure=secure,
                          random_state=random_state, solver_options=solver_options)
         self.label_bound = label_bound
