@@ -56,22 +56,28 @@ def parameter_count(problem):
     return math.prod(problem.theta_shape)
 
 
-def check_bound_arguments(problem, epsilon, delta=None, form="mean"):
+def check_bound_arguments(problem, epsilon, delta=None, form="mean", constraint="l2"):
     """TypeError or ValueError, naming the argument, for a bound's common arguments.
 
     Parameters
     ----------
     problem : Problem
-        Must be a Problem.
+        Must be a Problem whose ``constraint`` is ``constraint``: a bound proved over the l2
+        ball says nothing over the l1 ball, whose rows are bounded in l-inf (and conversely).
     epsilon : float
         Must be ``> 0``.
     delta : float or None, default None
         In (0, 1) when given.
     form : {"mean", "sum"}, default "mean"
         One of :data:`FORMS`.
+    constraint : {"l2", "l1"}, default "l2"
+        The geometry the bound is stated for.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if problem.constraint != constraint:
+        raise ValueError(f"this bound is for constraint={constraint!r} problems, got a "
+                         f"Problem with constraint={problem.constraint!r}")
     check_real(epsilon, "epsilon", low=0.0)
     if delta is not None:
         check_real(delta, "delta", low=0.0, high=1.0)
@@ -337,10 +343,7 @@ def l1_erm_lower_bound(problem, epsilon, *, form="mean"):
     float
         The lower bound (constant 1).
     """
-    check_bound_arguments(problem, epsilon, None, form)
-    if problem.constraint != "l1":
-        raise ValueError(f"the l1 lower bound is for constraint='l1', got "
-                         f"{problem.constraint!r}")
+    check_bound_arguments(problem, epsilon, None, form, constraint="l1")
     value = problem.radius * problem.lipschitz * min(
         1.0, (epsilon * problem.n) ** (-2.0 / 3.0))
     return from_mean(value, problem, form)

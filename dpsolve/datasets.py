@@ -144,8 +144,36 @@ def zipf_weights(p, exponent=1.0):
 
 def check_zipf_settings(n, p, *, words=50, exponent=1.0, support=10, signal=1.0,
                         values="binary"):
-    """:func:`make_sparse_zipf`'s settings checked (TypeError or ValueError naming the
-    parameter and its range) and returned in order, without drawing anything."""
+    """:func:`make_sparse_zipf`'s settings checked and returned in order, without drawing
+    anything (the sweeps check a ``zipf`` source's cells with it before any run).
+
+    Parameters
+    ----------
+    n, p : int
+        Rows and features, each ``>= 1``.
+    words : int, default 50
+        Word draws per row, ``>= 1``.
+    exponent : float, default 1.0
+        The Zipf exponent, ``>= 0``.
+    support : int, default 10
+        Non-zero coefficients of the label model, in ``[0, p]``.
+    signal : float, default 1.0
+        Magnitude of the label model's non-zero coefficients, ``>= 0``.
+    values : {"binary", "tf"}, default "binary"
+        How a row's entries are read from its word counts.
+
+    Returns
+    -------
+    tuple
+        ``(n, p, words, exponent, support, signal, values)``, checked.
+
+    Raises
+    ------
+    TypeError
+        If a setting has the wrong type.
+    ValueError
+        If a setting is out of its range (the message names it and the range).
+    """
     n = check_int(n, "n", low=1)
     p = check_int(p, "p", low=1)
     words = check_int(words, "words", low=1)

@@ -14,6 +14,7 @@ from dpsolve._projection import _l1_norm, project_l1_ball
 from dpsolve.chunked import RowChunks
 from dpsolve.experiments import SweepError, load_sweep
 from dpsolve.solvers import registry
+from dpsolve.solvers._lifecycle import Bound
 
 
 def _data(n=40, p=12, seed=0):
@@ -158,7 +159,10 @@ def test_choose_solver_considers_only_solvers_taking_the_constraint(monkeypatch)
         warnings.simplefilter("ignore")
         P = Problem(X, y, constraint="l1", reg=0.1)
     base = next(s for s in registry() if s.name == "output_perturbation")
-    stand_in = dataclasses.replace(base, name="l1_stand_in", constraints=("l1",))
+    # a stand-in over the l1 ball with a bound of its own (output perturbation's is an l2
+    # bound, which refuses an l1 problem)
+    stand_in = dataclasses.replace(base, name="l1_stand_in", constraints=("l1",),
+                                   bound=lambda problem, partition, plan: Bound(1e3, "stand-in"))
     import dpsolve.solvers as solvers
     monkeypatch.setattr(solvers, "registry", lambda: (*registry(), stand_in))
     choice = dpsolve.choose_solver(P, 1.0, 1e-6)
@@ -179,3 +183,22 @@ def test_sweeps_pass_the_constraint_through():
                      ({"constraint": "l1", "radius": "none", "reg": 1.0}, "radius")):
         with pytest.raises(SweepError, match=key):
             load_sweep({**spec, "problem": {"loss": "logistic", "radius": 1.0, **bad}})
+
+
+def test_the_l2_bounds_refuse_an_l1_problem_and_the_l1_bounds_an_l2_one():
+    """A bound proved over one ball says nothing over the other: each refuses the other
+    geometry by name instead of returning a number."""
+    from dpsolve import bounds
+    from dpsolve.solvers.frank_wolfe import frank_wolfe_bound
+    X, y = dpsolve.datasets.make_synthetic(50, 4, rng=0)
+    l1 = dpsolve.Problem(X, y, constraint="l1", radius=2.0)
+    l2 = dpsolve.Problem(X, y, radius=2.0)
+    for bound in (bounds.lower_bound_lipschitz, bounds.dp_sco_lower_bound):
+        with pytest.raises(ValueError, match="constraint='l2'"):
+            bound(l1, 1.0)
+        assert bound(l2, 1.0) > 0
+    with pytest.raises(ValueError, match="constraint='l1'"):
+        bounds.l1_erm_lower_bound(l2, 1.0)
+    with pytest.raises(ValueError, match="constraint='l1'"):
+        frank_wolfe_bound(l2, 1.0, 1e-6, steps=10)
+    assert bounds.l1_erm_lower_bound(l1, 1.0) > 0

@@ -191,10 +191,7 @@ def frank_wolfe_bound(problem, epsilon, delta=None, *, steps, form="mean"):
     float or ndarray
         The bound, of the shape of ``steps``.
     """
-    check_bound_arguments(problem, epsilon, delta, form)
-    if problem.constraint != "l1":
-        raise ValueError(f"the Frank-Wolfe bound is for constraint='l1', got "
-                         f"{problem.constraint!r}")
+    check_bound_arguments(problem, epsilon, delta, form, constraint="l1")
     steps = np.asarray(steps, dtype=float)
     sensitivity = 2.0 * problem.radius * problem.lipschitz / problem.n
     noise = 2.0 * sensitivity / step_epsilon(epsilon, delta, steps) * math.log(2.0 * problem.p)
