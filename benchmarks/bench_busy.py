@@ -5,7 +5,9 @@ medians of seven runs each, interleaved, measured in the same process with ``co_
 processes spinning (``python -c "while True: pass"``, started in ``setup``, killed in
 ``teardown``). Logistic, n = 2·10⁴, p = 20: ``clipped_gd`` with 200 steps, ``noisy_sgd`` with
 2·10⁵ steps, ``minibatch_sgd`` (one pass, batches of 10: no parallel kernel, a control),
-``dp_sgd`` at its defaults (64 rows a step: below the kernels' parallel threshold).
+``dp_sgd`` at its defaults (64 rows a step: below the kernels' parallel threshold),
+``phased_erm`` at its defaults (full-batch gradient sums over each phase's rows) and
+``frank_wolfe`` with 400 steps over the l1 ball of radius 5 (its scores split by columns).
 
 Targets: at most 1.1 with one co-runner (a second thread must not cost more than a tenth);
 below 1 with none for ``clipped_gd`` and ``noisy_sgd`` (the quiet machine's speed-up kept). On a
@@ -27,12 +29,16 @@ from .common import synthetic_problem
 
 
 def fits(problem):
-    """The seeded fits measured, by solver name."""
+    """The seeded fits measured, by solver name (``frank_wolfe`` over the l1 ball of the same
+    rows, whose l2 bound 1 bounds them in l-inf too)."""
+    l1 = dpsolve.Problem(problem.X, problem.y, problem.loss, constraint="l1", radius=5.0)
     return {
         "clipped_gd": lambda: dpsolve.clipped_gd(problem, 1.0, 1e-6, steps=200, rng=0),
         "noisy_sgd": lambda: dpsolve.noisy_sgd(problem, 0.5, 1e-14, steps=200_000, rng=0),
         "minibatch_sgd": lambda: dpsolve.minibatch_sgd(problem, 1.0, rng=0),
         "dp_sgd": lambda: dpsolve.dp_sgd(problem, 1.0, 1e-6, rng=0),
+        "phased_erm": lambda: dpsolve.phased_erm(problem, 1.0, 1e-6, rng=0),
+        "frank_wolfe": lambda: dpsolve.frank_wolfe(l1, 1.0, 1e-6, steps=400, rng=0),
     }
 
 
@@ -57,7 +63,8 @@ def thread_ratio(fit, runs=7):
 class BusyMachine:
     """Two threads over one, with 0 or 1 co-runners spinning on the machine's cores."""
 
-    params = [["clipped_gd", "noisy_sgd", "minibatch_sgd", "dp_sgd"], [0, 1]]
+    params = [["clipped_gd", "noisy_sgd", "minibatch_sgd", "dp_sgd", "phased_erm", "frank_wolfe"],
+              [0, 1]]
     param_names = ["solver", "co_runners"]
     timeout = 600           # before the busy-machine design, one two-thread fit took seconds
 
