@@ -18,6 +18,7 @@ import functools
 import math
 
 import numpy as np
+import scipy.optimize
 import scipy.special
 import scipy.stats
 
@@ -27,7 +28,8 @@ from ._validation import check_int, check_real, check_real_array, check_rng
 from .losses import Hinge, HuberHinge, Loss, Squared, make_loss
 from .problem import Problem
 
-__all__ = ["RiskEstimate", "SphereSource", "excess_population_risk", "held_out_risk"]
+__all__ = ["RiskEstimate", "SphereSource", "excess_population_risk", "held_out_risk",
+           "label_correlation", "signal_for_correlation"]
 
 _EPS = np.finfo(np.float64).eps
 #: Gauss-Legendre nodes per piece in a' and Gauss-Jacobi nodes in v of the coarse rule (the
@@ -318,6 +320,64 @@ def excess_population_risk(theta, source, radius):
     risk = source.risk(theta)
     _, minimum = source.minimum(radius)
     return RiskEstimate(risk.value - minimum.value, risk.error + minimum.error, risk.method)
+
+
+def label_correlation(p, signal, row_norm=1.0):
+    r"""``||mu||`` for ``mu = E[y x]`` of the logistic link with ``theta0 = signal e1``.
+
+    ``E[y | x] = tanh(<theta0, x> / 2)``, so ``mu = B E[tanh(B s a / 2) a] e1`` with ``a`` the
+    first coordinate of a uniform unit vector (density ``(1 - a^2)^((p-3)/2)``): a Gauss-Jacobi
+    rule, its error estimated as the difference from the rule with half the nodes. The
+    population gradient of the logistic loss at 0 is ``-mu / 2``.
+
+    Parameters
+    ----------
+    p : int
+        The dimension, at least 3.
+    signal : float
+        ``s = ||theta0|| >= 0``.
+    row_norm : float, default 1.0
+        B.
+
+    Returns
+    -------
+    RiskEstimate
+        ``||mu||`` and the quadrature's error estimate.
+    """
+    p = check_int(p, "p", low=3)
+    signal = check_real(signal, "signal", low=0.0, low_inclusive=True)
+    row_norm = check_real(row_norm, "row_norm", low=0.0)
+
+    def rule(n):
+        a, w = _jacobi_rule(n, (p - 3) / 2, (p - 3) / 2)
+        return row_norm * float(w @ (np.tanh(row_norm * signal * a / 2) * a))
+
+    fine, coarse = rule(2 * _NODES[0]), rule(_NODES[0])
+    return RiskEstimate(fine, abs(fine - coarse), "quadrature")
+
+
+def signal_for_correlation(p, target, row_norm=1.0):
+    """The ``s`` with ``label_correlation(p, s, row_norm).value == target``: a bracketed root
+    find (``||mu||`` increases in s, from 0 to its supremum ``B^2 E|a|``).
+
+    Raises
+    ------
+    ValueError
+        If ``target`` is not below the supremum ``B^2 E|a|`` (no logistic link reaches it).
+    """
+    p = check_int(p, "p", low=3)
+    target = check_real(target, "target", low=0.0)
+    top = row_norm ** 2 * math.exp(math.lgamma(p / 2) - math.lgamma((p + 1) / 2)) / math.sqrt(
+        math.pi)                                    # B^2 E|a| for a uniform unit vector
+    if not target < 0.999 * top:
+        raise ValueError(f"target = {target:.4g}: a logistic link's ||E[y x]|| is below "
+                         f"B^2 E|a| = {top:.4g} at p = {p}; the target must be below "
+                         f"{0.999 * top:.4g}")
+    hi = 1.0
+    while label_correlation(p, hi, row_norm).value < target:
+        hi *= 2.0
+    return scipy.optimize.brentq(lambda s: label_correlation(p, s, row_norm).value - target,
+                                 0.0, hi, xtol=1e-12, rtol=1e-12)
 
 
 def held_out_risk(theta, X, y, loss, *, loss_bound=None):

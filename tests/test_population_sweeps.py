@@ -51,6 +51,19 @@ def _with(data=None, problem=None, solver=None):
                     "problem": {"row_norm": 2.0}}]), r"solver\[0\]\.problem\.row_norm: not"),
     (_with(solver=[{"name": "joint_sgd", "owners": 2, "epsilon": 1.0, "delta": 1e-6}]),
      r"solver\[0\]\.name = 'joint_sgd': measures its fits"),
+    (_with(data={"theta0_norm": "easy"}), r"data\.theta0_norm = 'easy'"),
+    (_with(data={"hard_scale": 2.0}), r'data\.hard_scale: only with theta0_norm = "hard"'),
+    (_with(data={"theta0_norm": "hard", "hard_scale": 0.0}), r"data\.hard_scale = 0\.0"),
+    (_with(data={"theta0_norm": "hard", "link": "linear"}, problem={"loss": "squared"}),
+     r'data\.theta0_norm = "hard": only with link = "logistic"'),
+    (_with(data={"theta0_norm": "hard"}, solver=[{"name": "clipped_gd", "epsilon": 1.0}]),
+     r"solver\[0\]\.delta: give delta > 0"),
+    # ||theta0|| = 0.25 at n = 200, p = 3 (||E[y x]|| = 1/sqrt(200)), below 4 R = 4
+    (_with(data={"theta0_norm": "hard"}), r"\|\|theta0\|\| = 0\.\d+ is below 4 R = 4"),
+    # the private term sqrt(3 ln(1e6)) / (20 * 0.5) = 0.64 is above ||E[y x]|| <= E|a| = 1/2
+    (_with(data={"theta0_norm": "hard", "n": 20}, problem={"radius": 0.01},
+           solver=[{"name": "clipped_gd", "epsilon": 0.5, "delta": 1e-6}]),
+     r"data\.theta0_norm = \"hard\" at n = 20, p = 3, epsilon = 0\.5.*target must be below"),
 ])
 def test_a_bad_sphere_sweep_names_the_key(spec, key):
     with pytest.raises(SweepError, match=key):
@@ -248,3 +261,42 @@ def test_a_theorem_page_gathers_its_parts_with_the_crossover(tmp_path):
     (tmp_path / "x.a.toml").write_text("")
     assert [p.name for p in theorem_page.parts_of(tmp_path / "x.toml")] == ["x.a.toml",
                                                                            "x.b.toml"]
+
+
+@pytest.mark.parametrize("p, target", [(3, 0.05), (16, 0.0224), (64, 0.0297), (128, 0.042)])
+def test_the_hard_signal_gives_the_target_correlation(p, target):
+    s = dpsolve.population.signal_for_correlation(p, target)
+    found = dpsolve.population.label_correlation(p, s)
+    assert abs(found.value - target) <= found.error + 1e-12 * target
+    # against a Monte Carlo E[y x] of the source's sample (4 standard errors, 1/sqrt(p m) each)
+    X, y = SphereSource(p, np.r_[s, np.zeros(p - 1)]).sample(40000, rng=0)
+    mean = (y[:, None] * X).mean(axis=0)
+    assert abs(mean[0] - target) <= 4 / math.sqrt(p * 40000)
+
+
+def test_the_hard_instance_follows_the_runs_target_and_keeps_the_data_seed():
+    spec = load_sweep(_with(data={"theta0_norm": "hard", "n": 2000, "p": 64},
+                            problem={"radius": 0.05},
+                            solver=[{"name": name, "epsilon": [0.5, 1.0], "delta": 1e-6}
+                                    for name in ("clipped_gd", "noisy_sgd")]))
+    by = {}
+    for run in spec.runs():
+        if run["replicate"] == 0:
+            by[(run["solver"]["name"], run["solver"]["epsilon"])] = run
+    norms = {key: experiments.sphere.hard_norm(run["data"], experiments.sphere.target(run))
+             for key, run in by.items()}
+    # the same instance for every solver of a cell; the private term
+    # sqrt(64 ln(1e6)) / (2000 * 0.5) = 0.0297 decides it at epsilon = 0.5, 1/sqrt(n) at 1
+    assert norms[("clipped_gd", 0.5)] == norms[("noisy_sgd", 0.5)]
+    rate = math.sqrt(64 * math.log(1e6)) / 1000
+    assert norms[("clipped_gd", 0.5)] == dpsolve.population.signal_for_correlation(64, rate)
+    assert norms[("clipped_gd", 1.0)] == dpsolve.population.signal_for_correlation(
+        64, 1 / math.sqrt(2000))
+    # one data seed, two instances: the labels differ, the rows (drawn first) do not
+    low, high = by[("clipped_gd", 0.5)], by[("clipped_gd", 1.0)]
+    assert data_seed(low, 2).spawn_key == data_seed(high, 2).spawn_key
+    (X0, y0), (X1, y1) = (runs.load_data(r["data"], 2, target=experiments.sphere.target(r))
+                          for r in (low, high))
+    assert np.array_equal(X0, X1) and not np.array_equal(y0, y1)
+    keys = {experiments.sweep.Run.of(run).reference for run in spec.runs()}
+    assert len(keys) == 2               # one theta* per instance, shared by the solvers

@@ -23,10 +23,11 @@ from .sweep import (SweepError, _grid, _shown, canonical, data_seed, refuse, run
                     shared_reference)
 
 
-def load_data(data, root, names=("data.path", "data.labels")):
+def load_data(data, root, names=("data.path", "data.labels"), target=None):
     """``(X, y)`` for a run's data spec (``names``: how a file source's keys are named in
     messages); for a ``chunks`` source, ``(RowChunks, None)``: the ``.npy`` files memory-mapped
-    here, one chunk per pair."""
+    here, one chunk per pair. ``target``: the run's ``(epsilon, delta)``, which the sphere
+    source's hard instance depends on (not its seed)."""
     source = data["source"]
     rng = data_seed({"data": data}, root)
     # the generators' own checks refuse a float, a bool or a value out of range
@@ -40,7 +41,7 @@ def load_data(data, root, names=("data.path", "data.labels")):
         options = {k: v for k, v in data.items() if k not in ("source", "n", "p")}
         return datasets.make_sparse_zipf(data["n"], data["p"], rng=rng, **options)
     if sphere.is_sphere(data):
-        return sphere.load(data, rng)
+        return sphere.load(data, rng, target)
     if source == "breast_cancer":
         return datasets.load_breast_cancer()
     if source == "digits":
@@ -90,10 +91,11 @@ def physical_memory():
 def build_problem(spec, root, data=None):
     """The run's Problem: its data (``data``, the ``(X, y)`` already loaded, or
     :func:`load_data`) with the problem's options."""
-    X, y = load_data(spec["data"], root) if data is None else data
+    target = sphere.target(spec)
+    X, y = load_data(spec["data"], root, target=target) if data is None else data
     options = dict(spec["problem"])
     if sphere.is_sphere(spec["data"]):          # the source's public row and label bounds
-        options.update(sphere.problem_options(spec["data"]))
+        options.update(sphere.problem_options(spec["data"], target))
     if options.get("radius") == "none":
         options["radius"] = None
     if options.get("loss") == "multinomial":
@@ -211,10 +213,11 @@ def check_runs(sweep, specs=None):
             canonical(spec["problem"]), {}).setdefault(canonical(spec["solver"]), spec)
     data_where, solver_where = _tables(sweep, "data"), _tables(sweep, "solver")
     for data_key, problems in cells.items():
-        data = next(iter(next(iter(problems.values())).values()))["data"]
-        where = data_where.get(data_key, "data")
-        try:
-            loaded = load_data(data, sweep.seed, names=(f"{where}.path", f"{where}.labels"))
+        first = next(iter(next(iter(problems.values())).values()))
+        data, where = first["data"], data_where.get(data_key, "data")
+        try:        # (the hard instance at the first run's target: its plans need only n, p)
+            loaded = load_data(data, sweep.seed, names=(f"{where}.path", f"{where}.labels"),
+                               target=sphere.target(first))
         except ImportError as exc:
             raise SweepError(f"{where}.source = {_shown(data['source'])}: {exc}") from None
         except MemoryError:
@@ -345,7 +348,8 @@ def execute(spec, root, reference=None):
         # the population risk is what is measured; the empirical one stays beside it
         measured = {"empirical_excess_risk": float(risk), "empirical_bound": upper,
                     "empirical_bound_name": upper_name,
-                    **sphere.measure(spec["data"], problem, solver, parties, plan, fit.theta)}
+                    **sphere.measure(spec["data"], problem, solver, parties, plan, fit.theta,
+                                     sphere.target(spec))}
     return {
         **measured, "reference_gap": float(reference.gap),
         "objective": float(objective), "optimum": float(reference.value),

@@ -8,17 +8,22 @@ computed by quadrature to a stated accuracy, next to the solver's population bou
 The data depend on the data table alone (as every source's do): ``link = "logistic"`` (the
 default) gives labels in {-1, +1} with ``P(y = 1 | x) = sigmoid(<theta0, x>)``, for the
 classification losses; ``link = "linear"`` gives ``y = <theta0, x> + xi`` with ``xi`` uniform on
-``[-noise, noise]``, for the squared loss. ``theta0 = theta0_norm e_1``. The rows' bound B = 1 and
+``[-noise, noise]``, for the squared loss. ``theta0 = theta0_norm e_1``. ``theta0_norm = "hard"``
+(logistic link) is the hard instance of the DP-SCO lower bound's construction
+(Bassily-Feldman-Talwar-Thakurta 2019), the norm chosen per run from its n, p and its solver's
+target (epsilon, delta) so that ``||E[y x]|| = hard_scale B max(1/sqrt(n), sqrt(p ln(1/delta)) /
+(n epsilon))`` (:func:`hard_norm`); the data seed stays the data table's. The rows' bound B = 1 and
 the squared loss's label bound ``||theta0|| + noise`` are the source's, public, and set on every
 problem built on it.
 """
+import itertools
 import math
 
 from .. import bounds
-from ..population import SphereSource, excess_population_risk
+from ..population import SphereSource, excess_population_risk, signal_for_correlation
 
 #: The keys of a sphere source.
-SPHERE_KEYS = {"source", "n", "p", "link", "theta0_norm", "noise"}
+SPHERE_KEYS = {"source", "n", "p", "link", "theta0_norm", "noise", "hard_scale"}
 #: The links and the losses each one's labels are for.
 LINKS = {"logistic": ("logistic", "hinge", "huber_hinge"), "linear": ("squared",)}
 #: The Problem options the source sets itself (the rows' bound, the label bound), or that
@@ -27,6 +32,38 @@ SOURCE_SET = ("row_norm", "label_bound", "classes", "n_classes", "fit_intercept"
               "intercept_scale")
 #: The rows' norm B of the sweeps' sphere source (the public row bound of every problem on it).
 ROW_NORM = 1.0
+#: The hard instance's smallest ratio ||theta0|| / R: over a ball much smaller than ||theta0||
+#: the population risk is nearly linear, its minimum on the boundary.
+HARD_RATIO = 4.0
+
+
+def is_hard(data):
+    """Whether a data table (or a run's data spec) is the sphere source's hard instance."""
+    return is_sphere(data) and data.get("theta0_norm") == "hard"
+
+
+def target(spec):
+    """A run's ``(epsilon, delta)``, its solver's target (the hard instance depends on it);
+    ``(None, None)`` for a spec without a solver (its data and problem alone)."""
+    solver = spec.get("solver") or {}
+    return solver.get("epsilon"), solver.get("delta")
+
+
+def instance_key(spec):
+    """What besides its data and problem tables decides a run's data: ``{"target": [epsilon,
+    delta]}`` on the hard instance, else nothing (so the other runs' keys are unchanged)."""
+    return {"target": list(target(spec))} if is_hard(spec["data"]) else {}
+
+
+def hard_norm(data, target):
+    """``||theta0||`` of the hard instance for a data spec (its n, p, ``hard_scale`` c) and a
+    target ``(epsilon, delta)``: the s with ``||E[y x]|| = c B max(1/sqrt(n),
+    sqrt(p ln(1/delta)) / (n epsilon))`` (:func:`dpsolve.population.signal_for_correlation`).
+    Raises ValueError where no logistic link reaches that correlation."""
+    epsilon, delta = target
+    n, p = data["n"], data["p"]
+    rate = max(1.0 / math.sqrt(n), math.sqrt(p * math.log(1.0 / delta)) / (n * epsilon))
+    return signal_for_correlation(p, data.get("hard_scale", 1.0) * ROW_NORM * rate, ROW_NORM)
 
 
 def is_sphere(data):
@@ -48,12 +85,24 @@ def check_cell(cell, where, refuse):
     if "noise" in cell and link != "linear":
         raise refuse(f"{where}.noise: only with link = \"linear\" (the squared loss's targets); "
                      "the logistic link's labels have no noise parameter")
-    if "theta0_norm" in cell:
+    if cell.get("theta0_norm") == "hard":
+        if link != "logistic":
+            raise refuse(f'{where}.theta0_norm = "hard": only with link = "logistic" (the '
+                         "hard instance is the lower bound's logistic construction)")
+    elif "hard_scale" in cell:
+        raise refuse(f'{where}.hard_scale: only with theta0_norm = "hard"')
+    if "hard_scale" in cell:
+        value = cell["hard_scale"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                math.isfinite(value) and value > 0):
+            raise refuse(f"{where}.hard_scale = {value!r}: hard_scale must be a real number "
+                         "> 0 (the constant c of the hard instance's ||E[y x]||)")
+    if "theta0_norm" in cell and cell["theta0_norm"] != "hard":
         value = cell["theta0_norm"]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
                 math.isfinite(value) and value >= 0):
             raise refuse(f"{where}.theta0_norm = {value!r}: theta0_norm must be a real number "
-                         ">= 0 (the norm of the link's parameter)")
+                         '>= 0 (the norm of the link\'s parameter) or "hard"')
 
 
 def check_runs(tables, cells, solvers, known, refuse):
@@ -93,14 +142,54 @@ def check_runs(tables, cells, solvers, known, refuse):
             raise refuse(f"solver[{i}].name = {table['name']!r}: measures its fits on its own "
                          f"objective, not with {where}.source = \"sphere\" (measured by the "
                          "excess population risk)")
+    hard = [t for t in tables if "hard" in _values(t[1].get("theta0_norm"))]
+    _check_hard(hard, cells, solvers, refuse)
 
 
-def source(data, loss=None):
+def _values(value):
+    return value if isinstance(value, list) else [value]
+
+
+def _check_hard(tables, cells, solvers, refuse):
+    """The hard instance on its whole grid: every solver states its delta (> 0), every n, p,
+    epsilon, delta has an instance (:func:`hard_norm`), with ``||theta0|| >= HARD_RATIO R``
+    for every radius R."""
+    if not tables:
+        return
+    radii = [cell["radius"] for _, cell in cells if isinstance(cell.get("radius"), (int, float))]
+    for i, table in enumerate(solvers):
+        delta = table.get("delta")
+        if delta is None or 0.0 in _values(delta):
+            raise refuse(f"solver[{i}].delta: give delta > 0 with theta0_norm = \"hard\" (the "
+                         "hard instance depends on the run's epsilon and delta)")
+    for where, table in tables:
+        for n, p, c, solver in itertools.product(_values(table["n"]), _values(table["p"]),
+                                                 _values(table.get("hard_scale", 1.0)),
+                                                 solvers):
+            for target in itertools.product(_values(solver["epsilon"]),
+                                            _values(solver["delta"])):
+                data = {"n": n, "p": p, "hard_scale": c}
+                try:
+                    norm = hard_norm(data, target)
+                except ValueError as exc:
+                    raise refuse(f'{where}.theta0_norm = "hard" at n = {n}, p = {p}, epsilon '
+                                 f"= {target[0]:g}, delta = {target[1]:g}: {exc}") from None
+                if radii and norm < HARD_RATIO * max(radii):
+                    raise refuse(
+                        f'{where}.theta0_norm = "hard" at n = {n}, p = {p}, epsilon = '
+                        f"{target[0]:g}, delta = {target[1]:g}: ||theta0|| = {norm:.3g} is "
+                        f"below {HARD_RATIO:g} R = {HARD_RATIO * max(radii):g}; the excess "
+                        "risk follows the rate only on a ball much smaller than ||theta0||: "
+                        "take a smaller radius")
+
+
+def source(data, loss=None, target=None):
     """The :class:`~dpsolve.population.SphereSource` of a data spec: with the link's loss
-    (``loss=None``, to draw the data) or the problem's loss object (to measure a fit)."""
+    (``loss=None``, to draw the data) or the problem's loss object (to measure a fit);
+    ``target`` the run's ``(epsilon, delta)``, which the hard instance needs."""
     p = data["p"]
     theta0 = [0.0] * p
-    theta0[0] = float(data.get("theta0_norm", 1.0))
+    theta0[0] = hard_norm(data, target) if is_hard(data) else float(data.get("theta0_norm", 1.0))
     linear = data.get("link", "logistic") == "linear"
     if loss is None:
         loss = "squared" if linear else "logistic"
@@ -108,22 +197,24 @@ def source(data, loss=None):
     return SphereSource(p, theta0, loss, row_norm=ROW_NORM, noise=noise)
 
 
-def load(data, rng):
-    """``(X, y)``: ``n`` records of the data spec's source, drawn from ``rng``."""
-    return source(data).sample(data["n"], rng)
+def load(data, rng, target=None):
+    """``(X, y)``: ``n`` records of the data spec's source (at the run's target ``(epsilon,
+    delta)`` for the hard instance), drawn from ``rng``."""
+    return source(data, target=target).sample(data["n"], rng)
 
 
-def problem_options(data):
+def problem_options(data, target=None):
     """The Problem options the source sets: its row bound, and the squared loss's label
     bound ``||theta0|| + noise``."""
-    return {"row_norm": ROW_NORM, "label_bound": source(data).label_bound}
+    return {"row_norm": ROW_NORM, "label_bound": source(data, target=target).label_bound}
 
 
-def measure(data, problem, solver, parties, plan, theta):
+def measure(data, problem, solver, parties, plan, theta, target=None):
     """The population part of a run's result: the excess population risk of ``theta`` with
     its error, the solver's population bound at the plan (None where it states none) and the
     DP-SCO lower bound (None for a solver whose guarantee is not DP)."""
-    estimate = excess_population_risk(theta, source(data, problem.loss_object), problem.radius)
+    estimate = excess_population_risk(theta, source(data, problem.loss_object, target),
+                                      problem.radius)
     bound, name = None, None
     if solver.hooks.population_bound is not None:
         found = solver.hooks.population_bound(problem, parties, plan)

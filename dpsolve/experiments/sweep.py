@@ -278,7 +278,8 @@ class Run:
         text = canonical(spec)
         key = None
         if reference and shared_reference(spec["solver"]["name"], known):
-            key = canonical({"data": spec["data"], "problem": spec["problem"]})
+            key = canonical({"data": spec["data"], "problem": spec["problem"],
+                             **sphere.instance_key(spec)})
         return cls(spec=spec, id=_digest(text), cell=cell_id(spec), text=text, reference=key)
 
 
