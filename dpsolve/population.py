@@ -358,15 +358,34 @@ def label_correlation(p, signal, row_norm=1.0):
 
 def signal_for_correlation(p, target, row_norm=1.0):
     """The ``s`` with ``label_correlation(p, s, row_norm).value == target``: a bracketed root
-    find (``||mu||`` increases in s, from 0 to its supremum ``B^2 E|a|``).
+    find (``||mu||`` increases in s, from 0 to its supremum ``B^2 E|a|``). The sweeps' hard
+    instance of the DP-SCO lower bound (``theta0_norm = "hard"``) takes ``theta0 = s e1`` with
+    the target ``c B max(1/sqrt(n), sqrt(p ln(1/delta))/(n epsilon))``.
+
+    Parameters
+    ----------
+    p : int
+        The dimension, at least 3.
+    target : float
+        The wanted ``||E[y x]|| > 0``, below ``0.999 B^2 E|a|``.
+    row_norm : float, default 1.0
+        B > 0.
+
+    Returns
+    -------
+    float
+        ``s``, to a relative tolerance of about ``1e-12`` in the root find (the quadrature's own
+        error is :func:`label_correlation`'s).
 
     Raises
     ------
     ValueError
-        If ``target`` is not below the supremum ``B^2 E|a|`` (no logistic link reaches it).
+        If ``target`` is not below the supremum ``B^2 E|a|`` (no logistic link reaches it), or
+        an argument is out of its range.
     """
     p = check_int(p, "p", low=3)
     target = check_real(target, "target", low=0.0)
+    row_norm = check_real(row_norm, "row_norm", low=0.0)
     top = row_norm ** 2 * math.exp(math.lgamma(p / 2) - math.lgamma((p + 1) / 2)) / math.sqrt(
         math.pi)                                    # B^2 E|a| for a uniform unit vector
     if not target < 0.999 * top:
