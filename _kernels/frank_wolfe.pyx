@@ -34,14 +34,23 @@ cdef enum:
     PARALLEL_MIN_WORK = 200000
 
 
-cdef void derivatives(const double* z, const double* y, int loss, double h, double* r,
-                      Py_ssize_t n, int threads, dps_region* region) noexcept nogil:
-    """r_i = loss'(z_i; y_i) for every row, in blocks of rows."""
+cdef void derivatives(const double* z, const double* y, int loss, double h, double bound,
+                      double* r, Py_ssize_t n, int threads, dps_region* region) noexcept nogil:
+    """r_i = loss'(clip(z_i, -bound, bound); y_i) for every row, in blocks of rows. The exact
+    margin lies in [-R B, R B] (Hoelder); the updated z_i can drift out by rounding, and the
+    clip keeps every |r_i| within the loss's Lipschitz bound on that interval, which the
+    scores' sensitivity assumes (the squared loss's derivative grows with the margin)."""
     cdef Py_ssize_t b, i
+    cdef double zi
     cdef int used = dps_region_begin(region, threads)
     for b in prange(BLOCKS, schedule="static", num_threads=used):
         for i in range(b * n // BLOCKS, (b + 1) * n // BLOCKS):
-            r[i] = loss_derivative(loss, z[i], y[i], h)
+            zi = z[i]
+            if zi > bound:
+                zi = bound
+            elif zi < -bound:
+                zi = -bound
+            r[i] = loss_derivative(loss, zi, y[i], h)
         dps_region_block(region)
     dps_region_end(region, BLOCKS)
 
@@ -88,7 +97,7 @@ cdef Py_ssize_t choose_vertex(const double* grad, const double* gumbel, Py_ssize
 
 
 def private_frank_wolfe(object columns, const double[::1] y, int loss, double h, double radius,
-                        double reg, double weight, Py_ssize_t steps, double[::1] theta,
+                        double margin_bound, double reg, double weight, Py_ssize_t steps, double[::1] theta,
                         double[::1] z, double[::1] r, double[::1] grad, double[::1] gumbel,
                         Py_ssize_t[::1] chosen, object generator):
     """T = ``steps`` steps of private Frank-Wolfe from ``theta = 0``, in place.
@@ -97,7 +106,8 @@ def private_frank_wolfe(object columns, const double[::1] y, int loss, double h,
     vertex ``v = s R e_j`` chosen by :func:`choose_vertex`, then ``theta <- (1 - mu) theta``,
     ``theta_j <- theta_j + mu s R`` and ``z <- (1 - mu) z + (mu s R) X[:, j]``.
 
-    Parameters: ``columns`` is ``X^T`` as the kernels take rows (a C-contiguous (p, n) float64
+    Parameters: ``margin_bound`` is ``R B`` (B the rows' l-inf bound), where the margins are
+    clipped before the derivatives; ``columns`` is ``X^T`` as the kernels take rows (a C-contiguous (p, n) float64
     or float32 array, or ``(indptr, indices, data, p, n)`` of X in CSC); ``theta`` (p) and ``z``
     (n) must hold zeros; ``r`` (n), ``grad`` (p) and ``gumbel`` (2p) are scratch; ``chosen``
     (steps) receives the chosen vertex of each step (``2 j + s``); ``generator`` a numpy Generator, whose lock is
@@ -121,7 +131,7 @@ def private_frank_wolfe(object columns, const double[::1] y, int loss, double h,
     cdef int threads = 1 if nnz < PARALLEL_MIN_WORK else dps_max_threads()
     with generator.bit_generator.lock, nogil:
         for t in range(steps):
-            derivatives(&z[0], &y[0], loss, h, &r[0], n, threads, &region)
+            derivatives(&z[0], &y[0], loss, h, margin_bound, &r[0], n, threads, &region)
             gradient_and_gumbels(&C, &r[0], &theta[0], reg, <double> n, &grad[0], rng,
                                  &gumbel[0], threads, &region)
             k = choose_vertex(&grad[0], &gumbel[0], p, weight)
