@@ -23,7 +23,7 @@ import scipy.special
 import scipy.stats
 
 from ._numerics import bounded_minimum
-from ._ordered_linalg import fixed_order_norm, matvec
+from ._ordered_linalg import fixed_order_norm, fixed_order_sum, matvec
 from ._validation import check_int, check_real, check_real_array, check_rng
 from .losses import Hinge, HuberHinge, Loss, Squared, make_loss
 from .problem import Problem
@@ -77,7 +77,7 @@ def _jacobi_rule(n, alpha, beta):
     """Nodes on [-1, 1] and weights summing to one for the weight ``(1-t)^alpha (1+t)^beta``
     (read-only arrays)."""
     nodes, weights = scipy.special.roots_jacobi(n, alpha, beta)
-    return _frozen(nodes), _frozen(weights / weights.sum())
+    return _frozen(nodes), _frozen(weights / fixed_order_sum(weights))
 
 
 @functools.lru_cache(maxsize=8)
@@ -350,7 +350,10 @@ def label_correlation(p, signal, row_norm=1.0):
 
     def rule(n):
         a, w = _jacobi_rule(n, (p - 3) / 2, (p - 3) / 2)
-        return row_norm * float(w @ (np.tanh(row_norm * signal * a / 2) * a))
+        # tanh(x / 2) = 2 expit(x) - 1 by SciPy's scalar loop, and the sum in index order: no
+        # NumPy SIMD transcendental and no BLAS dot, so s has the same bits on more machines
+        tanh_half = 2.0 * scipy.special.expit(row_norm * signal * a) - 1.0
+        return row_norm * fixed_order_sum(w * tanh_half * a)
 
     fine, coarse = rule(2 * _NODES[0]), rule(_NODES[0])
     return RiskEstimate(fine, abs(fine - coarse), "quadrature")
