@@ -260,6 +260,9 @@ class DpScoRate:
         it privacy costs nothing in rate.
     private_dominates : bool
         Whether ``p > crossover_p`` (the private term is the larger).
+    regime : str
+        ``"private"`` or ``"statistical"``: the term that is the rate (a theorem page fits
+        each regime's cells apart).
     """
 
     statistical: float
@@ -267,6 +270,10 @@ class DpScoRate:
     rate: float
     crossover_p: float
     private_dominates: bool
+
+    @property
+    def regime(self):
+        return "private" if self.private_dominates else "statistical"
 
 
 def dp_sco_rate(n, p, epsilon, delta, *, lipschitz=1.0, diameter=1.0):

@@ -234,14 +234,15 @@ def _stored(sweep, path):
     return path
 
 
-def test_a_theorem_page_gathers_its_parts_with_the_crossover(tmp_path):
+def test_a_theorem_page_gathers_its_parts_with_the_rate(tmp_path):
     import importlib.util
     from pathlib import Path
     script = Path(__file__).resolve().parents[1] / "docs" / "scripts" / "theorem_page.py"
     loader = importlib.util.spec_from_file_location("theorem_page", script)
     theorem_page = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(theorem_page)
-    main = load_sweep({**SPHERE, "title": "DP-SCO", "discussion": "As measured."})
+    main = load_sweep({**SPHERE, "title": "DP-SCO", "discussion": "As measured.",
+                       "rate": {"function": "dp_sco_rate"}})
     part = load_sweep({**SPHERE, "name": "sphere-p", "title": "Against p",
                        "data": {"source": "sphere", "n": 200, "p": [3, 6, 12, 24]}})
     sweeps = theorem_page.DOCS / "sweeps"
@@ -251,9 +252,14 @@ def test_a_theorem_page_gathers_its_parts_with_the_crossover(tmp_path):
     assert text.startswith("# DP-SCO\n") and "runs the 2 sweeps below (12 runs" in text
     assert "## DP-SCO" in text and "## Against p" in text and text.count("### Scaling") == 2
     assert "| n | excess population risk | ± 95% |" in text
-    # p* = n eps^2 / ln(1/delta) = 200 / ln(1e6) = 14.5: p = 3..12 below it, 24 above
-    star = bounds.dp_sco_rate(200, 1, 1.0, 1e-6).crossover_p
-    assert f"| clipped_gd | 200 | 1 | 1e-06 | {star:.3g} | 3–12 |" in text
+    # the part has no [rate] of its own: the page's; p* = n eps^2 / ln(1/delta) = 14.5 at
+    # n = 200, so p = 3..12 are on the statistical side (a flat rate) and 24 alone above it
+    assert text.count("### Against the rate") == 2 and "`dpsolve.bounds.dp_sco_rate`" in text
+    part_rate = text.split("## Against p", 1)[1].split("### Against the rate", 1)[1]
+    assert "| all: 3–24 |" in part_rate and "| statistical: 3–12 |" in part_rate
+    assert "private:" not in part_rate               # one value of p: no slope
+    row = next(line for line in part_rate.splitlines() if "statistical: 3–12" in line)
+    assert row.split(" | ")[3] == "0"                 # the rate's slope there
     assert text.count("| – |") >= 2                  # clipped_gd states no population bound
     assert text.rstrip().endswith("As measured.")
     (tmp_path / "x.toml").write_text("")

@@ -7,8 +7,13 @@ Runs the sweep (resumable: results go to ``docs/_results/<sweep file>.db``), the
 figure(s) to ``docs/figures/<sweep file>_vs_<axis>.{png,svg}`` and the page to
 ``docs/theorems/<sweep file>.md``: the sweep's title and description, the sweep file itself,
 the figure, one table row per grid cell, the fitted log-log slopes next to the bound's over the
-same grid with a verdict for each, and the sweep's discussion. Every number on the page comes
-from the results database.
+same grid with a verdict for each, the same slopes next to the theorem's rate when the sweep
+names one (a ``[rate]`` table: a function of ``dpsolve.bounds``, e.g. ``dp_sco_rate`` or
+``l1_erm_lower_bound``, and optionally the solvers it is stated for;
+:mod:`dpsolve.experiments.rate`), fitted apart on each side of the rate's crossovers where it
+is a maximum of terms, and the sweep's discussion. Every number on the page comes from the
+results database: with every run of the sweep already there (``docs/_results``), the page is
+regenerated without running any.
 
 A sweep whose solvers run on problems of their own (a ``[solver.problem]`` table: another
 constraint set, row bound or radius on the same rows) measures each run against the certified
@@ -18,21 +23,20 @@ dataset (excess risk against its own θ*, and F(θ̂), the empirical risk on the
 rows).
 A page may gather several sweeps: the parts ``<sweep file>.<part>.toml`` beside the sweep file
 (each its own sweep and database, one section of the page, titled by its own ``title``) follow
-it on its page, and ``--all`` does not make pages of them. On a population source
-(``source = "sphere"``) the page measures the excess population risk, shows the lower bound's
-slope beside the bound's and, along ``p``, the slopes on either side of the DP-SCO crossover
-``p = n epsilon^2 / ln(1/delta)`` (``dpsolve.bounds.dp_sco_rate``).
+it on its page (a part without a ``[rate]`` table is checked against the first sweep's), and
+``--all`` does not make pages of them. On a population source (``source = "sphere"``) the page
+measures the excess population risk and shows the lower bound's slope beside the bound's.
 """
 import argparse
 import math
 import sys
 from pathlib import Path
 
-from dpsolve.bounds import dp_sco_rate
-from dpsolve.experiments import fit_slope, load_sweep, plot_axis, run_sweep, slopes, summarize
+from dpsolve.experiments import load_sweep, plot_axis, run_sweep, slopes, summarize
 from dpsolve.experiments.plots import AXES
+from dpsolve.experiments.rate_slopes import rate_slopes
 from dpsolve.experiments.report import numeric_axes, varying_keys
-from dpsolve.experiments.store import ResultStore
+from dpsolve.experiments.summary import compare_slope
 
 DOCS = Path(__file__).resolve().parent.parent
 
@@ -50,19 +54,24 @@ def _label(key):
 
 
 def verdict(fit):
-    """One sentence on a slope fit: does its interval contain the bound's slope?"""
+    """One sentence on a slope fit: does its interval contain the bound's slope? Flatter and
+    steeper as :func:`dpsolve.experiments.summary.compare_slope` says them."""
     low, high, bound = fit["ci_low"], fit["ci_high"], fit["bound_slope"]
     if bound is None:
         return "no bound to compare with."
-    if math.isnan(low):
+    found = compare_slope(low, high, bound)
+    if found is None:
         return f"too few points for an interval; the bound's slope is {bound:.2f}."
-    if low <= bound <= high:
+    if found == "inside":
         return f"the interval contains the bound's slope {bound:.2f}: the scaling matches."
-    if high < bound:
-        return (f"steeper than the bound's slope {bound:.2f} (outside the interval): the excess "
-                "risk falls faster than the bound over this range.")
-    return (f"flatter than the bound's slope {bound:.2f} (outside the interval): the excess "
-            "risk falls more slowly than the bound over this range.")
+    if bound == 0.0:
+        moves = "rises" if low > 0.0 else "falls"
+        return (f"steeper than the bound's slope 0 (outside the interval): the excess risk "
+                f"{moves} where the bound is flat over this range.")
+    moves = "rises" if bound > 0.0 else "falls"
+    pace = "more slowly" if found == "flatter" else "faster"
+    return (f"{found} than the bound's slope {bound:.2f} (outside the interval): the excess "
+            f"risk {moves} {pace} than the bound over this range.")
 
 
 def own_problems(sweep):
@@ -178,51 +187,42 @@ def _scaling(db, cells, varying, level="##"):
     return lines
 
 
-def _crossover(db, cells, level="##"):
-    """Along p on a population source: the slopes below and above the crossover dimension
-    ``p* = n epsilon^2 / ln(1/delta)`` of each line, against the rate's 0 and 1/2."""
-    if not _population(cells) or "data.p" not in numeric_axes(cells):
+def _against_rate(db, cells, varying, rate, level="##"):
+    """Along each numeric axis, per solver the rate is stated for: the measured slope with its
+    interval next to the rate's over the same cells, with a verdict; each regime's cells
+    apart where the rate has several (``[rate]``, :func:`rate_slopes`)."""
+    if rate is None:
         return []
-    lines = [f"{level} The crossover", "",
-             "The optimal rate max(1/√n, √(p ln(1/δ))/(nε)) (`dpsolve.bounds.dp_sco_rate`) is "
-             "flat in p below p* = nε²/ln(1/δ) and grows as √p above it. The least-squares "
-             "slope along p over every run on each side of p* (the cells at or below it, at or "
-             "above it; 95% t-interval), and the slope of the solver's population bound over the "
-             "same cells:", "",
-             "| solver | n | ε | δ | p* | p below | slope below | bound's | p above | slope above "
-             "| bound's |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    groups = {}
-    for row in _rows(db):
-        spec, result = row["spec"], row["result"]
-        key = (spec["solver"]["name"], spec["data"]["n"], result["epsilon"], result["delta"])
-        groups.setdefault(key, []).append((spec["data"]["p"], result["excess_risk"],
-                                           result.get("bound")))
-    for (name, n, epsilon, delta), points in sorted(groups.items()):
-        if len({p for p, _, _ in points}) < 2:
+    solvers = rate.get("solvers")
+    lines = [f"{level} Against the rate", "",
+             f"The rate: `dpsolve.bounds.{rate['function']}` at each cell's settings"
+             + (f", for {', '.join(f'`{s}`' for s in solvers)}" if solvers else "") + ". "
+             "Least-squares slope of log excess risk on log of the swept parameter over every "
+             "run (95% t-interval), next to the least-squares slope of the rate over the same "
+             "cells, with a verdict: *inside* (the interval contains the rate's slope), "
+             "*flatter* (the interval lies on the side of the rate's slope towards 0 and "
+             "beyond: the excess risk changes less, in the rate's direction, than the rate), "
+             "*steeper* (on the far side; for a flat rate, an interval without 0). Where the "
+             "rate is a maximum of terms, the cells where each term is the larger (its regime) "
+             "are fitted apart too. The solver's bound's slope over the same cells is beside "
+             "it.", ""]
+    for axis in numeric_axes(cells):
+        fits = rate_slopes(db, axis, rate)
+        if not fits:
             continue
-        star = dp_sco_rate(n, 1, epsilon, delta).crossover_p
-        below = [point for point in points if point[0] <= star and point[1] > 0]
-        above = [point for point in points if point[0] >= star and point[1] > 0]
-        lines.append("| " + " | ".join([name, str(n), _fmt(epsilon), _fmt(delta), _fmt(star),
-                                        *_side(below), *_side(above)]) + " |")
-    return lines + [""]
-
-
-def _side(points):
-    """``(p range, slope [interval], the bound's slope)`` of the runs ``(p, risk, bound)`` on
-    one side of the crossover."""
-    ps = sorted({p for p, _, _ in points})
-    if len(ps) < 2:
-        return [", ".join(str(p) for p in ps) or "–", "–", "–"]
-    slope, low, high = fit_slope([p for p, _, _ in points], [r for _, r, _ in points])
-    bounds = {p: b for p, _, b in points}
-    bound = _fmt(fit_slope(ps, [bounds[p] for p in ps])[0]) if all(bounds.values()) else "–"
-    return [f"{ps[0]}–{ps[-1]}", f"{slope:.2f} [{_fmt(low)}, {_fmt(high)}]", bound]
-
-
-def _rows(db):
-    with ResultStore(db, read_only=True) as store:
-        return store.rows()
+        others = [k for k in varying if k != axis]
+        head = [_label(k) for k in others] + ["cells", f"slope along {_label(axis)}",
+                                              "95% interval", "rate's slope", "verdict",
+                                              "bound's slope"]
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for f in fits:
+            lines.append("| " + " | ".join(
+                [_fmt(f.get(k)) for k in others]
+                + [f"{f['cells']}: {_fmt(f['low'])}–{_fmt(f['high'])}", f"{f['slope']:.2f}",
+                   f"[{_fmt(f['ci_low'])}, {_fmt(f['ci_high'])}]", _fmt(f["rate_slope"]),
+                   f["verdict"] or "too few points", _fmt(f["bound_slope"])]) + " |")
+        lines.append("")
+    return lines
 
 
 def _figures(figures):
@@ -271,8 +271,8 @@ def page(sweep, sweep_file, db, figures, parts=()):
     lines += _figures(figures)
     lines += _measurements(cells, varying, own=own)
     lines += _scaling(db, cells, varying)
+    lines += _against_rate(db, cells, varying, sweep.rate)
     lines += side_by_side(cells, varying) if own else []
-    lines += _crossover(db, cells)
     lines += _discussion(sweep, cells, varying)
     return "\n".join(lines)
 
@@ -300,8 +300,9 @@ def _gathered(sweep, sweep_file, db, figures, parts):
         lines += _figures(part_figures)
         lines += _measurements(cells, varying, "###", own)
         lines += _scaling(part_db, cells, varying, "###")
+        # a part states its own rate, or checks the page's
+        lines += _against_rate(part_db, cells, varying, part.rate or sweep.rate, "###")
         lines += side_by_side(cells, varying) if own else []
-        lines += _crossover(part_db, cells, "###")
     lines += _discussion(sweep, every, varying_keys(every))
     return "\n".join(lines)
 

@@ -166,6 +166,36 @@ def fit_slope(x, y, level=0.95):
     return float(result.slope), float(result.slope - half), float(result.slope + half)
 
 
+def compare_slope(low, high, target):
+    """Where a slope's interval lies against a theorem's slope (a bound's or a rate's).
+
+    Parameters
+    ----------
+    low, high : float
+        The ends of the measured slope's confidence interval (:func:`fit_slope`); nan when the
+        fit had too few points.
+    target : float
+        The theorem's slope over the same grid.
+
+    Returns
+    -------
+    str or None
+        ``"inside"`` if ``low <= target <= high``; ``"flatter"`` if the interval lies on the
+        side of ``target`` towards 0 and beyond (the excess risk changes less, in the
+        theorem's direction, than the theorem says: below a rising ``target``, above a falling
+        one); ``"steeper"`` if it lies on the far side (for a flat ``target = 0``, any
+        interval without 0); None if the interval is nan.
+    """
+    if math.isnan(low) or math.isnan(high):
+        return None
+    if low <= target <= high:
+        return "inside"
+    if target == 0.0:
+        return "steeper"
+    below = high < target
+    return "flatter" if below == (target > 0.0) else "steeper"
+
+
 def slopes(source, axis, level=0.95):
     """Fit the log-log slope of excess risk along one swept parameter.
 
@@ -224,7 +254,16 @@ def _bound_slope(xs, items, column):
     by_x = {x: r.get(column) for x, r in items}
     if not all(by_x[x] for x in xs):
         return None
-    return fit_slope(xs, [by_x[x] for x in xs])[0]
+    return grid_slope(xs, [by_x[x] for x in xs])
+
+
+def grid_slope(xs, values):
+    """The least-squares log-log slope of a theorem's values over the grid points ``xs``:
+    exactly 0 where the values are all equal (a term the axis does not enter), which rounding
+    in the fit would leave a few ulps off."""
+    if len(set(values)) == 1:
+        return 0.0
+    return fit_slope(xs, values)[0]
 
 
 def to_csv(cells, path):

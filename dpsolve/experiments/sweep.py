@@ -44,7 +44,9 @@ A sweep is a TOML file (or the same structure as a dict)::
     delta = 1e-6
 
 Optional top-level ``title``, ``description`` and ``discussion`` (strings) describe the sweep for
-its report page; they are not part of the runs, so editing them does not invalidate results.
+its report page, and an optional ``[rate]`` table names the theorem's rate its page checks the
+measured slopes against (:mod:`dpsolve.experiments.rate`); they are not part of the runs, so
+editing them does not invalidate results.
 
 Validation, in two passes, both before any run (and before the results database is opened):
 :func:`load_sweep` checks every setting of every grid cell that can be checked without the data,
@@ -78,9 +80,10 @@ import numpy as np
 from .._validation import Integer, Real, check_parameters, check_real, open_input_file
 from . import sphere
 from ._datafiles import CHUNK_FORM, check_data_file, chunk_files
+from .rate import check_rate
 
 TEXT_KEYS = ("title", "description", "discussion")     # for the report page, not the runs
-TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", *TEXT_KEYS}
+TOP_KEYS = {"name", "seed", "replicates", "data", "problem", "solver", "rate", *TEXT_KEYS}
 DATA_KEYS = {
     "synthetic": {"source", "n", "p", "noise"},
     "separable": {"source", "n", "p", "margin"},
@@ -303,6 +306,9 @@ class Sweep:
     text : dict, optional
         The optional ``title``, ``description`` and ``discussion`` strings for the report page
         (not part of the runs).
+    rate : dict or None, optional
+        The theorem's rate the report page checks the slopes against, from the optional
+        ``[rate]`` table (:func:`dpsolve.experiments.rate.check_rate`; not part of the runs).
     """
 
     name: str
@@ -310,6 +316,7 @@ class Sweep:
     replicates: int
     spec: dict
     text: dict = dataclasses.field(default_factory=dict)
+    rate: dict = None
 
     def runs(self):
         """Every run spec, in a fixed order (grid order, then replicate)."""
@@ -484,9 +491,11 @@ def load_sweep(source):
                        for i, table in enumerate(checked)
                        for cell in _grid(solver_problem(problem, table.get("problem")))],
                       checked, known, SweepError)
+    rate = None if "rate" not in raw else check_rate(
+        raw["rate"], {table["name"] for table in checked}, SweepError)
     spec = {"name": name, "seed": seed, "replicates": replicates, "data": data,
             "problem": problem, "solver": checked}
-    return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text)
+    return Sweep(name=name, seed=seed, replicates=replicates, spec=spec, text=text, rate=rate)
 
 
 def _read_sweep(source):
