@@ -276,6 +276,105 @@ def _expected_margin(theta, weights, total, words, values):
     return margin
 
 
+def check_symmetric_settings(n, p, *, density=0.02):
+    """:func:`make_symmetric_labels`'s settings checked and returned in order, without drawing
+    anything (the sweeps check a ``symmetric`` source's cells with it before any run).
+
+    Parameters
+    ----------
+    n : int
+        Rows, even and ``>= 2`` (each drawn row is held twice).
+    p : int
+        Features, ``>= 1``.
+    density : float, default 0.02
+        Share of a row's entries that are non-zero, in ``(0, 1]``.
+
+    Returns
+    -------
+    tuple
+        ``(n, p, density, nonzeros)``, checked; ``nonzeros = max(1, round(density p))``, each
+        row's number of non-zeros.
+
+    Raises
+    ------
+    TypeError
+        If a setting has the wrong type.
+    ValueError
+        If a setting is out of its range (the message names it and the range).
+    """
+    n = check_int(n, "n", low=2)
+    if n % 2:
+        raise ValueError(f"n must be an even integer >= 2 (every row is held with both labels), "
+                         f"got {n}")
+    p = check_int(p, "p", low=1)
+    density = check_real(density, "density", low=0.0, high=1.0, high_inclusive=True)
+    return n, p, density, max(1, int(round(density * p)))
+
+
+def make_symmetric_labels(n=1000, p=1000, *, density=0.02, rng=None):
+    r"""Sparse rows of random signs, each held twice, once with label +1 and once with -1: the
+    data whose minimiser is known exactly, ``theta* = 0``, and at which every linear score ties.
+
+    ``n / 2`` rows are drawn; each has ``k = max(1, round(density p))`` non-zeros, at distinct
+    columns chosen uniformly, each ``+1`` or ``-1`` with probability 1/2. Row ``2i`` is the i-th
+    draw with ``y = +1`` and row ``2i + 1`` the same draw with ``y = -1``. Every row has
+    l-infinity norm 1 and l2 norm ``sqrt(k)``: public bounds for both geometries.
+
+    For a margin loss with ``loss(m; -1) = loss(-m; +1)`` (logistic, hinge, Huber hinge, and
+    squared with labels +-1) the objective is, pair by pair, an even convex function of each
+    margin ``m = <theta, x>``,
+
+    .. math:: F(\theta) = \frac{1}{n} \sum_{\text{pairs}}
+              \big(\mathrm{loss}(m; +1) + \mathrm{loss}(-m; +1)\big)
+              + \frac{\lambda}{2} \|\theta\|_2^2 \ \ge\ F(0),
+
+    so ``theta* = 0`` on every ball centred at 0 (either geometry, any radius and ridge) and
+    ``F* = loss(0; +1)`` (``ln 2`` for the logistic loss). The gradient at 0 is exactly 0 in
+    floating point (each pair's terms cancel: entries +-1, derivatives of equal size), so every
+    vertex ``+-R e_j`` of the l1 ball has the same score there. Near ``theta*`` the
+    exponential mechanism of private Frank-Wolfe (Talwar-Thakurta-Zhang 2015) chooses a vertex
+    on noise, and what is left after its T steps is the optimisation error of steps the noise
+    chooses, which falls like 1/T: with the T its bound chooses, like ``(n epsilon)^{-2/3}``,
+    the rate of its analysis. The data hold no signal to learn, so an algorithm that returns 0
+    has no excess risk: this is the case where an algorithm's own error shows, not a lower
+    bound for every algorithm.
+
+    The same ``rng`` gives the same bits on every machine: integer draws only.
+
+    Parameters
+    ----------
+    n : int, default 1000
+        Rows, even and ``>= 2``.
+    p : int, default 1000
+        Features, ``>= 1``.
+    density : float, default 0.02
+        Share of each row's entries that are non-zero, in ``(0, 1]``.
+    rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``; a Generator advances).
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix of float64, shape (n, p)
+        Canonical CSR (sorted indices), k non-zeros of +-1 in every row.
+    y : ndarray, shape (n,)
+        Labels ``+1, -1, +1, -1, ...`` (float64).
+    """
+    n, p, density, k = check_symmetric_settings(n, p, density=density)
+    rng = check_rng(rng)
+    pairs = n // 2
+    columns = np.empty((pairs, k), dtype=np.int64)
+    for i in range(pairs):
+        columns[i] = np.sort(rng.choice(p, size=k, replace=False, shuffle=False))
+    signs = 2.0 * rng.integers(0, 2, size=(pairs, k)).astype(np.float64) - 1.0
+    # rows 2i and 2i + 1 are the same draw
+    indices = np.repeat(columns, 2, axis=0).ravel()
+    data = np.repeat(signs, 2, axis=0).ravel()
+    X = sparse.csr_matrix((data, indices, np.arange(0, n * k + 1, k, dtype=np.int64)),
+                          shape=(n, p))
+    y = np.tile(np.array([1.0, -1.0]), pairs)
+    return X, y
+
+
 def load_breast_cancer():
     """scikit-learn's Wisconsin breast-cancer data (569 x 30), ``log1p`` of each feature (all are
     non-negative) and rows scaled to unit norm; labels 0 (malignant) / 1 (benign).

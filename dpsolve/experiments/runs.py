@@ -40,6 +40,9 @@ def load_data(data, root, names=("data.path", "data.labels"), target=None):
     if source == "zipf":
         options = {k: v for k, v in data.items() if k not in ("source", "n", "p")}
         return datasets.make_sparse_zipf(data["n"], data["p"], rng=rng, **options)
+    if source == "symmetric":
+        return datasets.make_symmetric_labels(data["n"], data["p"],
+                                              density=data.get("density", 0.02), rng=rng)
     if sphere.is_sphere(data):
         return sphere.load(data, rng, target)
     if source == "breast_cancer":

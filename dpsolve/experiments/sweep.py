@@ -7,7 +7,7 @@ A sweep is a TOML file (or the same structure as a dict)::
     replicates = 5             # runs per grid cell, differing only in the solver's randomness
 
     [data]                     # list values are grid axes, scalars are fixed
-    source = "synthetic"       # synthetic | separable | zipf | sphere | breast_cancer
+    source = "synthetic"       # synthetic | separable | zipf | symmetric | sphere | breast_cancer
                                # | digits | file | chunks
     n = [500, 1000, 2000]
     p = 10
@@ -88,6 +88,7 @@ DATA_KEYS = {
     "synthetic": {"source", "n", "p", "noise"},
     "separable": {"source", "n", "p", "margin"},
     "zipf": {"source", "n", "p", "words", "exponent", "support", "signal", "values"},
+    "symmetric": {"source", "n", "p", "density"},
     "sphere": sphere.SPHERE_KEYS,
     "breast_cancer": {"source"},
     "digits": {"source"},
@@ -112,6 +113,7 @@ DATA_CHECKS = {
     "support": (Integer(0), "an integer >= 0"),
     "exponent": (Real(0.0), "a real number > 0"),
     "signal": (Real(0.0, low_inclusive=True), "a real number >= 0"),
+    "density": (Real(0.0, 1.0, high_inclusive=True), "a real number in (0, 1]"),
 }
 #: Solver arguments a sweep does not take: the seed comes from the run's spec, the partition
 #: from ``parties``/``owners``, and a run is a replayable research run (no ``secure`` noise,
@@ -688,7 +690,7 @@ def _check_data(table, where):
     if extra:
         raise SweepError(f"{where}.{sorted(extra)[0]}: not a key of source "
                          f"{data['source']!r}; accepted: {sorted(DATA_KEYS[data['source']])}")
-    if data["source"] in ("synthetic", "separable", "zipf", "sphere"):
+    if data["source"] in ("synthetic", "separable", "zipf", "symmetric", "sphere"):
         for key in ("n", "p"):
             if key not in data:
                 raise SweepError(f"{where}.{key}: source {data['source']!r} needs {key}")
@@ -761,6 +763,12 @@ def _check_data_cell(cell, where):
         from ..datasets import check_zipf_settings
         try:        # the settings together (support <= p), as the generator checks them
             check_zipf_settings(**{k: v for k, v in cell.items() if k != "source"})
+        except (TypeError, ValueError) as exc:
+            raise refuse(where, cell, exc) from None
+    if cell["source"] == "symmetric":
+        from ..datasets import check_symmetric_settings
+        try:        # n even
+            check_symmetric_settings(**{k: v for k, v in cell.items() if k != "source"})
         except (TypeError, ValueError) as exc:
             raise refuse(where, cell, exc) from None
     if sphere.is_sphere(cell):

@@ -317,6 +317,10 @@ def newton_cg_ball(problem, theta, tol, max_iter=60):
         theta = inner
     # ||theta(mu)|| <= ||grad F(0)|| / (lambda + mu): at mu_hi the ball is not violated.
     grad0 = _Model(problem, np.zeros(problem.theta_shape)).grad
+    if float(np.linalg.norm(grad0)) <= gtol:
+        # 0 (in the ball) is stationary, so the minimiser; theta(mu) would be 0 for every mu
+        final = np.zeros(problem.theta_shape)
+        return final, default_gap(problem, final)
     lo, hi = 0.0, float(np.linalg.norm(grad0)) / R + 1e-300
     mu = hi
     for _ in range(max_iter):
