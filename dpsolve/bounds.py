@@ -73,15 +73,32 @@ def check_bound_arguments(problem, epsilon, delta=None, form="mean", constraint=
     constraint : {"l2", "l1"}, default "l2"
         The geometry the bound is stated for.
     """
-    if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
-    if problem.constraint != constraint:
-        raise ValueError(f"this bound is for constraint={constraint!r} problems, got a "
-                         f"Problem with constraint={problem.constraint!r}")
+    require_constraint(problem, constraint, "this bound")
     check_real(epsilon, "epsilon", low=0.0)
     if delta is not None:
         check_real(delta, "delta", low=0.0, high=1.0)
     check_choice(form, "form", FORMS)
+
+
+def require_constraint(problem, constraint, what):
+    """TypeError unless ``problem`` is a Problem; ValueError, naming ``constraint``, unless its
+    geometry is ``constraint``: a constant derived for rows bounded in l2 (the l2 ball, or a
+    ridge without a ball) is not one for rows bounded in l-infinity over the l1 ball, and
+    conversely, though both read ``problem.row_norm``.
+
+    Parameters
+    ----------
+    problem : Problem
+    constraint : {"l2", "l1"}
+        The geometry ``what`` is stated for.
+    what : str
+        What refuses, for the message (``"this bound"``, a function's name).
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
+    if problem.constraint != constraint:
+        raise ValueError(f"{what} is for constraint={constraint!r} problems, got a Problem "
+                         f"with constraint={problem.constraint!r}")
 
 
 def in_form(sum_value, problem, form):

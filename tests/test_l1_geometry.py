@@ -202,3 +202,29 @@ def test_the_l2_bounds_refuse_an_l1_problem_and_the_l1_bounds_an_l2_one():
     with pytest.raises(ValueError, match="constraint='l1'"):
         frank_wolfe_bound(l2, 1.0, 1e-6, steps=10)
     assert bounds.l1_erm_lower_bound(l1, 1.0) > 0
+
+
+@pytest.mark.parametrize("function, args", [
+    ("objective_perturbation.approximate_minima.objective_perturbation_settings", (1.0,)),
+    ("objective_perturbation.approximate_minima.auto_tolerance", (1.0,)),
+    ("objective_perturbation.approximate_minima.plan_settings", (1.0,)),
+    ("objective_perturbation.privacy_constants.objective_perturbation_constants", (1.0,)),
+    ("objective_perturbation.prediction_reg", (1.0,)),
+    ("output_perturbation.prediction_reg", (1.0,)),
+    ("adassp.prediction_reg", (1.0, 1e-6)),
+])
+def test_l2_privacy_constants_refuse_an_l1_problem(function, args):
+    """The public helpers that derive noise, tolerances or a ridge from row_norm read it as an
+    l2 bound: over the l1 ball it bounds rows in l-infinity, so they refuse by name."""
+    import importlib
+    module, name = function.rsplit(".", 1)
+    helper = getattr(importlib.import_module(f"dpsolve.solvers.{module}"), name)
+    X, y = dpsolve.datasets.make_synthetic(50, 4, rng=0)
+    if module == "adassp":
+        y = np.clip(X.sum(axis=1) / 4.0, -1.0, 1.0)
+    loss = "squared" if module == "adassp" else "logistic"
+    l1 = dpsolve.Problem(X, y, loss, constraint="l1", radius=2.0)
+    with pytest.raises(ValueError, match="is for constraint='l2' problems, got a Problem with "
+                                         "constraint='l1'"):
+        helper(l1, *args)
+    helper(dpsolve.Problem(X, y, loss, radius=None, reg=0.1), *args)    # the l2 geometry runs

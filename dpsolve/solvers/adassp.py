@@ -494,6 +494,7 @@ def prediction_reg(problem, epsilon, delta=None):
     -------
     float
     """
+    bounds.require_constraint(problem, "l2", "adassp's prediction_reg")
     return 1.0 / problem.n
 
 

@@ -2,7 +2,8 @@
 import math
 
 from .._validation import Boolean, Options, Real, check_real
-from ..bounds import check_bound_arguments, from_mean, noise_moments, parameter_count
+from ..bounds import (check_bound_arguments, from_mean, noise_moments, parameter_count,
+                      require_constraint)
 from ..privacy.accounting import ACCOUNTANTS
 from ..privacy.calibration import OUTPUT_NOISES, output_noise_scale, resolve_output_noise
 from . import _inner
@@ -238,6 +239,7 @@ def prediction_reg(problem, epsilon, delta=None):
     -------
     float
     """
+    require_constraint(problem, "l2", "output_perturbation's prediction_reg")
     n, p, _, R0 = prediction_constants(problem)
     L, beta = problem.lipschitz, problem.smoothness
     # E||u||^2 = p (p + 1) (2L / (n lam eps))^2; minimise lam R0^2/2 + beta E||u||^2 / 2

@@ -9,7 +9,7 @@ import numpy as np
 from ... import _fixed_iteration as fixed
 from ..._capabilities import multinomial_solvers
 from ..._validation import Options, Real, RealArray, check_real
-from ...bounds import check_bound_arguments, from_mean, noise_moments
+from ...bounds import check_bound_arguments, from_mean, noise_moments, require_constraint
 from ...privacy.accounting import ACCOUNTANTS, ApproxDpEvent, pure_event
 from ...privacy.calibration import OUTPUT_NOISES, output_noise_scale
 from ...problem import reject_multinomial
@@ -393,6 +393,7 @@ def prediction_reg(problem, epsilon, delta=None):
     -------
     float
     """
+    require_constraint(problem, "l2", "objective_perturbation's prediction_reg")
     n, p, floor, R0 = prediction_constants(problem)
     grid = np.geomspace(floor, 1e4, GRID_POINTS)
     values = [lam * R0 * R0 / 2.0 + _noise_energy(problem, lam, epsilon, delta, p)

@@ -32,7 +32,7 @@ from ... import _fixed_iteration as fixed
 from ..._capabilities import multinomial_solvers
 from ..._numerics import bounded_minimum
 from ..._validation import check_choice, check_real
-from ...bounds import noise_moments
+from ...bounds import noise_moments, require_constraint
 from .privacy_constants import (cms_objective_constants, gaussian_objective_constants,
                                 gaussian_objective_sigma, objective_jacobian_term,
                                 objective_perturbation_constants, resolve_objective_noise)
@@ -133,6 +133,7 @@ def perturbed_minimiser_bound(problem, objective, delta_objective, epsilon_objec
     -------
     float
     """
+    require_constraint(problem, "l2", "perturbed_minimiser_bound")
     k = _op_constants(problem)
     moments = _objective_moments(k, (objective, delta_objective), epsilon_objective, mu)
     return _perturbed_minimiser_bound(k, moments[0], moments[1], mu, tolerance)
@@ -324,6 +325,7 @@ def objective_perturbation_settings(problem, epsilon, delta=None, *, objective_n
     TypeError
         For ``objective_noise="gaussian"`` or ``noise="gaussian"`` without delta.
     """
+    require_constraint(problem, "l2", "objective_perturbation_settings")
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a dpsolve.Problem, got {type(problem).__name__}")
     check_real(epsilon, "epsilon", low=0.0)
@@ -396,6 +398,7 @@ def auto_tolerance(problem, epsilon, delta=None, *, objective_noise="auto",
     float
         g, in ``[2 * floor, 1e-12]`` (1e-12 when the floor is above 5e-13).
     """
+    require_constraint(problem, "l2", "auto_tolerance")
     options = {"objective_noise": objective_noise, "output_fraction": output_fraction,
                "extra_reg": extra_reg, "noise": noise, "calibration": calibration}
     return _auto_tolerance(problem, epsilon, delta, options, centre_bound)[0]
@@ -517,6 +520,7 @@ def plan_settings(problem, epsilon, delta=None, *, tolerance="auto", centre_boun
         As :func:`objective_perturbation_settings`, and for a tolerance that is neither
         ``"auto"`` nor a number in (0, 1e-2].
     """
+    require_constraint(problem, "l2", "plan_settings")
     options = {"objective_noise": objective_noise, "output_fraction": output_fraction,
                "extra_reg": extra_reg, "noise": noise, "calibration": calibration}
     if isinstance(tolerance, str) and tolerance == "auto":

@@ -22,6 +22,7 @@ import functools
 import math
 
 from ..._validation import check_choice, check_real
+from ...bounds import require_constraint
 from ...privacy.calibration import OUTPUT_NOISES
 
 __all__ = ["objective_jacobian_term", "objective_perturbation_constants",
@@ -98,6 +99,7 @@ def objective_perturbation_constants(problem, epsilon, extra_reg=None):
         If ``extra_reg`` leaves ``epsilon' <= 0``; the message gives the smallest Delta that
         does not.
     """
+    require_constraint(problem, "l2", "objective_perturbation_constants")
     c = problem.loss_object.curvature
     n, lam, B2 = problem.n, problem.reg, problem.row_norm ** 2
     if extra_reg is None:
