@@ -71,9 +71,9 @@ def prediction_reg(spec, problem, epsilon, delta=None):
 
 def choice_reg(problem, epsilon, delta=None):
     """The ridge at which :func:`dpsolve.choose_solver` compares the solvers for a fit whose
-    ridge is chosen for prediction too: objective perturbation's where it takes the loss (the
-    likely winner there, as its noise shrinks when the ridge grows), else None (the Problem's
-    own).
+    ridge is chosen for prediction too: objective perturbation's where it takes the loss and
+    the geometry (the likely winner there, as its noise shrinks when the ridge grows), else None
+    (the Problem's own).
 
     Parameters
     ----------
@@ -89,6 +89,7 @@ def choice_reg(problem, epsilon, delta=None):
     float or None
     """
     spec = get("objective_perturbation")
-    if not spec.takes(problem.loss_object):
+    # its rule reads row_norm as an l2 bound: no ridge from it over the l1 ball
+    if not spec.takes(problem.loss_object) or problem.constraint not in spec.constraints:
         return None
     return prediction_reg(spec, problem, epsilon, delta)
