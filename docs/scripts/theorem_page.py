@@ -85,15 +85,21 @@ def _solver_label(cell, keys):
     return cell["solver.name"] + (f" ({extra})" if extra else "")
 
 
-def side_by_side(cells, varying):
+def _blank_before(lines, section):
+    """``section``, after a blank line if ``lines`` does not end with one (a heading right after
+    a table would be read as one of its rows)."""
+    return ([""] if lines and lines[-1] else []) + section
+
+
+def side_by_side(cells, varying, level="##"):
     """The solvers side by side on each dataset (and epsilon): each one's excess risk against
-    its own θ* and its F(θ̂), and which is lowest by each."""
+    its own θ* and its F(θ̂), and which is lowest by each (``level``: the heading's)."""
     group_keys = [k for k in varying if k.startswith("data.") or k == "solver.epsilon"]
     own_keys = [k for k in varying if k not in group_keys and k != "solver.name"]
     groups = {}
     for c in cells:
         groups.setdefault(tuple(str(c.get(k)) for k in group_keys), []).append(c)
-    lines = ["## The solvers side by side", "",
+    lines = [f"{level} The solvers side by side", "",
              "Each solver's mean excess risk against the θ* of its own problem (its constraint "
              "set), and the mean empirical risk F(θ̂) it reaches, on the same loss and the same "
              "rows: the excess risks say how close each gets to the best model of its own set; "
@@ -272,7 +278,7 @@ def page(sweep, sweep_file, db, figures, parts=()):
     lines += _measurements(cells, varying, own=own)
     lines += _scaling(db, cells, varying)
     lines += _against_rate(db, cells, varying, sweep.rate)
-    lines += side_by_side(cells, varying) if own else []
+    lines += _blank_before(lines, side_by_side(cells, varying)) if own else []
     lines += _discussion(sweep, cells, varying)
     return "\n".join(lines)
 
@@ -302,7 +308,7 @@ def _gathered(sweep, sweep_file, db, figures, parts):
         lines += _scaling(part_db, cells, varying, "###")
         # a part states its own rate, or checks the page's
         lines += _against_rate(part_db, cells, varying, part.rate or sweep.rate, "###")
-        lines += side_by_side(cells, varying) if own else []
+        lines += _blank_before(lines, side_by_side(cells, varying, "###")) if own else []
     lines += _discussion(sweep, every, varying_keys(every))
     return "\n".join(lines)
 
