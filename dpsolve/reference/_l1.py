@@ -122,20 +122,35 @@ def fista(data, theta, L, max_steps, target):
     return x, L
 
 
+def _solve_or_least_squares(A, b):
+    """``A x = b``, or where A is singular the least-squares solution of least norm.
+
+    The support's Hessian is singular when its columns are dependent (on bag-of-words rows,
+    two words that occur in the same documents only): F is then flat along a direction of the
+    face, the gradient has no component along it, and the system stays consistent, so the
+    least-norm solution is an exact Newton step to one of the minimisers on the face."""
+    try:
+        x = np.linalg.solve(A, b)
+        if np.all(np.isfinite(x)):
+            return x
+    except np.linalg.LinAlgError:
+        pass
+    x = np.linalg.lstsq(A, b, rcond=None)[0]
+    return x if np.all(np.isfinite(x)) else None
+
+
 def _kkt_step(H, g, s, r, active):
     """The Newton direction on the support: ``H d = -g`` (free), or with the face's equality
     ``s^T d = r`` and its multiplier nu (``H d + nu s = -g``). Returns ``(d, nu)``, or
-    ``(None, None)`` if the system is singular."""
+    ``(None, None)`` if no finite solution was found."""
     k = g.size
-    try:
-        if not active:
-            return np.linalg.solve(H, -g), 0.0
-        K = np.zeros((k + 1, k + 1))
-        K[:k, :k], K[:k, k], K[k, :k] = H, s, s
-        sol = np.linalg.solve(K, np.concatenate([-g, [r]]))
-    except np.linalg.LinAlgError:
-        return None, None
-    if not np.all(np.isfinite(sol)):
+    if not active:
+        d = _solve_or_least_squares(H, -g)
+        return (None, None) if d is None else (d, 0.0)
+    K = np.zeros((k + 1, k + 1))
+    K[:k, :k], K[:k, k], K[k, :k] = H, s, s
+    sol = _solve_or_least_squares(K, np.concatenate([-g, [r]]))
+    if sol is None:
         return None, None
     return sol[:k], float(sol[k])
 
