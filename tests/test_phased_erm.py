@@ -111,8 +111,9 @@ def test_csr_rows_give_the_dense_result():
 
 
 def test_phases_and_step_size_from_public_constants():
-    """k = floor(log2 n) disjoint slices of n / 2^i rows; eta the paper's
-    ``(2R / L) min(4 / sqrt(n), epsilon / sqrt(p log(1/delta)))``; lambda_i = 2 / (eta_i n_i)."""
+    """k = floor(log2 n) disjoint slices of n / 2^i rows; the default eta
+    ``(2R / L) min(4 / sqrt(n), epsilon / sqrt(p log(1/delta)))`` (attributed to
+    Feldman-Koren-Talwar 2020, docs/phased_erm.md); lambda_i = 2 / (eta_i n_i)."""
     assert phase_sizes(100) == [50, 25, 12, 6, 3, 1]
     assert phase_sizes(2) == [1]
     problem = _problem(n=100, p=3)

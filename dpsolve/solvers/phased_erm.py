@@ -12,7 +12,9 @@ minimises the phase objective
              + \frac{\lambda_i}{2} \|w - w_{i-1}\|^2, \qquad \lambda_i = \frac{2}{\eta_i n_i}
 
 over the ball C (``rho`` the Problem's ``reg``; the regulariser ``||w - w_{i-1}||^2 / (eta_i
-n_i)`` of Feldman-Koren-Talwar) to a distance ``r_i`` from its exact minimiser certified by
+n_i)`` as dpsolve reads Feldman-Koren-Talwar: docs/phased_erm.md lists the constants attributed
+to the paper, which are not checked against its text, and shows that neither the privacy nor
+the bound rests on them) to a distance ``r_i`` from its exact minimiser certified by
 construction (a fixed, public number of V-FISTA steps, :mod:`dpsolve._fixed_iteration`), and
 releases ``w_i = Pi_C(w_hat_i + N(0, sigma_i^2 I))``.
 """
@@ -40,7 +42,7 @@ SOURCE = ("Feldman, Koren & Talwar 2020, 'Private stochastic convex optimization
           "noise calibrated exactly to each phase's sensitivity (analytic Gaussian mechanism)")
 
 PARAMETERS = {
-    "step_size": [None, Real(0.0)],                 # None: the paper's eta (public constants)
+    "step_size": [None, Real(0.0)],                 # None: the default eta (public constants)
     "phases": [None, Integer(1)],                   # None: floor(log2 n); at most that
     "inner_tolerance": Real(0.0, 1.0, high_inclusive=True),
 }
@@ -88,9 +90,10 @@ def phased_erm(problem, epsilon, delta=None, *, step_size=None, phases=None,
     delta : float
         In (0, 1); required (None is refused with a TypeError).
     step_size : float, optional
-        eta > 0. Default: Feldman-Koren-Talwar's ``eta = (D / L) min(4 / sqrt(n),
-        epsilon / sqrt(p log(1/delta)))`` with ``D = 2R`` the diameter of C (p the number of
-        noisy coordinates).
+        eta > 0. Default ``eta = (D / L) min(4 / sqrt(n), epsilon / sqrt(p log(1/delta)))``
+        with ``D = 2R`` the diameter of C (p the number of noisy coordinates), the step size
+        dpsolve attributes to Feldman-Koren-Talwar's theorem for smooth losses (not checked
+        against the paper's text; it affects the risk reached, not the privacy).
     phases : int, optional
         k, at most ``floor(log2 n)`` so that every phase reads at least one row; default
         ``floor(log2 n)``. The ``n - sum_i n_i`` rows left over are not read.
@@ -127,8 +130,10 @@ def phased_erm(problem, epsilon, delta=None, *, step_size=None, phases=None,
 
 
 def default_step_size(problem, epsilon, delta):
-    """Feldman-Koren-Talwar's ``eta = (D / L) min(4 / sqrt(n), epsilon / sqrt(p log(1/delta)))``
-    (``D = 2R``; p the number of noisy coordinates), from public constants.
+    """The default ``eta = (D / L) min(4 / sqrt(n), epsilon / sqrt(p log(1/delta)))`` (``D = 2R``;
+    p the number of noisy coordinates), from public constants: the step size dpsolve attributes
+    to Feldman-Koren-Talwar 2020's theorem for smooth losses, not checked against its text
+    (docs/phased_erm.md).
 
     Parameters
     ----------

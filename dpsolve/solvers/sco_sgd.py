@@ -25,7 +25,7 @@ SOURCE = ("Bassily, Feldman, Talwar & Thakurta 2019, 'Private stochastic convex 
           "with optimal rates', noisy mini-batch SGD (A_noisy-SGD) with its SCO schedule; "
           "Poisson-sampled batches, noise calibrated by the privacy loss distribution")
 #: "pld": the least noise dpsolve's PLD accountant certifies for the Poisson sampling run here;
-#: "paper": the paper's moments-accountant formula, kept for comparison.
+#: "paper": the moments-accountant formula dpsolve attributes to the paper, kept for comparison.
 CALIBRATIONS = ("pld", "paper")
 BOUND_NAME = ("projected SGD bound at sco_sgd's noise (Nemirovski et al. 2009), as in "
               "Bassily-Feldman-Talwar-Thakurta 2019")
@@ -58,8 +58,9 @@ def sco_sgd(problem, epsilon=None, delta=None, *, steps=None, batch_size=None, s
         \nabla \ell(w_t; x_i, y_i) + z_t\Big) + \lambda w_t\right)\right), \qquad
         z_t \sim N(0, \sigma^2 I_p).
 
-    The average ``(1/T) sum_{t=1..T} w_t`` is returned. The schedule (the paper's, from public
-    constants only: :func:`sco_schedule`) is ``T = ceil(min(n/8, n^2 epsilon^2 / (32 p
+    The average ``(1/T) sum_{t=1..T} w_t`` is returned. The schedule (the one dpsolve attributes
+    to the paper, not checked against its text; from public constants only:
+    :func:`sco_schedule`) is ``T = ceil(min(n/8, n^2 epsilon^2 / (32 p
     log(1/delta))))``, ``m = ceil(max(n sqrt(epsilon/(4T)), 1))`` (at most n) and
     ``eta = M / (L sqrt(T))`` with ``M = 2R`` the diameter of C and L the loss's Lipschitz
     constant. The loop is :func:`dpsolve.dp_sgd`'s at ``sampling_rate = m/n``, ``steps = T``,
@@ -73,14 +74,16 @@ def sco_sgd(problem, epsilon=None, delta=None, *, steps=None, batch_size=None, s
         Target privacy, ``epsilon > 0``, ``0 < delta < 1/2``. Leave epsilon None when passing
         ``sigma``.
     steps : int, optional
-        T >= 1. Default the paper's T (:func:`sco_schedule`).
+        T >= 1. Default the schedule's T (:func:`sco_schedule`).
     batch_size : int, optional
-        The expected batch size m in [1, n] (the sampling rate is m/n). Default the paper's m.
+        The expected batch size m in [1, n] (the sampling rate is m/n). Default the schedule's
+        m.
     step_size : float, optional
-        Constant eta > 0. Default the paper's ``M / (L sqrt(T))``.
+        Constant eta > 0. Default the schedule's ``M / (L sqrt(T))``.
     calibration : {"pld", "paper"}
         ``"pld"``: the least sigma dpsolve's PLD accountant certifies for T Poisson-sampled
-        Gaussians of sensitivity 2L (replace-one) at rate m/n. ``"paper"``: the paper's
+        Gaussians of sensitivity 2L (replace-one) at rate m/n. ``"paper"``: the formula
+        dpsolve attributes to the paper (unchecked),
         ``sigma^2 = 8 T L^2 log(1/delta) / (n^2 epsilon^2)`` on the batch mean
         (:func:`sco_sgd_paper_sigma`, for ``epsilon <= 1``); the fit reports what PLD
         certifies for it.
@@ -110,20 +113,22 @@ def sco_sgd(problem, epsilon=None, delta=None, *, steps=None, batch_size=None, s
     adaptively. The batches and their sizes stay inside the solver (amplification by sampling
     needs them secret).
 
-    What is the paper's and what is dpsolve's: the update, the averaged output and the
-    schedule (T, m, eta) are the paper's (its Algorithm 1 and its theorem for smooth losses).
-    The paper draws each batch as m records with replacement and calibrates sigma by the
-    moments accountant of Abadi et al. 2016 (loose constants); dpsolve draws Poisson batches
-    of expected size m, which its PLD accountant accounts for exactly under replace-one
-    neighbours, and calibrates sigma for that. The bounds (:func:`sco_sgd_bound`,
-    :func:`sco_sgd_population_bound`) are re-derived with explicit constants for this sampling
-    at the fit's own T, m, eta and sigma.
+    What is the paper's and what is dpsolve's (docs/sco_sgd.md tabulates it): the update, the
+    averaged output, the schedule (T, m, eta) and the paper's sigma are as dpsolve attributes
+    them to the paper, not checked against its text; the paper is read as drawing each batch
+    as m records with replacement and calibrating sigma by the moments accountant of Abadi et
+    al. 2016. dpsolve draws Poisson batches of expected size m, which its PLD accountant
+    accounts for exactly under replace-one neighbours, and calibrates sigma for that. The
+    bounds (:func:`sco_sgd_bound`, :func:`sco_sgd_population_bound`) are re-derived with
+    explicit constants for this sampling at the fit's own T, m, eta and sigma. Neither the
+    privacy nor the bounds rest on the attributed constants.
     """
 
 
 def sco_schedule(n, p, epsilon, delta, lipschitz, diameter):
-    r"""The paper's schedule: ``(T, m, eta)`` from public constants (Bassily, Feldman, Talwar &
-    Thakurta 2019, Section 3, for smooth losses; T and m rounded up to integers).
+    r"""The default schedule ``(T, m, eta)`` from public constants, as dpsolve attributes it to
+    Bassily, Feldman, Talwar & Thakurta 2019's noisy SGD for smooth losses (not checked against
+    the paper's text: docs/sco_sgd.md; T and m rounded up to integers, m capped at n).
 
     .. math::
 
@@ -155,9 +160,11 @@ def sco_schedule(n, p, epsilon, delta, lipschitz, diameter):
 
 
 def sco_sgd_paper_sigma(n, lipschitz, epsilon, delta, steps, batch_size):
-    r"""The paper's noise, as the standard deviation on the batch's gradient *sum*: the
-    paper adds ``N(0, s^2 I)`` to the batch mean with ``s^2 = 8 T L^2 log(1/delta) /
-    (n^2 epsilon^2)`` (its Algorithm 1, stated for ``epsilon <= 1``), i.e. ``m s`` on the sum.
+    r"""The paper's noise as dpsolve attributes it (not checked against the paper's text:
+    docs/sco_sgd.md), as the standard deviation on the batch's gradient *sum*: ``N(0, s^2 I)``
+    on the batch mean with ``s^2 = 8 T L^2 log(1/delta) / (n^2 epsilon^2)``, for
+    ``epsilon <= 1``, i.e. ``m s`` on the sum. A fit calibrated by it claims the target and
+    reports what the PLD accountant certifies (a PrivacyWarning if that is above the claim).
 
     Parameters
     ----------
@@ -180,7 +187,7 @@ def sco_sgd_paper_sigma(n, lipschitz, epsilon, delta, steps, batch_size):
 
 
 def _schedule(problem, target, options):
-    """``(T, m, eta)``: the caller's values, the paper's schedule for the others."""
+    """``(T, m, eta)``: the caller's values, :func:`sco_schedule` for the others."""
     steps, batch, eta = options["steps"], options["batch_size"], options["step_size"]
     L = problem.lipschitz
     if target.epsilon is None:
