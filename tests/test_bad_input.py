@@ -976,6 +976,94 @@ CATALOGUE += [
          ValueError, "noise"),
 ]
 # (END estimators)
+
+
+def _prep(name, *args, **kwargs):
+    from dpsolve import preprocessing
+    return getattr(preprocessing, name)(*args, **kwargs)
+
+
+def _prep_fit(name, *args, X_=X, **kwargs):
+    return _prep(name, *args, **kwargs).fit(X_)
+
+
+def _column_transformer(*parts, **options):
+    from sklearn.compose import ColumnTransformer
+    return ColumnTransformer(list(parts), **options)
+
+
+_OBJECTS = np.array([["a", None], ["b", "c"]], dtype=object)
+# the public preprocessing (dpsolve.preprocessing): each parameter, before a value is read
+CATALOGUE += [
+    case("prep-ranges-reversed", lambda: _prep_fit("PublicRangeScaler", [(1, 0)] * P),
+         ValueError, r"ranges\[0\] must have low < high"),
+    case("prep-ranges-nan", lambda: _prep_fit("PublicRangeScaler", [(0, math.nan)] * P),
+         ValueError, r"ranges\[0\] must hold finite numbers"),
+    case("prep-ranges-bool", lambda: _prep_fit("PublicRangeScaler", (False, True)),
+         TypeError, "ranges.* must hold real numbers"),
+    case("prep-ranges-string", lambda: _prep_fit("PublicRangeScaler", "0-1"), TypeError,
+         "ranges must be a"),
+    case("prep-ranges-three", lambda: _prep_fit("PublicRangeScaler", [(0, 1, 2)] * P),
+         ValueError, r"ranges\[0\] must be a \(low, high\) pair"),
+    case("prep-ranges-empty", lambda: _prep_fit("PublicRangeScaler", []), ValueError,
+         "ranges must give at least one"),
+    case("prep-ranges-width-overflows", lambda: _prep_fit("PublicRangeScaler",
+                                                         (-1e308, 1e308)),
+         ValueError, "ranges.*width overflows"),
+    case("prep-ranges-count", lambda: _prep_fit("PublicRangeScaler", [(0, 1)] * (P - 1)),
+         ValueError, f"X has {P} columns, but PublicRangeScaler's ranges gives {P - 1}"),
+    case("prep-feature_range", lambda: _prep_fit("PublicRangeScaler", (0, 1),
+                                                 feature_range=(0, 2)),
+         ValueError, r"feature_range must be \(0, 1\) or \(-1, 1\)"),
+    case("prep-scaler-X-nan", lambda: _prep_fit("PublicRangeScaler", (0, 1), X_=_with_nan(X)),
+         ValueError, "X contains NaN"),
+    case("prep-row_norm_bound-unfitted-broadcast", lambda: _prep(
+        "PublicRangeScaler", (0, 1)).row_norm_bound(), ValueError, "ranges gives one entry "
+         "for every column.*fit it first"),
+    case("prep-norm-l1", lambda: _prep("PublicRangeScaler", [(0, 1)]).row_norm_bound("l1"),
+         ValueError, r"norm must be one of \['l2', 'linf'\]"),
+    case("prep-categories-empty", lambda: _prep_fit("PublicCategoryEncoder", [["a"], []],
+                                                    X_=_OBJECTS),
+         ValueError, r"categories\[1\] is empty"),
+    case("prep-categories-duplicate", lambda: _prep_fit("PublicCategoryEncoder", ["a", "a"],
+                                                        X_=_OBJECTS),
+         ValueError, "categories lists a category twice"),
+    case("prep-categories-none", lambda: _prep_fit("PublicCategoryEncoder", ["a", None],
+                                                   X_=_OBJECTS),
+         ValueError, "categories must hold categories"),
+    case("prep-categories-string", lambda: _prep_fit("PublicCategoryEncoder", "abc",
+                                                     X_=_OBJECTS),
+         TypeError, "categories must be a list"),
+    case("prep-categories-count", lambda: _prep_fit("PublicCategoryEncoder", [["a"]] * 3,
+                                                    X_=_OBJECTS),
+         ValueError, "X has 2 columns, but PublicCategoryEncoder's categories gives 3"),
+    case("prep-unknown", lambda: _prep_fit("PublicCategoryEncoder", ["a"], unknown="ignore",
+                                           X_=_OBJECTS),
+         ValueError, r"unknown must be one of \['bucket', 'zeros'\]"),
+    case("prep-fill_value-nan", lambda: _prep_fit("PublicConstantImputer", math.nan),
+         ValueError, "fill_value must be a finite number"),
+    case("prep-fill_value-bool", lambda: _prep_fit("PublicConstantImputer", [0.0, True]),
+         TypeError, r"fill_value\[1\] must be a number or a string"),
+    case("prep-fill_value-count", lambda: _prep_fit("PublicConstantImputer", [0.0] * (P + 1)),
+         ValueError, f"X has {P} columns, but PublicConstantImputer's fill_value gives {P + 1}"),
+    case("prep-output_row_norm-passthrough", lambda: _prep(
+        "output_row_norm", _column_transformer(("s", _prep("PublicRangeScaler", [(0, 1)]), [0]),
+                                               remainder="passthrough")),
+         ValueError, "'remainder' passes columns through unchanged"),
+    case("prep-output_row_norm-no-bound", lambda: _prep(
+        "output_row_norm", _column_transformer(("z", _scaler(), [0]))),
+         ValueError, r"'z' \(StandardScaler\) reports no row-norm bound"),
+    case("prep-output_row_norm-norm", lambda: _prep(
+        "output_row_norm", _prep("PublicRangeScaler", [(0, 1)]), norm="max"),
+         ValueError, "norm must be one of"),
+    case("prep-private_pipeline-estimator", lambda: _prep(
+        "private_pipeline", _prep("PublicRangeScaler", [(0, 1)]), _scaler()),
+         TypeError, "estimator must be one of dpsolve's estimators"),
+    case("search-stateful-transformer-nested", lambda: _search_with(_pipeline(
+        _column_transformer(("z", _scaler(), [0, 1, 2, 3])), _public_logistic())),
+         ValueError, r"'z' \(StandardScaler\) learns from the records"),
+]
+# (END preprocessing)
 # -- the command line ----------------------------------------------------------------------------
 def _cli(*argv):
     """``dpsolve.cli.main(argv)`` in-process, as the console script runs it. It must stop with

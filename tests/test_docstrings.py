@@ -17,7 +17,7 @@ PUBLIC_MODULES = [
     "dpsolve.privacy", "dpsolve.privacy.accounting", "dpsolve.privacy.calibration",
     "dpsolve.privacy.composition", "dpsolve.privacy.mechanisms", "dpsolve.privacy.samplers",
     "dpsolve.solvers", "dpsolve.experiments", "dpsolve.privacy.budget", "dpsolve.privacy.quantile",
-    "dpsolve.private_selection", "dpsolve.private_selection.repetitions",
+    "dpsolve.private_selection", "dpsolve.private_selection.repetitions", "dpsolve.preprocessing",
     "dpsolve.private_selection.selection", "dpsolve.estimators", "dpsolve.experiments.cluster",
     "dpsolve.privacy.events", "dpsolve.privacy.tail_bounds",
     "dpsolve.solvers.objective_perturbation.privacy_constants",

@@ -271,6 +271,7 @@ LAYERS = (
     ("estimators, selection, audit and experiments", ("dpsolve.estimators", "dpsolve.tuning",
                                                       "dpsolve.privacy.source_audit",
                                                       "dpsolve.private_selection",
+                                                      "dpsolve.preprocessing",
                                                       "dpsolve.audit", "dpsolve.experiments",
                                                       "dpsolve.datasets")),
     ("cli and demo", ("dpsolve.cli", "dpsolve.demo", "dpsolve")),

@@ -18,6 +18,7 @@ except ImportError as exc:          # pragma: no cover - the extra is not instal
                       "pip install 'dpsolve[estimators]'") from exc
 
 from .._validation import check_real
+from ..preprocessing.row_bounds import learned_steps
 from ..privacy.accounting import NEIGHBOURS, PrivacyReport, PureDpEvent, epsilon_of
 from ..privacy.budget import charge, check_accountant
 from ._checks import (check_real_labels, check_rows, final_step, kind_of, labels,
@@ -76,8 +77,10 @@ class PrivateGridSearch(BaseEstimator):
     ----------
     estimator : DPLogisticRegression, DPLinearSVC, DPLinearRegression or a Pipeline ending in one
         Its transformers must be stateless (scikit-learn's ``requires_fit`` tag False, e.g.
-        ``Normalizer`` or ``FunctionTransformer``): a transformer that learns from the records
-        (``StandardScaler``, ...) would release what it learnt, and is refused. Its bounds
+        :mod:`dpsolve.preprocessing`'s, ``Normalizer`` or ``FunctionTransformer``), inside a
+        ``ColumnTransformer``, ``FeatureUnion`` or nested ``Pipeline`` too: a transformer that
+        learns from the records (``StandardScaler``, ...) would release what it learnt, and is
+        refused. Its bounds
         (``row_norm``, ``classes``, ``label_bound``) must be public or private estimates: a
         bound read off the data is refused. Its ``accountant``, if set, is the budget the
         search charges (once, for the whole search; the runs' fits are not charged one by one).
@@ -453,14 +456,13 @@ def _check_estimator(estimator):
     of stateless transformers, with no bound read off the data. Returns the estimator."""
     if hasattr(estimator, "steps"):
         for name, step in estimator.steps[:-1]:
-            if step is None or (isinstance(step, str) and step == "passthrough"):
-                continue
-            if not hasattr(step, "__sklearn_tags__") or step.__sklearn_tags__().requires_fit:
+            for where, kind in learned_steps(step, f"the pipeline's step {name!r}"):
                 raise ValueError(
-                    f"estimator: the pipeline's step {name!r} ({type(step).__name__}) learns "
-                    "from the records when fitted, and that fit is not private; "
-                    "PrivateGridSearch takes stateless transformers only (e.g. Normalizer, "
-                    "FunctionTransformer)")
+                    f"estimator: {where} ({kind}) learns from the records when fitted, and "
+                    "that fit is not private; PrivateGridSearch takes stateless transformers "
+                    "only, in a ColumnTransformer, FeatureUnion or Pipeline too (e.g. "
+                    "dpsolve.preprocessing's PublicRangeScaler and PublicCategoryEncoder, "
+                    "Normalizer, FunctionTransformer)")
     final = final_step(estimator)
     if not hasattr(final, "planned_event") or kind_of(final) is None:
         raise TypeError(f"estimator must be one of dpsolve's estimators (DPLogisticRegression, "

@@ -1,0 +1,114 @@
+"""What the public transformers share: reading a table (a NumPy array or a pandas DataFrame)
+with its columns' names, missing cells, per-column parameters and the output's names.
+
+Nothing here reads a value to decide a setting: the number of columns and their names are the
+table's public schema."""
+import math
+import numbers
+
+import numpy as np
+
+try:
+    from sklearn.utils.validation import (_check_feature_names_in, check_array,
+                                          validate_data)
+except ImportError as exc:          # pragma: no cover - the extra is not installed
+    raise ImportError("dpsolve.preprocessing needs scikit-learn >= 1.6: pip install "
+                      "'dpsolve[estimators]'") from exc
+
+#: The norms a transformer's row bound is given in: the l2 geometry's and, for the l1
+#: geometry's estimators (whose ``row_norm`` bounds rows in l-infinity), the max norm.
+NORMS = ("l2", "linf")
+
+
+def check_norm(norm):
+    """``norm`` if it is one of :data:`NORMS`, else a ValueError naming it."""
+    if not isinstance(norm, str) or norm not in NORMS:
+        raise ValueError(f"norm must be one of {list(NORMS)} ('linf' for the l1 geometry's "
+                         f"estimators, whose row_norm bounds rows in l-infinity), got {norm!r}")
+    return norm
+
+
+def is_missing(value):
+    """Whether one cell is missing: None, a float NaN, pandas' NA or NaT."""
+    if value is None:
+        return True
+    if isinstance(value, (float, np.floating)):
+        return value != value
+    return type(value).__name__ in ("NAType", "NaTType")
+
+
+#: :func:`is_missing` over an object array, element by element.
+missing_cells = np.frompyfunc(is_missing, 1, 1)
+
+
+def read_table(estimator, X, *, reset, numeric):
+    """``X`` as a 2-d array (float64 if ``numeric``, else object), checked by scikit-learn's
+    ``validate_data``: with ``reset`` (in ``fit``) the columns' count and names are recorded as
+    ``n_features_in_`` and ``feature_names_in_``, otherwise checked against them when fitted.
+    A numeric table is refused if a cell is not finite; an object one may hold missing cells."""
+    dtypes = getattr(X, "dtypes", None)
+    dtypes = [getattr(X, "dtype", None)] if dtypes is None else list(dtypes)
+    if any(getattr(d, "kind", None) == "c" for d in dtypes):
+        raise ValueError("Complex data not supported: X must hold real numbers or categories")
+    if reset or hasattr(estimator, "n_features_in_"):
+        def check(X, **options):
+            return validate_data(estimator, X, reset=reset, **options)
+    else:       # transformed unfitted (requires_fit is False): no schema to check against
+        check = check_array
+    if numeric:
+        # scikit-learn's finiteness check sums the table first: finite values near float64's
+        # limits overflow that sum, and the RuntimeWarning would say so about the data
+        with np.errstate(over="ignore", invalid="ignore"):
+            return check(X, dtype=np.float64, copy=True)
+    return check(X, dtype=object, ensure_all_finite=False, copy=True)
+
+
+def check_count(estimator, parameter, given, X):
+    """Refuse a table whose number of columns differs from the ``given`` number of per-column
+    entries of ``parameter`` (None: one entry for every column)."""
+    if given is not None and X.shape[1] != given:
+        raise ValueError(f"X has {X.shape[1]} columns, but {type(estimator).__name__}'s "
+                         f"{parameter} gives {given} (one for each column)")
+
+
+def n_columns(estimator, given, parameter):
+    """The number of input columns: ``given`` by the per-column parameter, else the fitted
+    ``n_features_in_``; a ValueError naming ``parameter`` if neither is known."""
+    if given is not None:
+        return given
+    if hasattr(estimator, "n_features_in_"):
+        return estimator.n_features_in_
+    raise ValueError(f"{type(estimator).__name__}'s {parameter} gives one entry for every "
+                     "column, so the number of columns is known only once fitted "
+                     "(n_features_in_): fit it first, or give one entry per column")
+
+
+def input_names(estimator, input_features, count):
+    """The input columns' names: ``input_features``, the fitted ``feature_names_in_``, or
+    ``x0``, ``x1``, ... for ``count`` columns."""
+    if hasattr(estimator, "n_features_in_"):
+        return list(_check_feature_names_in(estimator, input_features))
+    if input_features is not None:
+        names = list(np.asarray(input_features, dtype=object))
+        if len(names) != count:
+            raise ValueError(f"input_features should have length equal to the number of "
+                             f"columns ({count}), got {len(names)}")
+        return names
+    return [f"x{j}" for j in range(count)]
+
+
+def real_number(value, parameter):
+    """``value`` as a finite float, or a TypeError/ValueError naming ``parameter``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{parameter} must hold real numbers, got {value!r}")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{parameter} must hold finite numbers, got {value!r}")
+    return value
+
+
+def round_up(bound):
+    """``bound`` raised by a relative 1e-14 (tens of ulps): a bound combined from others
+    (squares summed, a square root taken) then stays above every row norm computed in floating
+    point, whose own roundings are a few ulps."""
+    return math.nextafter(bound * (1.0 + 1e-14), math.inf)
