@@ -12,12 +12,13 @@ of a CSV file that is not a number) are shown to the data holder who runs the co
 never written to an output or a results database.
 """
 import argparse
-import contextlib
 import math
 import os
-import stat
 import sys
 from pathlib import Path
+
+from ._cli_files import (_CommandError, _check_output, _check_output_dir, _fail, _write_error,
+                         _writing)
 
 #: Worker processes per core that ``--jobs`` and ``--scheduler local:N`` may start. The runs are
 #: CPU bound, so workers beyond the cores only share them, each with its own interpreter and
@@ -34,17 +35,6 @@ class _Parser(argparse.ArgumentParser):
         """Print the usage and ``dpsolve: error: message`` on stderr; exit with status 2."""
         self.print_usage(sys.stderr)
         self.exit(2, f"dpsolve: error: {message}\n")
-
-
-class _CommandError(Exception):
-    """Bad input found after argument parsing (a file that cannot be read or written); the
-    message names the option. :func:`main` prints it as ``dpsolve: error: ...``, status 2."""
-
-
-def _fail(message):
-    """Report bad input found after argument parsing, as argparse does: exit status 2."""
-    print(f"dpsolve: error: {message}", file=sys.stderr)
-    return 2
 
 
 def _integer(low, high=None, *, subject="must be an integer", note=""):
@@ -125,6 +115,45 @@ def _radius(text):
                                          f"constraint; then --reg > 0), got {text!r}") from None
 
 
+def _reg(text):
+    """``--reg``: a number in [0, inf), or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return _real("reg", 0.0, low_inclusive=True)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"reg must be a number in [0, inf) or 'auto', got "
+                                         f"{text!r}") from None
+
+
+def _prior_share(text):
+    """``--prior-share``: a number in [0, 1), or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return _real("prior_share", 0.0, 1.0, low_inclusive=True)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"prior_share must be a number in [0, 1) or 'auto', "
+                                         f"got {text!r}") from None
+
+
+def _label_bound(text):
+    """``--label-bound``: a number in (0, inf), or a range ``LOW,HIGH`` of finite numbers with
+    LOW < HIGH."""
+    parts = text.split(",")
+    if len(parts) == 1:
+        return _real("label_bound", 0.0)(text)
+    try:
+        low, high = (float(part) for part in parts)
+    except ValueError:
+        low = high = math.nan
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise argparse.ArgumentTypeError(f"label_bound must be a number in (0, inf) or a range "
+                                         f"LOW,HIGH of finite numbers with LOW < HIGH, got "
+                                         f"{text!r}")
+    return (low, high)
+
+
 def _max_workers():
     """The most worker processes a command may start: :data:`WORKERS_PER_CORE` for each core
     this process may run on."""
@@ -135,93 +164,6 @@ def _max_workers():
 _workers = _integer(1, _max_workers,
                     note=f" ({WORKERS_PER_CORE} worker processes per core this process may run "
                          "on)")
-
-
-def _reason(exc):
-    """An OSError's reason in words (``No space left on device``)."""
-    return getattr(exc, "strerror", None) or str(exc)
-
-
-def _input_file(path, option):
-    """Check, before anything opens it, that ``path`` (given with ``option``) is an existing
-    regular file; a named pipe, whose open would block, a directory or a device is refused
-    (:func:`dpsolve._validation.check_input_file`). Raises :class:`_CommandError`."""
-    from ._validation import check_input_file
-    check_input_file(path, f"{option} {path}", _CommandError)
-
-
-def _check_output(path, option):
-    """Check, before any work, that ``path`` (given with ``option``) can be written as a new or
-    replaced file, so that a result is never computed and then lost.
-
-    The folder must exist and be writable; an existing path must be a writable regular file or
-    a character device (``/dev/null``, a terminal). A named pipe is refused: writing to it
-    would block until a reader came. What fails only when written (no space left on the device)
-    is reported by :func:`_writing`. Raises :class:`_CommandError`.
-    """
-    from ._validation import file_kind
-
-    path = Path(path)
-    what = f"{option} {path}"
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None
-    except (OSError, ValueError) as exc:        # permission, a name too long, a NUL byte
-        raise _CommandError(f"{what}: {_reason(exc)}") from None
-    if mode is not None:
-        if stat.S_ISDIR(mode):
-            raise _CommandError(f"{what}: {path} is a directory")
-        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
-            raise _CommandError(f"{what}: is {file_kind(mode)}, not a regular file")
-        if not os.access(path, os.W_OK):
-            raise _CommandError(f"{what}: {path} is not writable")
-        return
-    _check_folder(path.parent, what)
-
-
-def _check_output_dir(path, option):
-    """Check, before any work, that ``path`` (given with ``option``) is a writable folder, or
-    can be made one in a folder that exists. Raises :class:`_CommandError`."""
-    path = Path(path)
-    what = f"{option} {path}"
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        _check_folder(path.parent, what)
-        return
-    except (OSError, ValueError) as exc:
-        raise _CommandError(f"{what}: {_reason(exc)}") from None
-    if not stat.S_ISDIR(mode):
-        raise _CommandError(f"{what}: exists and is not a directory")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise _CommandError(f"{what}: the folder is not writable")
-
-
-def _check_folder(folder, what):
-    """The folder a new output goes into: it must exist and be writable."""
-    if not folder.is_dir():
-        raise _CommandError(f"{what}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise _CommandError(f"{what}: the folder {folder} is not writable")
-
-
-def _write_error(option, path, exc):
-    """The message of an OSError raised writing ``path`` (given with ``option``), naming the
-    file it was about when that is another (a figure in the ``--plots`` folder)."""
-    other = exc.filename is not None and str(exc.filename) != str(path)
-    return f"{option} {path}: cannot write{f' {exc.filename}' if other else ''}: {_reason(exc)}"
-
-
-@contextlib.contextmanager
-def _writing(option, path):
-    """The block writes the output ``path`` (given with ``option``): an OSError there (no space
-    left on the device, a folder removed since it was checked, permission) becomes the
-    command's one-line error (:class:`_CommandError`)."""
-    try:
-        yield
-    except OSError as exc:
-        raise _CommandError(_write_error(option, path, exc)) from None
 
 
 def _stdout_gone():
@@ -235,14 +177,14 @@ def _stdout_gone():
         pass
 
 
-def _attach_values(argv, option="--classes", command="solve"):
-    """``--classes -1,1`` as ``--classes=-1,1``.
+def _attach_values(argv, options=("--classes", "--label-bound"), command="solve"):
+    """``--classes -1,1`` as ``--classes=-1,1`` (and ``--label-bound -5,5`` likewise).
 
     argparse takes an argument that starts with ``-`` for an option unless it is a plain
     negative number (``-1`` or ``-0.5``), so ``-1,1`` is refused with "expected one argument".
-    A value that starts with one dash (not ``--``, not ``-h``) following ``--classes``, or a
-    prefix of it that argparse accepts, is attached to it with ``=``, which argparse reads as the
-    value whatever it looks like.
+    A value that starts with one dash (not ``--``, not ``-h``) following one of ``options``, or
+    a prefix of it that argparse accepts, is attached to it with ``=``, which argparse reads as
+    the value whatever it looks like.
     """
     argv = list(argv)
     if not argv or argv[0] != command:
@@ -254,7 +196,7 @@ def _attach_values(argv, option="--classes", command="solve"):
             out.extend(argv[i:])
             break
         following = argv[i + 1] if i + 1 < len(argv) else None
-        if (len(arg) >= 3 and option.startswith(arg) and following is not None
+        if (len(arg) >= 3 and _prefix_of_one(arg, options) and following is not None
                 and following.startswith("-") and not following.startswith("--")
                 and following != "-h"):
             out.append(f"{arg}={following}")
@@ -263,6 +205,12 @@ def _attach_values(argv, option="--classes", command="solve"):
         out.append(arg)
         i += 1
     return out
+
+
+def _prefix_of_one(arg, options):
+    """Whether ``arg`` is one of ``options`` or a prefix argparse reads as it (of no other of
+    ``options``: ``--cla`` is ``--classes``)."""
+    return sum(option.startswith(arg) for option in options) == 1
 
 
 def main(argv=None):
@@ -416,10 +364,16 @@ def _add_solve(commands):
     """The ``solve`` command and its options."""
     solve = commands.add_parser(
         "solve", help="fit one private model on a CSV/NPY/NPZ file and write it as JSON",
-        description="Fit one solver on a data file (.csv with the label in the last column, "
-                    ".npz with arrays X and y or a scipy.sparse save_npz matrix with y, or .npy "
-                    "with --labels) and write the released "
-                    "parameters and their privacy report as JSON.")
+        description="Fit one private model on a data file (.csv of numbers with the label "
+                    "in the last column, .npz with arrays X and y or a scipy.sparse save_npz "
+                    "matrix with y, or .npy with --labels) and write the released parameters "
+                    "and their privacy report as JSON. The model is the estimator's of the "
+                    "loss (DPLogisticRegression, DPLinearSVC, DPLinearRegression), and an "
+                    "option left out takes its default: the solver chosen from public "
+                    "constants, reg auto, an intercept centred on the private base rate (the "
+                    "labels' private mean for regression, fitted by AdaSSP), pure epsilon-DP. "
+                    "Give the public bounds (--row-norm, and --classes or --label-bound): "
+                    "without them the bounds are read off the data and no guarantee holds.")
     solve.add_argument("--data", required=True, help="the data file")
     solve.add_argument("--labels", default=None, help="labels file (.npy or .csv) if separate")
     solve.add_argument("--loss", default="logistic",
@@ -427,41 +381,63 @@ def _add_solve(commands):
     from .experiments.sweep import MAX_CLASSES
     solve.add_argument("--classes", default=None, metavar="C0,C1,...",
                        help="the public label set, comma-separated: for the binary losses the "
-                            "negative then the positive label (default: labels -1/+1 or 0/1), "
-                            "for multinomial the K classes in order; chosen without looking at "
-                            "the data (negative labels work as they are: --classes -1,1)")
+                            "negative then the positive label, for multinomial the K classes in "
+                            "order; chosen without looking at the data (negative labels work "
+                            "as they are: --classes -1,1). Without it the labels present are "
+                            "used, with a PrivacyWarning, and the output holds no guarantee")
     solve.add_argument("--n-classes", type=int, default=None, metavar="K",
                        help="multinomial: K classes labelled 0..K-1 (instead of --classes), "
                             f"2 <= K <= {MAX_CLASSES}")
-    from .solvers import registry
-    single = [spec.name for spec in registry() if spec.partition is None]
-    solve.add_argument("--solver", default="clipped_gd",
-                       help=f"{', '.join(single)} or auto (the smallest utility bound, chosen "
-                            "from public constants only; default clipped_gd)")
-    solve.add_argument("--epsilon", type=_real("epsilon", 0.0), required=True,
-                       help="epsilon > 0")
-    solve.add_argument("--delta", type=_real("delta", 0.0, 1.0), default=None,
-                       help="delta in (0, 1) (omit for the pure-DP solvers)")
-    solve.add_argument("--radius", type=_radius, default="1.0",
-                       help="radius of the parameter ball, > 0, or 'none' (then --reg > 0)")
-    solve.add_argument("--reg", type=_real("reg", 0.0, low_inclusive=True), default=0.0,
-                       help="L2 regularisation lambda >= 0")
-    solve.add_argument("--row-norm", type=_real("row_norm", 0.0), default=1.0,
-                       help="public bound B > 0 on the row norms (rows above it are clipped)")
-    solve.add_argument("--fit-intercept", action="store_true",
-                       help="fit an intercept: a constant feature of value --intercept-scale is "
-                            "appended after clipping, and the row bound becomes "
-                            "sqrt(B^2 + s^2) (docs/intercepts.md)")
-    solve.add_argument("--intercept-scale", type=_real("intercept_scale", 0.0), default=None,
-                       metavar="S",
-                       help="the intercept's constant feature s > 0 (default 1; needs "
-                            "--fit-intercept)")
+    _add_solve_settings(solve)
     solve.add_argument("--seed", type=_integer(0, subject="seeds are integers"), default=None,
                        help="random seed, an integer >= 0 (default: fresh)")
     solve.add_argument("--secure", action="store_true",
                        help="noise from the operating system's entropy (no --seed), theta "
                             "rounded to a 2**-32 grid: for releasing a model (docs/secure_noise.md)")
     solve.add_argument("--out", default="-", help="where to write the JSON (default stdout)")
+
+
+def _add_solve_settings(solve):
+    """``solve``'s privacy and model settings, each defaulting to the estimators' default."""
+    from .solvers import registry
+    single = [spec.name for spec in registry() if spec.partition is None]
+    solve.add_argument("--solver", default="auto",
+                       help=f"auto (default: the smallest utility bound, chosen from public "
+                            f"constants only, as the estimators choose) or one of "
+                            f"{', '.join(single)}")
+    solve.add_argument("--epsilon", type=_real("epsilon", 0.0), required=True,
+                       help="epsilon > 0: the whole model's, the private base rate's share "
+                            "included")
+    solve.add_argument("--delta", type=_real("delta", 0.0, 1.0), default=None,
+                       help="delta in (0, 1), well below 1/n (default: none, pure epsilon-DP; "
+                            "the solvers that need one then say so)")
+    solve.add_argument("--radius", type=_radius, default="none",
+                       help="radius of the parameter ball, > 0, or 'none' (default: no "
+                            "constraint; then --reg > 0 or auto)")
+    solve.add_argument("--reg", type=_reg, default="auto",
+                       help="L2 regularisation lambda >= 0, or auto (default: the ridge that "
+                            "minimises the chosen solver's excess-risk bound for prediction, "
+                            "from public constants only; dpsolve.tuning)")
+    solve.add_argument("--row-norm", type=_real("row_norm", 0.0), default=None,
+                       help="public bound B > 0 on the row norms (rows above it are clipped); "
+                            "without it the largest row norm is read off the data, with a "
+                            "PrivacyWarning, and the output holds no guarantee")
+    solve.add_argument("--label-bound", type=_label_bound, default=None, metavar="B|LOW,HIGH",
+                       help="--loss squared: public bound B > 0 on |y|, or the labels' public "
+                            "range LOW,HIGH (labels beyond it are clipped); without it the "
+                            "largest |y| is read off the data, with a PrivacyWarning")
+    solve.add_argument("--prior-share", type=_prior_share, default="auto",
+                       help="the share of epsilon in [0, 1) spent on the private base rate "
+                            "(classification) or the labels' private mean (regression), which "
+                            "centre the intercept, or auto (default; as the estimators)")
+    solve.add_argument("--fit-intercept", action=argparse.BooleanOptionalAction, default=True,
+                       help="fit an intercept (default; --no-fit-intercept for none): a "
+                            "constant feature of value --intercept-scale is appended after "
+                            "clipping, and the row bound becomes sqrt(B^2 + s^2) "
+                            "(docs/intercepts.md)")
+    solve.add_argument("--intercept-scale", type=_real("intercept_scale", 0.0), default=None,
+                       metavar="S",
+                       help="the intercept's constant feature s > 0 (default 1)")
 
 
 def _add_pool_options(command):
@@ -574,217 +550,10 @@ def _report(parser, args):
 
 
 def _solve(parser, args):
-    """``dpsolve solve``: the options checked, the data read, one solver fitted, and its
-    released parameters and privacy report written as JSON; returns the exit status."""
-    import json
-    import warnings
-
-    from .experiments.runs import check_class_memory, load_file
-    from .solvers import registry
-
-    solvers = {spec.name: spec.function for spec in registry() if spec.partition is None}
-    loss, radius, intercept = _solve_options(parser, args, solvers)
-    classes, label_set = _solve_classes(parser, args, loss)
-    # regular files only, checked before load_file opens them: a named pipe would block it
-    _input_file(args.data, "--data")
-    if args.labels is not None:
-        _input_file(args.labels, "--labels")
-    try:
-        X, y = load_file(args.data, args.labels, names=("--data", "--labels"))
-        if loss.is_multinomial:
-            check_class_memory(X.shape[0], X.shape[1] + bool(args.fit_intercept),
-                               len(label_set),
-                               "--n-classes" if args.n_classes is not None else "--classes")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            problem, fit, choice = _fit(args, solvers, X, y, radius, classes, intercept)
-    except (OSError, ValueError, TypeError) as exc:
-        return _fail(_solve_message(exc))
-    except (ArithmeticError, MemoryError) as exc:      # not the input's fault: status 1
-        print(f"dpsolve: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    for w in caught:            # shown to the data holder, never written to the output
-        print(f"warning: {w.message}", file=sys.stderr)
-
-    text = json.dumps(_solve_report(problem, fit, choice), indent=2, default=_plain)
-    return _write_output(args, text)
-
-
-#: The library's names of ``solve``'s options, which its messages start with.
-_SOLVE_OPTIONS = {"epsilon": "--epsilon", "delta": "--delta", "radius": "--radius",
-                  "reg": "--reg", "row_norm": "--row-norm",
-                  "intercept_scale": "--intercept-scale",
-                  "n_classes": "--n-classes", "classes": "--classes", "rng": "--seed"}
-
-
-def _solve_message(exc):
-    """The message of an error raised by the library during ``solve``, led by the option when
-    it is about one (``--row-norm: row_norm must lie in [1e-150, 1e+150], ...``): the
-    library names its own parameter first, and ranges that depend on the others (the float64
-    range of the Problem's constants, a solver's delta) are checked there, not by argparse."""
-    from .experiments.sweep import _leading_name
-
-    message = str(exc)
-    option = _SOLVE_OPTIONS.get(_leading_name(message))
-    return message if option is None else f"{option}: {message}"
-
-
-def _solve_options(parser, args, solvers):
-    """``solve``'s options checked before any work, but for the label set: the noise's
-    source, ``--solver`` (one of ``solvers`` or auto), ``--loss``, ``--radius``, the
-    intercept and ``--out``. Returns the loss, the radius (None for 'none') and the
-    Problem's intercept options."""
-    from .losses import LOSSES
-
-    if args.secure and args.seed is not None:
-        parser.error("--seed cannot be combined with --secure: secure noise comes from the "
-                     "operating system's entropy, never from a seed")
-    if args.solver not in solvers and args.solver != "auto":
-        parser.error(f"--solver must be 'auto' or one of {sorted(solvers)}, got "
-                     f"{args.solver!r}")
-    if args.loss not in LOSSES:
-        parser.error(f"--loss must be one of {', '.join(LOSSES)}, got {args.loss!r}")
-    loss = LOSSES[args.loss]
-    radius = args.radius            # a number > 0, or None for 'none' (_radius)
-    if args.intercept_scale is not None and not args.fit_intercept:
-        parser.error("--intercept-scale needs --fit-intercept")
-    intercept = {"fit_intercept": args.fit_intercept}
-    if args.intercept_scale is not None:
-        intercept["intercept_scale"] = args.intercept_scale
-    if args.out != "-":
-        _check_output(args.out, "--out")          # before any work: no fit is lost
-    return loss, radius, intercept
-
-
-def _solve_classes(parser, args, loss):
-    """``--classes`` and ``--n-classes`` checked against ``loss`` before the data are read.
-
-    Returns ``(classes, label_set)``: the labels given with ``--classes`` (None without
-    it) and the loss's public label set.
-    """
-    from .experiments.sweep import MAX_CLASSES
-
-    classes = None if args.classes is None else _labels(args.classes)
-    # the public label set itself must fit: a K far beyond any dataset is refused before it is
-    # built (MAX_CLASSES), the rest against the memory once n and p are known
-    if args.n_classes is not None and args.n_classes > MAX_CLASSES:
-        parser.error(f"--n-classes must be an integer in [2, {MAX_CLASSES}], got "
-                     f"{args.n_classes}")
-    if classes is not None and len(classes) > MAX_CLASSES:
-        parser.error(f"--classes: at most {MAX_CLASSES} labels, got {len(classes)}")
-    try:
-        # the label set is checked before the data are read
-        label_set = loss.public_classes(classes, args.n_classes)
-    except (ValueError, TypeError) as exc:
-        parser.error(f"--classes / --n-classes: {exc}")
-    return classes, label_set
-
-
-def _fit(args, solvers, X, y, radius, classes, intercept):
-    """The Problem on ``(X, y)`` and the chosen solver's fit on it.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        ``solve``'s options.
-    solvers : dict
-        The single-machine solvers by name.
-    X, y :
-        The records read from ``--data`` (and ``--labels``).
-    radius, classes, intercept :
-        As :func:`_solve_options` and :func:`_solve_classes` return them.
-
-    Returns
-    -------
-    tuple
-        ``(problem, fit, choice)``; ``choice`` is the rule's choice with ``--solver auto``
-        (made from public constants only, :func:`dpsolve.choose_solver`), else None.
-    """
-    from .problem import Problem
-
-    problem = Problem(X, y, args.loss, radius=radius, reg=args.reg,
-                      row_norm=args.row_norm, classes=classes,
-                      n_classes=args.n_classes, **intercept)
-    options = {} if args.delta is None else {"delta": args.delta}
-    if args.secure:
-        options["secure"] = True
-    choice = None
-    if args.solver == "auto":       # from public constants only (choose_solver)
-        from .solvers.choose import choose_solver
-        choice = choose_solver(problem, args.epsilon, args.delta)
-        fit = choice.fit(problem, rng=args.seed, secure=args.secure)
-    else:
-        fit = solvers[args.solver](problem, args.epsilon, rng=args.seed, **options)
-    return problem, fit, choice
-
-
-def _plain(v):
-    """``v`` as the JSON report holds it: a non-finite float as its repr (JSON has no inf
-    or nan), a value that is not a str, number, bool or None as its str."""
-    import math
-
-    if isinstance(v, float) and not math.isfinite(v):
-        return repr(v)
-    return v if isinstance(v, (str, int, float, bool, type(None))) else str(v)
-
-
-def _solve_report(problem, fit, choice):
-    """The JSON report of a ``solve``: the released parameters, their privacy, the noise,
-    the settings, the rule that chose the solver (if ``choice``) and the problem's public
-    description."""
-    report = {
-        "solver": fit.solver, "source": fit.source, "loss": problem.loss,
-        "classes": None if problem.classes is None else list(problem.classes),    # public
-        "theta": fit.theta.tolist(),
-        **_split(problem, fit.theta),
-        "privacy": {"epsilon": fit.epsilon, "delta": fit.delta, "calibration": fit.calibration,
-                    "neighbours": fit.neighbours,
-                    "certified_epsilon": fit.privacy.certified_epsilon,
-                    "certified_by": fit.privacy.certified_by, "dp_event": str(fit.dp_event)},
-        "noise": dict(fit.noise), "steps": fit.steps,
-        "settings": {k: _plain(v) for k, v in fit.settings.items()},
-        **({} if choice is None else {"chosen_by": {
-            "rule": "smallest bound from public constants (dpsolve.choose_solver)",
-            "bound": choice.bound, "bound_name": choice.bound_name}}),
-        "problem": {k: _plain(v) for k, v in problem.describe().items()},
-    }
-    return report
-
-
-def _write_output(args, text):
-    """Write ``text`` to ``--out`` (stdout for ``-``); returns the exit status."""
-    if args.out == "-":
-        print(text)
-    else:
-        with _writing("--out", args.out), open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-        print(f"theta and its privacy report written to {args.out}", file=sys.stderr)
-    return 0
-
-
-def _split(problem, theta):
-    """``{"coef", "intercept"}`` of the JSON report with an intercept (the effective offset,
-    ``problem.split_theta``), else nothing."""
-    if not problem.fit_intercept:
-        return {}
-    coef, intercept = problem.split_theta(theta)
-    return {"coef": coef.tolist(),
-            "intercept": intercept.tolist() if hasattr(intercept, "tolist") else intercept}
-
-
-def _labels(text):
-    """``--classes`` as label values: each comma-separated item an int, else a float, else the
-    string itself (labels read from a CSV file are floats, and 5 == 5.0)."""
-    values = []
-    for item in text.split(","):
-        item = item.strip()
-        for convert in (int, float, str):
-            try:
-                values.append(convert(item))
-                break
-            except ValueError:
-                continue
-    return values
+    """``dpsolve solve`` (:mod:`dpsolve._solve_command`): the estimator of the loss fitted on
+    a data file at the estimators' defaults; returns the exit status."""
+    from ._solve_command import solve
+    return solve(parser, args)
 
 
 if __name__ == "__main__":

@@ -1340,11 +1340,11 @@ CATALOGUE += [
     case("cli-solve-delta-1", lambda: _cli_solve("--data", "{d}/d.csv", "--delta", "1"),
          ValueError, r"argument --delta: delta must be a number in \(0, 1\), got '1'"),
     case("cli-solve-reg-negative", lambda: _cli_solve("--data", "{d}/d.csv", "--reg", "-1"),
-         ValueError, r"argument --reg: reg must be a number in \[0, inf\), got '-1'"),
+         ValueError, r"argument --reg: reg must be a number in \[0, inf\) or 'auto', got '-1'"),
     case("cli-solve-row-norm-inf", lambda: _cli_solve("--data", "{d}/d.csv", "--row-norm", "inf"),
          ValueError, r"argument --row-norm: row_norm must be a number in \(0, inf\)"),
     case("cli-solve-row-norm-huge",
-         lambda: _cli_solve("--data", "{d}/d.csv", "--row-norm", "1e308"),
+         lambda: _cli_solve("--data", "{d}/d.csv", "--row-norm", "1e308", "--no-fit-intercept"),
          ValueError, r"--row-norm: row_norm must lie in \[1e-150, 1e\+150\]"),
     case("cli-solve-radius-nan", lambda: _cli_solve("--data", "{d}/d.csv", "--radius", "nan"),
          ValueError, r"argument --radius: radius must be a number in \(0, inf\) or 'none'"),
@@ -1352,6 +1352,26 @@ CATALOGUE += [
          lambda: _cli_solve("--data", "{d}/d.csv", "--fit-intercept", "--intercept-scale", "0"),
          ValueError, r"argument --intercept-scale: intercept_scale must be a number in "
                      r"\(0, inf\)"),
+    case("cli-solve-reg-word", lambda: _cli_solve("--data", "{d}/d.csv", "--reg", "often"),
+         ValueError, r"argument --reg: reg must be a number in \[0, inf\) or 'auto', got "
+                     r"'often'"),
+    case("cli-solve-prior-share-1",
+         lambda: _cli_solve("--data", "{d}/d.csv", "--prior-share", "1"),
+         ValueError, r"argument --prior-share: prior_share must be a number in \[0, 1\) or "
+                     r"'auto', got '1'"),
+    case("cli-solve-label-bound-empty-range",
+         lambda: _cli_solve("--data", "{d}/d.csv", "--loss", "squared", "--label-bound", "5,1"),
+         ValueError, r"argument --label-bound: label_bound must be a number in \(0, inf\) or a "
+                     r"range LOW,HIGH of finite numbers with LOW < HIGH, got '5,1'"),
+    case("cli-solve-label-bound-classification",
+         lambda: _cli_solve("--data", "{d}/d.csv", "--label-bound", "2"),
+         ValueError, r"--label-bound bounds the labels of --loss squared, not of --loss "
+                     r"logistic"),
+    case("cli-solve-solver-needs-delta",
+         lambda: _cli_with({"d.csv": np.column_stack([X, Y])}, "solve", "--data", "{d}/d.csv",
+                           "--epsilon", "1", "--row-norm", "1", "--solver", "clipped_gd"),
+         ValueError, r"--solver clipped_gd: clipped_gd needs epsilon and delta .*; give --delta "
+                     r"\(well below 1/n\), or leave --solver at auto"),
     case("cli-solve-data-directory",
          lambda: _cli_solve("--data", "{d}/folder.csv", files={"folder.csv": None}),
          ValueError, r"--data .*folder\.csv: is a directory, not a regular file"),

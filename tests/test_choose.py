@@ -111,7 +111,8 @@ def test_cli_solver_auto(tmp_path, capsys):
     X, y = dpsolve.datasets.make_synthetic(500, 5, rng=0)
     np.savez(tmp_path / "d.npz", X=X, y=y)
     assert main(["solve", "--data", str(tmp_path / "d.npz"), "--solver", "auto", "--epsilon", "1",
-                 "--delta", "1e-6", "--radius", "none", "--reg", "0.01", "--seed", "0"]) == 0
+                 "--delta", "1e-6", "--radius", "none", "--reg", "0.01", "--seed", "0",
+                 "--row-norm", "1", "--no-fit-intercept"]) == 0
     report = json.loads(capsys.readouterr().out)
     P = Problem(X, y, radius=None, reg=0.01)
     choice = dpsolve.choose_solver(P, 1.0, 1e-6)

@@ -83,7 +83,8 @@ def test_multinomial_classes_with_negative_labels(tmp_path):
                            "0", "--out", out)
     assert status == 0, err
     report = json.loads(out.read_text())
-    assert report["classes"] == [-1, 0, 1] and np.array(report["theta"]).shape == (3, 3)
+    # p = 3 features and the intercept's row (on by default), K = 3 columns
+    assert report["classes"] == [-1, 0, 1] and np.array(report["theta"]).shape == (4, 3)
 
 
 # -- report reads, and never writes ---------------------------------------------------------------
@@ -163,7 +164,8 @@ def test_n_classes_is_checked_against_the_memory_once_n_and_p_are_known(csv, mon
     # K = 2**16 on 60 rows of 3 features: 8 K (n + p) = 33 MB; a machine of 16 MB refuses it
     monkeypatch.setattr(runs, "physical_memory", lambda: 2 ** 24)
     status, _, err = _main("solve", "--data", csv, "--loss", "multinomial", "--n-classes",
-                           str(2 ** 16), "--epsilon", "1", "--delta", "1e-5")
+                           str(2 ** 16), "--epsilon", "1", "--delta", "1e-5",
+                           "--no-fit-intercept")
     assert status == 2
     assert "--n-classes = 65536: a multinomial fit on n = 60 rows of p = 3 columns" in err
     assert "0.0308 GiB, more than this machine's 0.0156 GiB" in err
@@ -221,7 +223,8 @@ _FIT = ["solve", "--data", "d.csv", "--epsilon", "1"]
     (["solve", "--data", "d.csv", "--epsilon", "-1"],
      "argument --epsilon: epsilon must be a number in (0, inf), got '-1'"),
     (_FIT + ["--delta", "1"], "argument --delta: delta must be a number in (0, 1), got '1'"),
-    (_FIT + ["--reg", "-1"], "argument --reg: reg must be a number in [0, inf), got '-1'"),
+    (_FIT + ["--reg", "-1"],
+     "argument --reg: reg must be a number in [0, inf) or 'auto', got '-1'"),
     (_FIT + ["--row-norm", "inf"],
      "argument --row-norm: row_norm must be a number in (0, inf), got 'inf'"),
     (_FIT + ["--radius", "nan"],

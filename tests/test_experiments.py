@@ -559,9 +559,10 @@ def test_cli_run_and_report(tmp_path, capsys):
 
 
 def test_cli_solve_takes_the_public_label_set(tmp_path, capsys):
-    """dpsolve solve --classes / --n-classes: labels other than -1/+1 or 0/1 need the public
-    label set; the JSON's classes are that set, the same for neighbouring datasets (here the
-    one record labelled 5 relabelled 7), never the labels present."""
+    """dpsolve solve --classes / --n-classes: the JSON's classes are the public label set, the
+    same for neighbouring datasets (here the one record labelled 5 relabelled 7), never the
+    labels present; without it, the labels present, with the estimators' PrivacyWarning and
+    no guarantee in the JSON."""
     import json
 
     from dpsolve.datasets import make_synthetic
@@ -579,12 +580,16 @@ def test_cli_solve_takes_the_public_label_set(tmp_path, capsys):
                      "--out", str(out)]) == 0
         reports.append(json.loads(out.read_text()))
     assert reports[0]["classes"] == reports[1]["classes"] == [5, 7]
-    assert {k: v for k, v in reports[0].items() if k != "theta"} == \
-        {k: v for k, v in reports[1].items() if k != "theta"}
+    released = ("theta", "coef", "intercept")       # the release, and the model read off it
+    assert {k: v for k, v in reports[0].items() if k not in released} == \
+        {k: v for k, v in reports[1].items() if k not in released}
     capsys.readouterr()
     assert main(["solve", "--data", str(tmp_path / "d0.csv"), "--epsilon", "1",
-                 "--delta", "1e-5"]) == 2
-    assert "classes" in capsys.readouterr().err
+                 "--delta", "1e-5", "--row-norm", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "classes was not given, so the labels present in y are used" in err
+    privacy = json.loads(out)["privacy"]
+    assert privacy["read_off_the_data"] == ["classes"] and privacy["holds"] is False
     with pytest.raises(SystemExit):       # refused before the data are read
         main(["solve", "--data", str(tmp_path / "missing.csv"), "--epsilon", "1",
               "--delta", "1e-5", "--classes", "5"])
@@ -595,7 +600,8 @@ def test_cli_solve_takes_the_public_label_set(tmp_path, capsys):
     assert main(["solve", "--data", str(tmp_path / "k.csv"), "--epsilon", "1", "--delta",
                  "1e-5", "--loss", "multinomial", "--n-classes", "4", "--out", str(out)]) == 0
     report = json.loads(out.read_text())
-    assert report["classes"] == [0, 1, 2, 3] and np.array(report["theta"]).shape == (3, 4)
+    # 3 features and the intercept (on by default), 4 classes
+    assert report["classes"] == [0, 1, 2, 3] and np.array(report["theta"]).shape == (4, 4)
 
 
 def test_cli_solve_writes_theta_and_its_privacy(tmp_path, capsys):
@@ -605,14 +611,17 @@ def test_cli_solve_writes_theta_and_its_privacy(tmp_path, capsys):
     X, y = make_synthetic(200, 3, rng=1)
     np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",")
     out = tmp_path / "fit.json"
+    public = ["--row-norm", "1", "--classes", "-1,1"]
     assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
-                 "--seed", "4", "--out", str(out)]) == 0
+                 "--seed", "4", *public, "--out", str(out)]) == 0
     report = json.loads(out.read_text())
-    assert len(report["theta"]) == 3 and report["privacy"]["certified_epsilon"] <= 1.0
-    assert report["solver"] == "clipped_gd" and report["classes"] == [-1.0, 1.0]
+    # the estimators' defaults: an intercept, the solver chosen from public constants
+    assert len(report["theta"]) == 4 and report["privacy"]["certified_epsilon"] <= 1.0
+    assert report["privacy"]["holds"] and report["classes"] == [-1, 1]
+    assert report["solver"] == report["model"]["solver_"] and "chosen_by" in report
     again = tmp_path / "again.json"
     main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
-          "--seed", "4", "--out", str(again)])
+          "--seed", "4", *public, "--out", str(again)])
     assert json.loads(again.read_text())["theta"] == report["theta"]      # same seed, same fit
     assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "-1",
                  "--delta", "1e-5"]) == 2

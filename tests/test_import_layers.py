@@ -274,7 +274,8 @@ LAYERS = (
                                                       "dpsolve.preprocessing",
                                                       "dpsolve.audit", "dpsolve.experiments",
                                                       "dpsolve.datasets")),
-    ("cli and demo", ("dpsolve.cli", "dpsolve.demo", "dpsolve")),
+    ("cli and demo", ("dpsolve.cli", "dpsolve._cli_files", "dpsolve._solve_command",
+                      "dpsolve.demo", "dpsolve")),
 )
 
 

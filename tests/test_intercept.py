@@ -385,12 +385,12 @@ def test_cli_solve_fits_an_intercept(tmp_path, capsys):
     assert report["problem"]["intercept_scale"] == 0.5
     plain = tmp_path / "plain.json"
     assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta",
-                 "1e-5", "--seed", "4", "--out", str(plain)]) == 0
+                 "1e-5", "--seed", "4", "--no-fit-intercept", "--out", str(plain)]) == 0
     assert "coef" not in json.loads(plain.read_text())
     capsys.readouterr()
     with pytest.raises(SystemExit):
         main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta", "1e-5",
-              "--intercept-scale", "2"])
+              "--no-fit-intercept", "--intercept-scale", "2"])
     assert "--fit-intercept" in capsys.readouterr().err
     assert main(["solve", "--data", str(tmp_path / "d.csv"), "--epsilon", "1", "--delta",
                  "1e-5", "--fit-intercept", "--intercept-scale", "-1"]) == 2

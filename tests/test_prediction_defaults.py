@@ -365,3 +365,20 @@ def test_a_bad_label_range_is_refused_before_any_noise(label_bound, monkeypatch)
     X = np.random.default_rng(0).random((50, 2))
     with pytest.raises(ValueError, match="label_bound"):
         DPLinearRegression(row_norm=2.0, label_bound=label_bound).fit(X, X[:, 0])
+
+
+def test_output_perturbation_prediction_reg_on_a_loss_that_is_not_smooth():
+    # the hinge has no finite smoothness: the rule's beta E||u||^2 / 2 made lambda inf (the
+    # hinge's fit at reg="auto" was refused); its bound is L E||u|| = L p 2L / (n lambda eps),
+    # whose minimiser makes the two terms of lambda R0^2 / 2 + L E||u|| equal
+    from dpsolve.solvers._prediction import prediction_constants
+    X, y = imbalanced(3000, 10, 0.1, 3)
+    problem = dpsolve.Problem(X, y, "hinge", radius=None, reg=1.0, row_norm=math.sqrt(10),
+                              fit_intercept=True, classes=(0, 1))
+    n, p, floor, R0 = prediction_constants(problem)
+    L = problem.lipschitz
+    values = [prediction_reg(problem, "output_perturbation", e) for e in (0.1, 1.0, 10.0)]
+    assert all(math.isfinite(v) and v > floor for v in values)
+    for epsilon, lam in zip((0.1, 1.0, 10.0), values):
+        assert lam * R0 ** 2 / 2 == pytest.approx(L * p * 2 * L / (n * lam * epsilon),
+                                                  rel=1e-12)

@@ -276,6 +276,11 @@ class _DPLinearModel(BaseEstimator):
     def _prepare(self, X, y, loss, classes=None, bounds=None):
         """The Problem (its ``reg`` resolved), the solver's spec, its options and the prior's
         share of epsilon, from public constants only (no noise drawn, nothing released)."""
+        return self._prepare_with_choice(X, y, loss, classes, bounds)[:4]
+
+    def _prepare_with_choice(self, X, y, loss, classes=None, bounds=None):
+        """:meth:`_prepare`'s four values and :func:`dpsolve.choose_solver`'s choice (None for
+        a named solver), which the command line reports."""
         row_norm = self._row_norm(X)
         auto_reg = isinstance(self.reg, str)
         problem = Problem(X, y, loss, radius=self.radius, constraint=self.constraint,
@@ -285,12 +290,14 @@ class _DPLinearModel(BaseEstimator):
                           **self._problem_options(bounds))
         delta = float(self.delta)
         target_delta = delta if delta > 0.0 else None
+        choice = None
         if self.solver == "auto":
             reg = choice_reg(problem, self.epsilon, target_delta) if auto_reg else None
             if reg is not None:
                 # choose at the ridge the likely winner would use
                 problem = problem._with_reg(reg)
-            name = choose_solver(problem, self.epsilon, target_delta).name
+            choice = choose_solver(problem, self.epsilon, target_delta)
+            name = choice.name
         else:
             name = self.solver
         spec = _solvers.get(name)
@@ -318,7 +325,7 @@ class _DPLinearModel(BaseEstimator):
                 options.setdefault(option, value)
         if delta > 0.0:
             options["delta"] = delta
-        return problem, spec, options, share
+        return problem, spec, options, share, choice
 
     def _solver_event(self, problem, spec, options, epsilon):
         """The event the solver's plan would release (public constants only): its plan by

@@ -424,3 +424,32 @@ class DPLinearSVC(_DPClassifier):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
+
+
+class _DPHingeClassifier(_DPClassifier):
+    """The hinge loss ``max(0, 1 - y <theta, x>)`` (binary), with the estimators' lifecycle
+    and defaults: what ``dpsolve solve --loss hinge`` fits. Not public: the hinge's kink
+    leaves it to the gradient solvers (:class:`DPLinearSVC`, its huber-smoothed form, takes
+    the perturbation solvers too).
+
+    Parameters
+    ----------
+    epsilon, delta, solver, reg, radius, constraint, row_norm, fit_intercept, intercept_scale
+        As in :class:`DPLogisticRegression`.
+    classes, prior_share, accountant, secure, random_state, solver_options
+        As in :class:`DPLinearSVC`.
+    """
+
+    _loss = "hinge"
+    _multinomial = False
+
+    def __init__(self, epsilon=1.0, delta=0.0, *, solver="auto", reg="auto", radius=None,
+                 constraint="l2", row_norm=None, fit_intercept=True, intercept_scale=1.0,
+                 classes=None, prior_share="auto", accountant=None, secure=False,
+                 random_state=None, solver_options=None):
+        super().__init__(epsilon, delta, solver=solver, reg=reg, radius=radius,
+                         constraint=constraint, row_norm=row_norm, fit_intercept=fit_intercept,
+                         intercept_scale=intercept_scale, accountant=accountant, secure=secure,
+                         random_state=random_state, solver_options=solver_options)
+        self.classes = classes
+        self.prior_share = prior_share

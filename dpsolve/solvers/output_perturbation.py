@@ -224,7 +224,9 @@ def prediction_reg(problem, epsilon, delta=None):
     r"""The ridge for prediction (:mod:`dpsolve.tuning`): the release is ``theta_lambda + u``
     with ``||u||`` of scale ``2L / (n lambda epsilon)`` and a ``beta``-smooth loss, so
     ``E = beta E||u||^2 / 2`` with ``E||u||^2 = p (p + 1) (2L / (n lambda epsilon))^2``; the
-    minimiser of ``lambda R_0^2 / 2 + E`` falls like ``(n epsilon)^{-2/3}``.
+    minimiser of ``lambda R_0^2 / 2 + E`` falls like ``(n epsilon)^{-2/3}``. A loss that is not
+    smooth (the hinge) is only ``L``-Lipschitz: ``E = L E||u|| = L p 2L / (n lambda epsilon)``
+    (``||u||`` is Gamma(p) distributed), whose minimiser falls like ``(n epsilon)^{-1/2}``.
 
     Parameters
     ----------
@@ -242,6 +244,9 @@ def prediction_reg(problem, epsilon, delta=None):
     require_constraint(problem, "l2", "output_perturbation's prediction_reg")
     n, p, _, R0 = prediction_constants(problem)
     L, beta = problem.lipschitz, problem.smoothness
+    if not math.isfinite(beta):
+        # minimise lam R0^2/2 + L p (2L / (n lam eps)): lam = (2L / R0) sqrt(p / (n eps))
+        return 2.0 * L / R0 * math.sqrt(p / (n * epsilon))
     # E||u||^2 = p (p + 1) (2L / (n lam eps))^2; minimise lam R0^2/2 + beta E||u||^2 / 2
     return (2.0 * beta * p * (p + 1) * (2.0 * L / (n * epsilon)) ** 2 / R0 ** 2) ** (1 / 3)
 
