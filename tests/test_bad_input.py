@@ -1064,6 +1064,63 @@ CATALOGUE += [
          ValueError, r"'z' \(StandardScaler\) learns from the records"),
 ]
 # (END preprocessing)
+# the private transformers: each parameter, checked before the budget is charged or a value read
+def _private(outer=((0, 1),) * P, **params):
+    return _prep("PrivateRangeScaler", outer, **{"epsilon": 1.0, **params})
+
+
+def _private_fit(X_=X, **params):
+    return _private(**params).fit(X_)
+
+
+def _private_pipeline_fit(scaler_budget, **fit_params):
+    from dpsolve import BudgetAccountant
+    model = _prep("private_pipeline", _private(accountant=scaler_budget),
+                  _public_logistic(row_norm=None, accountant=BudgetAccountant(5.0)))
+    return model.fit(X, Y, **fit_params)
+
+
+CATALOGUE += [
+    case("private-outer_ranges-reversed", lambda: _private_fit(outer=[(1, 0)] * P),
+         ValueError, r"outer_ranges\[0\] must have low < high"),
+    case("private-outer_ranges-string", lambda: _private_fit(outer="0-1"), TypeError,
+         "outer_ranges must be a"),
+    case("private-outer_ranges-count", lambda: _private_fit(outer=[(0, 1)] * (P - 1)),
+         ValueError, f"X has {P} columns, but PrivateRangeScaler's outer_ranges gives {P - 1}"),
+    case("private-epsilon-zero", lambda: _private_fit(epsilon=0.0), ValueError, "epsilon"),
+    case("private-epsilon-nan", lambda: _private_fit(epsilon=math.nan), ValueError, "epsilon"),
+    case("private-epsilon-bool", lambda: _private_fit(epsilon=True), TypeError, "epsilon"),
+    case("private-quantiles-reversed", lambda: _private_fit(quantiles=(0.9, 0.1)), ValueError,
+         "quantiles must have q_low < q_high"),
+    case("private-quantiles-above-one", lambda: _private_fit(quantiles=(0.0, 1.5)),
+         ValueError, "quantiles"),
+    case("private-quantiles-single", lambda: _private_fit(quantiles=0.5), ValueError,
+         r"quantiles must be a pair"),
+    case("private-feature_range", lambda: _private_fit(feature_range=(0, 2)), ValueError,
+         r"feature_range must be \(0, 1\) or \(-1, 1\)"),
+    case("private-random_state-negative", lambda: _private_fit(random_state=-1), ValueError,
+         "random_state must be a non-negative int"),
+    case("private-random_state-string", lambda: _private_fit(random_state="seed"), TypeError,
+         "random_state must be None, an int or a numpy Generator"),
+    case("private-accountant-number", lambda: _private_fit(accountant=1.0), TypeError,
+         "accountant"),
+    case("private-X-nan", lambda: _private_fit(X_=_with_nan(X)), ValueError,
+         "X contains NaN"),
+    case("private-transform-unfitted", lambda: _private().transform(X), ValueError,
+         "not fitted"),
+    case("private-row_norm_estimate-unfitted", lambda: _private().row_norm_estimate(),
+         ValueError, "not fitted"),
+    case("private-row_norm_bound-unfitted-broadcast", lambda: _private(
+        outer=(0, 1)).row_norm_bound(), ValueError, "outer_ranges gives one entry for "
+         "every column.*fit it first"),
+    case("private-pipeline-accountant", lambda: _private_pipeline_fit(None), ValueError,
+         "accountant must be the estimator's budget"),
+    case("private-pipeline-fit-params", lambda: _private_pipeline_fit(
+        None, dplogisticregression__rng=0), TypeError, "takes no fit parameters"),
+    case("search-private-transformer", lambda: _search_with(_pipeline(
+        _private(), _public_logistic())), ValueError, r"'s0' \(PrivateRangeScaler\) is "
+         "fitted privately"),
+]
 # -- the command line ----------------------------------------------------------------------------
 def _cli(*argv):
     """``dpsolve.cli.main(argv)`` in-process, as the console script runs it. It must stop with

@@ -177,6 +177,13 @@ def _search(accountant, refit=False, estimate=False):
     return [search.fit(X, y).dp_event_]
 
 
+def _private_ranges(accountant):
+    from dpsolve.preprocessing import PrivateRangeScaler
+    X, _, _ = _data()
+    scaler = PrivateRangeScaler((-5.0, 5.0), epsilon=0.3, random_state=0, accountant=accountant)
+    return [scaler.fit(X).dp_event_]
+
+
 _SOLVERS = [spec.name for spec in registry() if spec.guarantee == "dp"]
 #: every scorer dpsolve ships, and where each defines its constructor (a census path)
 _SCORERS = [scorer.name for scorer in dpsolve.private_selection.SCORERS]
@@ -213,6 +220,8 @@ RECIPES = {
     "search": ({"dpsolve.private_selection.grid_search.PrivateGridSearch.__init__"}, _search),
     "search-refit": (set(), functools.partial(_search, refit=True)),
     "search-estimate": (set(), functools.partial(_search, estimate=True)),
+    "private-ranges": ({"dpsolve.preprocessing.private_range_scaler.PrivateRangeScaler.__init__"},
+                       _private_ranges),
 }
 # solver-noisy_sgd and solver-dp_sgd: their calibrations, up to a second and a half, paid by the
 # first test that runs them: the slow tier's in every test over the recipes

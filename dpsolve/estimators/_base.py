@@ -171,9 +171,12 @@ class _DPLinearModel(BaseEstimator):
         return ["row_norm"] if self.row_norm is None else []
 
     def _estimates(self):
-        """The PrivateEstimates the fit uses as bounds (each composed into its release)."""
-        return [value for value in (self.row_norm, getattr(self, "label_bound", None))
-                if isinstance(value, PrivateEstimate)]
+        """The PrivateEstimates the fit uses as bounds (each composed into its release), and
+        the releases of the private preprocessing its rows come from, which
+        :func:`dpsolve.preprocessing.private_pipeline`'s pipeline sets for the fit only."""
+        bounds = [value for value in (self.row_norm, getattr(self, "label_bound", None))
+                  if isinstance(value, PrivateEstimate)]
+        return bounds + list(self.__dict__.get("_preprocessing_releases", ()))
 
     def _check_public(self, loss):
         """Every check of the parameters alone, before any data is read: bools where reals are

@@ -12,6 +12,10 @@ the bounded rows a private estimator needs.
 - :func:`private_pipeline` builds the pipeline with that bound set as the estimator's
   ``row_norm``.
 
+For a column with no public range, :class:`PrivateRangeScaler` releases one privately (two
+quantiles inside a coarse public outer range) at a declared epsilon; :func:`private_pipeline`
+then composes its cost into the estimator's (:class:`PrivatePipeline`).
+
 Each is stateless in scikit-learn's sense (``requires_fit`` False; ``fit`` records only the
 table's column count and names), so a pipeline of them followed by a dpsolve estimator is
 private end to end and :class:`~dpsolve.private_selection.PrivateGridSearch` accepts it; see
@@ -20,9 +24,10 @@ pandas is optional.
 """
 from .category_encoder import PublicCategoryEncoder
 from .imputer import PublicConstantImputer
-from .pipeline import private_pipeline
+from .pipeline import PrivatePipeline, private_pipeline
+from .private_range_scaler import PrivateRangeScaler
 from .range_scaler import PublicRangeScaler
 from .row_bounds import output_row_norm
 
-__all__ = ["PublicCategoryEncoder", "PublicConstantImputer", "PublicRangeScaler",
-           "output_row_norm", "private_pipeline"]
+__all__ = ["PrivatePipeline", "PrivateRangeScaler", "PublicCategoryEncoder",
+           "PublicConstantImputer", "PublicRangeScaler", "output_row_norm", "private_pipeline"]

@@ -1,9 +1,88 @@
 """A pipeline whose private estimator takes its row bound from the public preprocessing before
 it, so that the user need not work it out."""
 from sklearn.base import clone
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 
-from .row_bounds import output_row_norm
+from .row_bounds import output_row_norm, private_steps
+
+
+class PrivatePipeline(Pipeline):
+    """A ``Pipeline`` of preprocessing, some of it fitted privately, and a private estimator,
+    whose fit composes the preprocessing's releases into the estimator's.
+
+    Built by :func:`private_pipeline` when the preprocessing holds a transformer that spends
+    epsilon (:class:`PrivateRangeScaler`). ``fit`` fits the preprocessing (each private step
+    spending its epsilon, charged to its ``accountant``), then the estimator on the
+    transformed table with the private steps' releases composed into its ``epsilon_``,
+    ``dp_event_`` and ``privacy_report_``, as the events of private bounds are: the total is
+    the sum of the steps' epsilons and the fit's (adaptive composition; basic composition for
+    the pure-DP steps). Its steps are then as in a ``Pipeline``.
+
+    Parameters
+    ----------
+    steps : list of (str, transformer or estimator)
+        As in ``Pipeline``; the last is one of dpsolve's estimators.
+    memory : None
+        Only None: the private steps are fitted once per ``fit``, never from a cache.
+    verbose : bool, default=False
+        As in ``Pipeline``.
+
+    Attributes
+    ----------
+    privacy_steps_ : list of (str, float)
+        Each private step's place and epsilon, then the estimator's name and its own epsilon
+        (the fit's, without the steps'), in the order they were spent; they add up to the
+        estimator's ``epsilon_``.
+    """
+
+    def __init__(self, steps, *, memory=None, verbose=False):
+        super().__init__(steps, memory=memory, verbose=verbose)
+
+    def fit(self, X, y=None, **params):
+        """Fit the preprocessing, then the estimator with the private steps' cost composed in.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The raw table.
+        y : array-like of shape (n_samples,)
+            The labels.
+        **params : dict
+            Refused (a TypeError): the steps take no fit parameters here.
+
+        Returns
+        -------
+        self : PrivatePipeline
+            The fitted pipeline.
+        """
+        if params:
+            raise TypeError(f"PrivatePipeline.fit takes no fit parameters, got "
+                            f"{sorted(params)}")
+        if self.memory is not None:
+            raise ValueError("memory must be None: a private step is fitted, and spends its "
+                             "epsilon, at every fit, never read back from a cache")
+        estimator = self._final_estimator
+        head = Pipeline(self.steps[:-1], verbose=self.verbose)
+        budget = getattr(estimator, "accountant", None)
+        for where, step in private_steps(head, "the pipeline"):
+            if budget is not None and step.accountant is not budget:
+                raise ValueError(
+                    f"{where} ({type(step).__name__}): its accountant must be the estimator's "
+                    "budget, so that the budget is charged with the step's epsilon before the "
+                    "table is read (and once); set the same BudgetAccountant on both")
+        Xt = head.fit_transform(X, y)
+        self.steps[:-1] = head.steps
+        releases = [(where, step.row_norm_estimate())
+                    for where, step in private_steps(head, "the pipeline")]
+        estimator._preprocessing_releases = tuple(release for _, release in releases)
+        try:
+            estimator.fit(Xt, y)
+        finally:
+            del estimator._preprocessing_releases
+        own = estimator.epsilon_ - sum(release.epsilon for _, release in releases)
+        self.privacy_steps_ = [(where, release.epsilon) for where, release in releases] + [
+            (self.steps[-1][0], own)]
+        return self
 
 
 def private_pipeline(preprocess, estimator):
@@ -28,7 +107,10 @@ def private_pipeline(preprocess, estimator):
     Returns
     -------
     pipeline : sklearn.pipeline.Pipeline
-        The preprocessing followed by the estimator (a clone of it, with ``row_norm`` set).
+        The preprocessing followed by the estimator (a clone of it, with ``row_norm`` set): a
+        :class:`PrivatePipeline` when the preprocessing holds a transformer fitted privately
+        (:class:`PrivateRangeScaler`), whose fit composes that transformer's cost into the
+        estimator's ``epsilon_``, ``dp_event_`` and ``privacy_report_``.
 
     Raises
     ------
@@ -54,4 +136,7 @@ def private_pipeline(preprocess, estimator):
     if params["row_norm"] is None:
         norm = "linf" if params.get("constraint") == "l1" else "l2"
         estimator.set_params(row_norm=output_row_norm(preprocess, norm))
-    return make_pipeline(preprocess, estimator)
+    pipeline = make_pipeline(preprocess, estimator)
+    if private_steps(preprocess):
+        return PrivatePipeline(pipeline.steps)
+    return pipeline

@@ -11,25 +11,26 @@ from ._tables import check_count, check_norm, input_names, n_columns, read_table
 FEATURE_RANGES = ((0.0, 1.0), (-1.0, 1.0))
 
 
-def _checked_ranges(ranges):
+def _checked_ranges(ranges, name="ranges"):
     """``ranges`` as two float arrays ``(low, high)`` and the number of columns they give
-    (None for one pair given for every column); a ValueError or TypeError naming ``ranges``."""
+    (None for one pair given for every column); a ValueError or TypeError naming ``ranges``
+    (called ``name`` in the messages)."""
     if isinstance(ranges, (str, bytes)) or not hasattr(ranges, "__len__"):
-        raise TypeError(f"ranges must be a (low, high) pair or a list of them, one per column, "
+        raise TypeError(f"{name} must be a (low, high) pair or a list of them, one per column, "
                         f"got {type(ranges).__name__}")
     pairs = [ranges] if len(ranges) == 2 and not any(
         hasattr(r, "__len__") for r in ranges) else list(ranges)
     if not pairs:
-        raise ValueError("ranges must give at least one (low, high) pair, got none")
+        raise ValueError(f"{name} must give at least one (low, high) pair, got none")
     low, high = [], []
     for j, pair in enumerate(pairs):
         if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
-            raise ValueError(f"ranges[{j}] must be a (low, high) pair, got {pair!r}")
-        lo, hi = (real_number(v, f"ranges[{j}]") for v in pair)
+            raise ValueError(f"{name}[{j}] must be a (low, high) pair, got {pair!r}")
+        lo, hi = (real_number(v, f"{name}[{j}]") for v in pair)
         if not lo < hi:
-            raise ValueError(f"ranges[{j}] must have low < high, got ({lo!r}, {hi!r})")
+            raise ValueError(f"{name}[{j}] must have low < high, got ({lo!r}, {hi!r})")
         if not math.isfinite(hi - lo):
-            raise ValueError(f"ranges[{j}] = ({lo!r}, {hi!r}): its width overflows float64")
+            raise ValueError(f"{name}[{j}] = ({lo!r}, {hi!r}): its width overflows float64")
         low.append(lo)
         high.append(hi)
     given = None if pairs[0] is ranges else len(pairs)
@@ -44,6 +45,20 @@ def _checked_feature_range(feature_range):
     if pair not in FEATURE_RANGES:
         raise ValueError(f"feature_range must be (0, 1) or (-1, 1), got {feature_range!r}")
     return pair
+
+
+def scale_columns(X, low, high, feature_range):
+    """``X`` (a float64 copy, changed in place) with each column clipped to ``[low_j, high_j]``
+    and mapped onto ``feature_range``."""
+    lo_out, hi_out = feature_range
+    np.clip(X, low, high, out=X)
+    X -= low
+    X /= high - low
+    if lo_out < 0:
+        X *= 2.0
+        X -= 1.0
+    # rounding cannot leave the interval, but the bound is a promise: keep it by construction
+    return np.clip(X, lo_out, hi_out, out=X)
 
 
 class PublicRangeScaler(TransformerMixin, BaseEstimator):
@@ -146,14 +161,7 @@ class PublicRangeScaler(TransformerMixin, BaseEstimator):
         low, high, given = _checked_ranges(self.ranges)
         X = read_table(self, X, reset=False, numeric=True)
         check_count(self, "ranges", given, X)
-        np.clip(X, low, high, out=X)
-        X -= low
-        X /= high - low
-        if lo_out < 0:
-            X *= 2.0
-            X -= 1.0
-        # rounding cannot leave the interval, but the bound is a promise: keep it by construction
-        return np.clip(X, lo_out, hi_out, out=X)
+        return scale_columns(X, low, high, (lo_out, hi_out))
 
     def row_norm_bound(self, norm="l2"):
         """The largest norm an output row can have, from the parameters alone.

@@ -143,3 +143,33 @@ def learned_steps(transformer, name="estimator"):
     if not hasattr(transformer, "__sklearn_tags__") or transformer.__sklearn_tags__().requires_fit:
         return [(name, type(transformer).__name__)]
     return []
+
+
+def private_steps(transformer, name="preprocess"):
+    """The steps of ``transformer`` fitted privately (a transformer of
+    :mod:`dpsolve.preprocessing` that spends epsilon, such as :class:`PrivateRangeScaler`),
+    each as ``(where, step)``, looked for inside a ``Pipeline``, ``ColumnTransformer`` or
+    ``FeatureUnion`` (a fitted ``ColumnTransformer``'s fitted parts).
+
+    Parameters
+    ----------
+    transformer : transformer
+        A transformer, or a composite of them.
+    name : str, default="preprocess"
+        How the messages call ``transformer``.
+
+    Returns
+    -------
+    found : list of tuple
+        ``(where, step)`` of each private step, empty if none spends epsilon.
+    """
+    if _is_skipped(transformer) or _is_passthrough(transformer):
+        return []
+    if hasattr(transformer, "steps"):
+        return [found for step_name, step in transformer.steps
+                for found in private_steps(step, f"{name}'s step {step_name!r}")]
+    parts = _parts(transformer)
+    if parts is not None:
+        return [found for part_name, step, _ in parts
+                for found in private_steps(step, f"{name}'s {part_name!r}")]
+    return [(name, transformer)] if getattr(transformer, "spends_privacy", False) else []

@@ -584,12 +584,20 @@ def charge(accountant, event, *, neighbours, label, estimates=()):
                   for e in _leaves(c.events[0])}
         additions, seen = [], set()
         for estimate in estimates:
-            if id(estimate.dp_event) not in booked | seen:
+            # paid when every event it is made of was charged sequentially (a composed
+            # release, such as a private transformer's, booked by its parts)
+            if not _paid(estimate.dp_event, booked | seen):
+                seen.update(id(e) for e in _leaves(estimate.dp_event))
                 seen.add(id(estimate.dp_event))
                 additions.append((estimate.dp_event, ESTIMATE_NEIGHBOURS,
                                   "private bound estimate", None))
         additions.append((event, neighbours, label, group))
         return budget._admit(additions, charge=True)
+
+
+def _paid(event, booked):
+    """Whether ``event`` (or every event it is composed of) is among the ``booked`` ids."""
+    return id(event) in booked or all(id(e) in booked for e in _leaves(event))
 
 
 def _leaves(event):

@@ -18,7 +18,7 @@ except ImportError as exc:          # pragma: no cover - the extra is not instal
                       "pip install 'dpsolve[estimators]'") from exc
 
 from .._validation import check_real
-from ..preprocessing.row_bounds import learned_steps
+from ..preprocessing.row_bounds import learned_steps, private_steps
 from ..privacy.accounting import NEIGHBOURS, PrivacyReport, PureDpEvent, epsilon_of
 from ..privacy.budget import charge, check_accountant
 from ._checks import (check_real_labels, check_rows, final_step, kind_of, labels,
@@ -456,6 +456,13 @@ def _check_estimator(estimator):
     of stateless transformers, with no bound read off the data. Returns the estimator."""
     if hasattr(estimator, "steps"):
         for name, step in estimator.steps[:-1]:
+            for where, private in private_steps(step, f"the pipeline's step {name!r}"):
+                raise ValueError(
+                    f"estimator: {where} ({type(private).__name__}) is fitted privately, and "
+                    "each of the search's runs would refit it and spend its epsilon again; "
+                    "fit it once on the whole table outside the search, search on its "
+                    "transformed table, and give the estimator its release as row_norm "
+                    "(row_norm=scaler.row_norm_estimate()), which the search composes once")
             for where, kind in learned_steps(step, f"the pipeline's step {name!r}"):
                 raise ValueError(
                     f"estimator: {where} ({kind}) learns from the records when fitted, and "
