@@ -34,6 +34,8 @@ def solve(parser, args):
     from .experiments.runs import check_class_memory, load_file
 
     loss = _check_options(parser, args)
+    if args.schema is not None:
+        return _solve_table(parser, args, loss)
     label_set = _check_classes(parser, args, loss)
     # regular files only, checked before load_file opens them: a named pipe would block it
     _input_file(args.data, "--data")
@@ -61,6 +63,83 @@ def solve(parser, args):
         print(f"warning: {message}", file=sys.stderr)
     report = _report(args, estimator, problem, share, choice)
     return _write_output(args, json.dumps(report, indent=2, default=_plain))
+
+
+def _solve_table(parser, args, loss):
+    """``solve --schema``: a raw CSV table (numbers in their units, categories, missing
+    cells) mapped by the preprocessing its public schema defines
+    (:class:`dpsolve.preprocessing.schema.Schema`), the row bound taken from it
+    (:func:`dpsolve.preprocessing.private_pipeline`), the label set or range from the schema's
+    ``[label]``; then as :func:`solve`."""
+    schema, label_set = _check_schema(parser, args, loss)
+    _input_file(args.data, "--data")
+    try:
+        X, y = _read_table(args.data, schema)
+        from .preprocessing import private_pipeline
+        if schema.label_range is not None:
+            args.label_bound = schema.label_range
+        pipeline = private_pipeline(schema.preprocess(), _estimator(args, loss, label_set))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pipeline.fit(X, y)
+        estimator = pipeline[-1]
+        problem, share, choice = _fitted_problem(estimator, pipeline[:-1].transform(X), y)
+    except (OSError, ValueError, TypeError) as exc:
+        return _fail(_message(exc, args))
+    except (ArithmeticError, MemoryError) as exc:      # not the input's fault: status 1
+        print(f"dpsolve: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    for message in dict.fromkeys(str(w.message) for w in caught):
+        print(f"warning: {message}", file=sys.stderr)
+    report = _report(args, estimator, problem, share, choice)
+    report["schema"] = {"path": str(args.schema), "label": schema.label_column,
+                        "features": [str(f) for f in pipeline[:-1].get_feature_names_out()]}
+    return _write_output(args, json.dumps(report, indent=2, default=_plain))
+
+
+def _check_schema(parser, args, loss):
+    """``--schema`` read and checked with the options before the table is read: the schema
+    gives the label set or range and the row bound, so ``--classes``, ``--n-classes``,
+    ``--label-bound``, ``--row-norm`` and ``--labels`` are refused beside it. Returns the
+    schema and the public label set (None for regression)."""
+    from .preprocessing.schema import Schema
+
+    for option, value in (("--labels", args.labels), ("--classes", args.classes),
+                          ("--n-classes", args.n_classes), ("--label-bound", args.label_bound),
+                          ("--row-norm", args.row_norm)):
+        if value is not None:
+            parser.error(f"{option} cannot be combined with --schema: the schema's [label] "
+                         "table and column ranges give the label set, the label range and the "
+                         "row bound")
+    _input_file(args.schema, "--schema")
+    try:
+        schema = Schema.from_toml(args.schema)
+    except (OSError, ValueError) as exc:
+        parser.error(f"--schema: {exc}")
+    if loss.classification and schema.classes is None:
+        parser.error(f"--schema: --loss {args.loss} needs the label's classes ([label].classes "
+                     "= [...]), not a range")
+    if not loss.classification and schema.label_range is None:
+        parser.error(f"--schema: --loss {args.loss} needs the label's range ([label].range = "
+                     "[low, high]), not classes")
+    if schema.classes is None:
+        return schema, None
+    try:
+        return schema, loss.public_classes(schema.classes, None)
+    except (ValueError, TypeError) as exc:
+        parser.error(f"--schema: [label].classes: {exc}")
+
+
+def _read_table(path, schema):
+    """The CSV table at ``path`` as ``(features, labels)``: a DataFrame of the schema's columns
+    and the label column's values, after checking the header against the schema."""
+    try:
+        import pandas as pd
+    except ModuleNotFoundError:
+        raise ValueError("--schema reads the table with pandas: pip install pandas") from None
+    table = pd.read_csv(path)
+    schema.check_table(table.columns)
+    return table[list(schema.columns)], table[schema.label_column].to_numpy()
 
 
 #: The library's names of ``solve``'s options, which its messages start with.

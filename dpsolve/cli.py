@@ -376,6 +376,12 @@ def _add_solve(commands):
                     "without them the bounds are read off the data and no guarantee holds.")
     solve.add_argument("--data", required=True, help="the data file")
     solve.add_argument("--labels", default=None, help="labels file (.npy or .csv) if separate")
+    solve.add_argument("--schema", default=None, metavar="FILE",
+                       help="a raw CSV table (with a header; numbers in their units, "
+                            "categories, missing cells) and its public schema, a TOML file: "
+                            "each column's public range or category list, the label's column "
+                            "and classes or range (docs/preprocessing.md); the row bound and "
+                            "the labels come from it, nothing is read off the data")
     solve.add_argument("--loss", default="logistic",
                        help="logistic, hinge, huber_hinge, squared or multinomial")
     from .experiments.sweep import MAX_CLASSES

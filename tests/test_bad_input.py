@@ -1195,6 +1195,19 @@ def _cli_solve(*argv, files=None):
     _cli_with(files, "solve", "--epsilon", "1", "--delta", "1e-5", *argv)
 
 
+#: A raw table and its public schema, for ``dpsolve solve --schema``.
+RAW_CSV = "income,age,plan,churned\n50000,40,basic,1\n,30,legacy,0\n20000,61,,1\n"
+SCHEMA_TOML = ('[label]\ncolumn = "churned"\nclasses = [0, 1]\n[columns.income]\n'
+               'range = [0, 250000]\nmissing = 40000\n[columns.age]\nrange = [18, 100]\n'
+               '[columns.plan]\ncategories = ["basic", "plus"]\n')
+
+
+def _cli_schema(schema, *argv):
+    """``dpsolve solve --data raw.csv --schema s.toml`` with ``schema`` as the schema's text."""
+    _cli_solve("--data", "{d}/raw.csv", "--schema", "{d}/s.toml", *argv,
+               files={"raw.csv": RAW_CSV, "s.toml": schema})
+
+
 def _cli_report(*argv, files=None):
     _cli_with(files or {}, "report", *argv)
 
@@ -1333,6 +1346,26 @@ CATALOGUE += [
     case("cli-solve-csv-not-numbers", lambda: _cli_solve("--data", "{d}/h.csv",
                                                          files={"h.csv": "a,b\n1,1\n"}),
          ValueError, r"--data .*h\.csv: cannot be read"),
+    case("cli-solve-schema-with-classes", lambda: _cli_schema(SCHEMA_TOML, "--classes", "0,1"),
+         ValueError, r"--classes cannot be combined with --schema"),
+    case("cli-solve-schema-missing", lambda: _cli_solve("--data", "{d}/raw.csv", "--schema",
+                                                        "{d}/nope.toml",
+                                                        files={"raw.csv": RAW_CSV}),
+         ValueError, r"--schema .*nope\.toml: no such file"),
+    case("cli-solve-schema-not-toml", lambda: _cli_schema("a = = b"), ValueError,
+         r"--schema: .*s\.toml: not a TOML file"),
+    case("cli-solve-schema-column-undescribed",
+         lambda: _cli_schema(SCHEMA_TOML.replace("[columns.age]\nrange = [18, 100]\n", "")),
+         ValueError, r"column 'age' of the table is not described"),
+    case("cli-solve-schema-range-reversed",
+         lambda: _cli_schema(SCHEMA_TOML.replace("[18, 100]", "[100, 18]")), ValueError,
+         r"\[columns\.age\]\.range: must be \[low, high\]"),
+    case("cli-solve-schema-label-not-in-table",
+         lambda: _cli_schema(SCHEMA_TOML.replace('"churned"', '"left"')), ValueError,
+         r"the label column 'left' is not in the table"),
+    case("cli-solve-schema-classes-for-regression",
+         lambda: _cli_schema(SCHEMA_TOML, "--loss", "squared"), ValueError,
+         r"--loss squared needs the label's range"),
 ]
 def _cli_run_text(text, *argv):
     """``dpsolve run`` of the sweep file ``text`` (str or bytes); the results database must not

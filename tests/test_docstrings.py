@@ -18,6 +18,7 @@ PUBLIC_MODULES = [
     "dpsolve.privacy.composition", "dpsolve.privacy.mechanisms", "dpsolve.privacy.samplers",
     "dpsolve.solvers", "dpsolve.experiments", "dpsolve.privacy.budget", "dpsolve.privacy.quantile",
     "dpsolve.private_selection", "dpsolve.private_selection.repetitions", "dpsolve.preprocessing",
+    "dpsolve.preprocessing.schema",
     "dpsolve.private_selection.selection", "dpsolve.estimators", "dpsolve.experiments.cluster",
     "dpsolve.privacy.events", "dpsolve.privacy.tail_bounds",
     "dpsolve.solvers.objective_perturbation.privacy_constants",

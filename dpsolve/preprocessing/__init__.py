@@ -10,7 +10,9 @@ the bounded rows a private estimator needs.
 - :func:`output_row_norm` states the row bound a ``ColumnTransformer``, ``Pipeline`` or
   ``FeatureUnion`` of them guarantees, the ``row_norm`` of the estimator downstream;
 - :func:`private_pipeline` builds the pipeline with that bound set as the estimator's
-  ``row_norm``.
+  ``row_norm``;
+- :class:`Schema` reads a table's public schema from a TOML file and builds its preprocessing
+  (``dpsolve solve --schema``).
 
 For a column with no public range, :class:`PrivateRangeScaler` releases one privately (two
 quantiles inside a coarse public outer range) at a declared epsilon; :func:`private_pipeline`
@@ -28,6 +30,8 @@ from .pipeline import PrivatePipeline, private_pipeline
 from .private_range_scaler import PrivateRangeScaler
 from .range_scaler import PublicRangeScaler
 from .row_bounds import output_row_norm
+from .schema import Schema
 
 __all__ = ["PrivatePipeline", "PrivateRangeScaler", "PublicCategoryEncoder",
-           "PublicConstantImputer", "PublicRangeScaler", "output_row_norm", "private_pipeline"]
+           "PublicConstantImputer", "PublicRangeScaler", "Schema", "output_row_norm",
+           "private_pipeline"]
