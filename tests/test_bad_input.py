@@ -1073,6 +1073,10 @@ def _private_fit(X_=X, **params):
     return _private(**params).fit(X_)
 
 
+def _standard_fit(outer=((0, 1),) * P, X_=X, **params):
+    return _prep("PrivateStandardScaler", outer, **{"epsilon": 1.0, **params}).fit(X_)
+
+
 def _private_pipeline_fit(scaler_budget, **fit_params):
     from dpsolve import BudgetAccountant
     model = _prep("private_pipeline", _private(accountant=scaler_budget),
@@ -1117,6 +1121,24 @@ CATALOGUE += [
          "accountant must be the estimator's budget"),
     case("private-pipeline-fit-params", lambda: _private_pipeline_fit(
         None, dplogisticregression__rng=0), TypeError, "takes no fit parameters"),
+    case("standard-ranges-reversed", lambda: _standard_fit(outer=[(1, 0)] * P), ValueError,
+         r"ranges\[0\] must have low < high"),
+    case("standard-ranges-count", lambda: _standard_fit(outer=[(0, 1)] * (P - 1)), ValueError,
+         f"X has {P} columns, but PrivateStandardScaler's ranges gives {P - 1}"),
+    case("standard-ranges-overflow", lambda: _standard_fit(outer=(-1e200, 1e200)), ValueError,
+         "ranges: a width of .* overflows float64"),
+    case("standard-epsilon-negative", lambda: _standard_fit(epsilon=-1.0), ValueError,
+         "epsilon"),
+    case("standard-clip-zero", lambda: _standard_fit(clip=0.0), ValueError, "clip"),
+    case("standard-clip-bool", lambda: _standard_fit(clip=True), TypeError, "clip"),
+    case("standard-random_state-float", lambda: _standard_fit(random_state=1.5), TypeError,
+         "random_state must be None, an int or a numpy Generator"),
+    case("standard-accountant-string", lambda: _standard_fit(accountant="pld"), TypeError,
+         "accountant"),
+    case("standard-X-nan", lambda: _standard_fit(X_=_with_nan(X)), ValueError,
+         "X contains NaN"),
+    case("standard-transform-unfitted", lambda: _prep(
+        "PrivateStandardScaler", (0, 1), epsilon=1.0).transform(X), ValueError, "not fitted"),
     case("search-private-transformer", lambda: _search_with(_pipeline(
         _private(), _public_logistic())), ValueError, r"'s0' \(PrivateRangeScaler\) is "
          "fitted privately"),

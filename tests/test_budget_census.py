@@ -184,6 +184,14 @@ def _private_ranges(accountant):
     return [scaler.fit(X).dp_event_]
 
 
+def _private_moments(accountant):
+    from dpsolve.preprocessing import PrivateStandardScaler
+    X, _, _ = _data()
+    scaler = PrivateStandardScaler((-5.0, 5.0), epsilon=0.3, random_state=0,
+                                   accountant=accountant)
+    return [scaler.fit(X).dp_event_]
+
+
 _SOLVERS = [spec.name for spec in registry() if spec.guarantee == "dp"]
 #: every scorer dpsolve ships, and where each defines its constructor (a census path)
 _SCORERS = [scorer.name for scorer in dpsolve.private_selection.SCORERS]
@@ -222,6 +230,9 @@ RECIPES = {
     "search-estimate": (set(), functools.partial(_search, estimate=True)),
     "private-ranges": ({"dpsolve.preprocessing.private_range_scaler.PrivateRangeScaler.__init__"},
                        _private_ranges),
+    "private-moments": (
+        {"dpsolve.preprocessing.private_standard_scaler.PrivateStandardScaler.__init__"},
+        _private_moments),
 }
 # solver-noisy_sgd and solver-dp_sgd: their calibrations, up to a second and a half, paid by the
 # first test that runs them: the slow tier's in every test over the recipes

@@ -19,7 +19,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 from dpsolve import BudgetAccountant  # noqa: E402
 from dpsolve.estimators import DPLogisticRegression  # noqa: E402
 from dpsolve.preprocessing import (PrivatePipeline, PrivateRangeScaler,  # noqa: E402
-                                   PublicCategoryEncoder, PublicConstantImputer,
+                                   PrivateStandardScaler, PublicCategoryEncoder, PublicConstantImputer,
                                    private_pipeline)
 from dpsolve.privacy import PrivacyWarning  # noqa: E402
 from dpsolve.privacy.budget import BudgetExceededError  # noqa: E402
@@ -29,7 +29,8 @@ from dpsolve.privacy.events import PureDpEvent  # noqa: E402
 #: Seeded (a private fit is random: scikit-learn's checks compare two fits); one outer range
 #: for every column (the checks' tables have from 1 to 20 columns).
 TRANSFORMERS = [PrivateRangeScaler((-10, 10), epsilon=1.0, feature_range=(-1, 1),
-                                   random_state=0)]
+                                   random_state=0),
+                PrivateStandardScaler((-10, 10), epsilon=1.0, random_state=0)]
 
 #: The fitted state: the public parameters, the schema, and the release.
 PUBLIC = {"outer_ranges", "epsilon", "quantiles", "feature_range", "random_state", "accountant",
@@ -235,3 +236,65 @@ def test_a_composed_release_is_paid_only_when_all_its_parts_were_charged():
     charge(budget, PureDpEvent(0.5), neighbours="replace_one", label="fit",
            estimates=[release])
     assert budget.spent()[0] == pytest.approx(1.4)                 # now paid: the fit alone
+
+
+# -- the private standard scaler ----------------------------------------------------------------
+STANDARD_PUBLIC = {"ranges", "epsilon", "clip", "random_state", "accountant", "n_features_in_"}
+STANDARD_RELEASE = {"mean_", "scale_", "epsilon_", "dp_event_"}
+
+
+@pytest.mark.parametrize("seed", [None, 7])
+def test_standard_scaler_neighbours_leave_the_same_metadata_and_only_the_release(seed):
+    rng = np.random.default_rng(8)
+    for table, other in [_stress_pair(rng), _stress_pair(rng)[::-1]]:
+        fitted = [PrivateStandardScaler([(-5.0, 5.0)] * 3, epsilon=0.5,
+                                        random_state=seed).fit(t) for t in (table, other)]
+        for scaler in fitted:
+            assert set(vars(scaler)) == STANDARD_PUBLIC | STANDARD_RELEASE
+            assert scaler.random_state == seed
+            assert set(vars(pickle.loads(pickle.dumps(scaler)))) == (
+                STANDARD_PUBLIC | STANDARD_RELEASE)
+            assert np.all(scaler.scale_ > 0)
+        a, b = fitted
+        for name in ("mean_", "scale_"):
+            assert getattr(a, name).shape == getattr(b, name).shape == (3,)
+            assert getattr(a, name).dtype == getattr(b, name).dtype == np.float64
+        assert a.dp_event_ == b.dp_event_ and a.epsilon_ == b.epsilon_ == 0.5
+
+
+def test_standard_scaler_moments_within_the_laplace_tail():
+    """Each sum's Laplace noise exceeds t times its scale with probability exp(-t): at t = 30
+    (below 1e-13) the noisy mean is off by at most 30 w / (e n) and the noisy second moment by
+    30 (w^2 / 4) / (e n), e = epsilon / (2 p); the variance by the second's error plus the
+    mean's times (2 |mean| + its error)."""
+    rng = np.random.default_rng(9)
+    n, low, high, epsilon = 4000, -10.0, 30.0, 2.0
+    table = rng.normal(5.0, 3.0, size=(n, 1))
+    scaler = PrivateStandardScaler([(low, high)], epsilon=epsilon, random_state=1).fit(table)
+    e, w = epsilon / 2, high - low
+    clipped = np.clip(table[:, 0], low, high)
+    mean_error = 30 * w / (e * n)
+    assert abs(scaler.mean_[0] - clipped.mean()) <= mean_error
+    centred = clipped - 0.5 * (low + high)
+    var_error = 30 * (w * w / 4) / (e * n) + mean_error * (2 * abs(centred.mean()) + mean_error)
+    assert abs(scaler.scale_[0] ** 2 - clipped.var()) <= var_error
+
+
+def test_standard_scaler_output_is_clipped_and_composed_in_a_pipeline():
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] > 0).astype(int)
+    budget = BudgetAccountant(2.0)
+    model = private_pipeline(
+        PrivateStandardScaler([(-4, 4)] * 4, epsilon=0.4, clip=2.0, random_state=0,
+                              accountant=budget),
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0, accountant=budget))
+    assert model[-1].row_norm == 4.0                            # clip sqrt(p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        model.fit(X, y)
+    out = model[0].transform(rng.normal(scale=50.0, size=(100, 4)))
+    assert out.min() >= -2.0 and out.max() <= 2.0
+    assert model[-1].privacy_report_.holds and model[-1].epsilon_ == pytest.approx(1.4)
+    assert budget.spent()[0] == pytest.approx(1.4)
+    assert model[0].dp_event_ == dp_accounting.ComposedDpEvent([PureDpEvent(0.05)] * 8)

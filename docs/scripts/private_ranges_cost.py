@@ -1,15 +1,17 @@
-"""The private-ranges section of docs/preprocessing.md: what PrivateRangeScaler costs against
-PublicRangeScaler at equal total epsilon, on scikit-learn's breast-cancer data in its raw units.
+"""The private-ranges section of docs/preprocessing.md: what PrivateRangeScaler and
+PrivateStandardScaler cost against PublicRangeScaler at equal total epsilon, on scikit-learn's
+breast-cancer data in its raw units.
 
     PYTHONPATH=. python docs/scripts/private_ranges_cost.py [--seeds 20]
 
 Public: each column mapped from its documented range (``breast_cancer_ranges()``), the fit
 at the whole epsilon. Private: each column's range released as its (0.05, 0.95) private
 quantiles inside a coarse outer range, [0, the power of ten above the documented maximum],
-at a share of epsilon, the fit at the rest. Both through ``private_pipeline`` with
+at a share of epsilon, the fit at the rest. Private moments: PrivateStandardScaler with the
+same coarse outer ranges as its clipping ranges (clip=3), at the same share. All through ``private_pipeline`` with
 ``DPLogisticRegression`` at its defaults. Each seed draws a new stratified 75/25 split and new
 noise; the table gives the mean test AUC and a 95% interval for the mean difference (private
-minus public, paired by seed: 1.96 standard errors).
+minus public, paired by seed: 1.96 standard errors), for each private variant.
 """
 import argparse
 import math
@@ -21,7 +23,8 @@ from sklearn.model_selection import train_test_split
 
 from dpsolve.datasets import breast_cancer_ranges
 from dpsolve.estimators import DPLogisticRegression
-from dpsolve.preprocessing import PrivateRangeScaler, PublicRangeScaler, private_pipeline
+from dpsolve.preprocessing import (PrivateRangeScaler, PrivateStandardScaler, PublicRangeScaler,
+                                   private_pipeline)
 
 EPSILONS = (1.0, 3.0, 10.0)
 SHARES = (0.1, 0.3)
@@ -40,11 +43,11 @@ def main(seeds):
     low, high = breast_cancer_ranges()
     documented = list(zip(low, high))
     outer = [(0.0, 10.0 ** math.ceil(math.log10(h))) for h in high]
-    print(f"{'epsilon':>7} {'share':>5} {'public AUC':>10} {'private AUC':>11} "
-          f"{'difference [95% interval]':>28}")
+    print(f"{'epsilon':>7} {'share':>5} {'public AUC':>10} {'ranges AUC':>10} "
+          f"{'difference [95% interval]':>28} {'moments AUC':>11} {'difference [95% interval]':>28}")
     for epsilon in EPSILONS:
         for share in SHARES:
-            public, private = [], []
+            public, private, moments = [], [], []
             for seed in range(seeds):
                 split = train_test_split(data.data, data.target, test_size=0.25,
                                          stratify=data.target, random_state=seed)
@@ -54,10 +57,15 @@ def main(seeds):
                 auc, total_private = _auc(scaler, (1 - share) * epsilon, seed, split)
                 assert math.isclose(total, total_private, rel_tol=1e-9)
                 private.append(auc)
-            diff = np.array(private) - np.array(public)
-            half = 1.96 * diff.std(ddof=1) / math.sqrt(seeds)
-            print(f"{epsilon:7g} {share:5g} {np.mean(public):10.3f} {np.mean(private):11.3f} "
-                  f"{diff.mean():+12.3f} [{diff.mean() - half:+.3f}, {diff.mean() + half:+.3f}]")
+                scaler = PrivateStandardScaler(outer, epsilon=share * epsilon, random_state=seed)
+                moments.append(_auc(scaler, (1 - share) * epsilon, seed, split)[0])
+            cells = []
+            for variant in (private, moments):
+                diff = np.array(variant) - np.array(public)
+                half = 1.96 * diff.std(ddof=1) / math.sqrt(seeds)
+                cells.append(f"{np.mean(variant):10.3f} {diff.mean():+12.3f} "
+                             f"[{diff.mean() - half:+.3f}, {diff.mean() + half:+.3f}]")
+            print(f"{epsilon:7g} {share:5g} {np.mean(public):10.3f} " + " ".join(cells))
 
 
 if __name__ == "__main__":

@@ -14,24 +14,26 @@ the bounded rows a private estimator needs.
 - :class:`Schema` reads a table's public schema from a TOML file and builds its preprocessing
   (``dpsolve solve --schema``).
 
-For a column with no public range, :class:`PrivateRangeScaler` releases one privately (two
-quantiles inside a coarse public outer range) at a declared epsilon; :func:`private_pipeline`
-then composes its cost into the estimator's (:class:`PrivatePipeline`).
-
-Each is stateless in scikit-learn's sense (``requires_fit`` False; ``fit`` records only the
+The public transformers are stateless in scikit-learn's sense (``requires_fit`` False; ``fit`` records only the
 table's column count and names), so a pipeline of them followed by a dpsolve estimator is
 private end to end and :class:`~dpsolve.private_selection.PrivateGridSearch` accepts it; see
 docs/preprocessing.md. Needs scikit-learn >= 1.6 (``pip install "dpsolve[estimators]"``);
 pandas is optional.
+
+For a column with no public range, :class:`PrivateRangeScaler` releases one privately (two
+quantiles inside a coarse public outer range) at a declared epsilon; :func:`private_pipeline`
+then composes its cost into the estimator's (:class:`PrivatePipeline`);
+:class:`PrivateStandardScaler` releases noisy means and standard deviations instead.
 """
 from .category_encoder import PublicCategoryEncoder
 from .imputer import PublicConstantImputer
 from .pipeline import PrivatePipeline, private_pipeline
 from .private_range_scaler import PrivateRangeScaler
+from .private_standard_scaler import PrivateStandardScaler
 from .range_scaler import PublicRangeScaler
 from .row_bounds import output_row_norm
 from .schema import Schema
 
-__all__ = ["PrivatePipeline", "PrivateRangeScaler", "PublicCategoryEncoder",
-           "PublicConstantImputer", "PublicRangeScaler", "Schema", "output_row_norm",
-           "private_pipeline"]
+__all__ = ["PrivatePipeline", "PrivateRangeScaler", "PrivateStandardScaler",
+           "PublicCategoryEncoder", "PublicConstantImputer", "PublicRangeScaler", "Schema",
+           "output_row_norm", "private_pipeline"]
