@@ -42,8 +42,31 @@ def test_docs_build_without_warnings(tmp_path):
     for page in ["noisy_sgd", "clipped_gd", "minibatch_sgd", "perturbation", "multiparty",
                  "joint_dp", "privacy_audit", "source_mistakes", "reproductions", "user_guide",
                  "peers", "theorems/index", "api/bounds", "api/privacy", "api/joint",
-                 "api/datasets", "api/experiments", "auto_examples/index"]:
+                 "api/datasets", "api/experiments", "auto_examples/index",
+                 "auto_examples/plot_raw_table"]:
         assert (out / f"{page}.html").is_file(), page
+
+
+@pytest.mark.slow
+def test_raw_table_example_warns_about_nothing_and_its_ledger_adds_up(capsys, monkeypatch):
+    # the gallery's raw-table example (a few seconds) raises no PrivacyWarning and no other
+    # warning: every bound is public; its budget's ledger holds the fit and the search, 1 + 3.3
+    import runpy
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    monkeypatch.setattr(plt, "show", lambda *args, **kwargs: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scope = runpy.run_path(str(ROOT / "examples" / "plot_raw_table.py"), run_name="__main__")
+    plt.close("all")
+    out = capsys.readouterr().out
+    assert out.count("holds: True") == 2
+    budget = scope["budget"]
+    assert [charge.labels for charge in budget.ledger] == [("objective_perturbation",),
+                                                          ("private selection",)]
+    assert budget.spent()[0] == pytest.approx(1.0 + 3.3, rel=1e-12)
+    assert budget.report() in out
 
 
 def test_landing_page_quick_start_prints_what_the_page_shows():
