@@ -1143,6 +1143,49 @@ CATALOGUE += [
         _private(), _public_logistic())), ValueError, r"'s0' \(PrivateRangeScaler\) is "
          "fitted privately"),
 ]
+
+
+def _frequent(candidates=("a", "b", "c"), **params):
+    return _prep("PrivateCategoryEncoder", candidates, **{"epsilon": 1.0, **params})
+
+
+def _frequent_fit(X_=_OBJECTS, **params):
+    return _frequent(**params).fit(X_)
+
+
+CATALOGUE += [
+    case("frequent-candidates-string", lambda: _frequent_fit(candidates="abc"), TypeError,
+         "candidates must be a list of categories"),
+    case("frequent-candidates-empty", lambda: _frequent_fit(candidates=[["a"], []]),
+         ValueError, r"candidates\[1\] is empty"),
+    case("frequent-candidates-twice", lambda: _frequent_fit(candidates=["a", "a"]),
+         ValueError, "candidates lists a category twice"),
+    case("frequent-candidates-missing", lambda: _frequent_fit(candidates=["a", None]),
+         ValueError, "candidates must hold categories"),
+    case("frequent-candidates-count", lambda: _frequent_fit(candidates=[["a"]] * 3),
+         ValueError, "X has 2 columns, but PrivateCategoryEncoder's candidates gives 3"),
+    case("frequent-epsilon-zero", lambda: _frequent_fit(epsilon=0.0), ValueError, "epsilon"),
+    case("frequent-epsilon-bool", lambda: _frequent_fit(epsilon=True), TypeError, "epsilon"),
+    case("frequent-min_frequency-negative", lambda: _frequent_fit(min_frequency=-1),
+         ValueError, "min_frequency must be an int >= 0"),
+    case("frequent-min_frequency-one", lambda: _frequent_fit(min_frequency=1.0), ValueError,
+         "min_frequency"),
+    case("frequent-min_frequency-bool", lambda: _frequent_fit(min_frequency=True), TypeError,
+         "min_frequency must be an int >= 0"),
+    case("frequent-unknown", lambda: _frequent_fit(unknown="ignore"), ValueError,
+         r"unknown must be one of \['bucket', 'zeros'\]"),
+    case("frequent-random_state-negative", lambda: _frequent_fit(random_state=-1), ValueError,
+         "random_state must be a non-negative int"),
+    case("frequent-accountant-number", lambda: _frequent_fit(accountant=1.0), TypeError,
+         "accountant"),
+    case("frequent-transform-unfitted", lambda: _frequent().transform(_OBJECTS), ValueError,
+         "not fitted"),
+    case("frequent-row_norm_estimate-unfitted", lambda: _frequent().row_norm_estimate(),
+         ValueError, "not fitted"),
+    case("search-private-encoder", lambda: _search_with(_pipeline(
+        _frequent(), _public_logistic())), ValueError, r"'s0' \(PrivateCategoryEncoder\) is "
+         "fitted privately"),
+]
 # -- the command line ----------------------------------------------------------------------------
 def _cli(*argv):
     """``dpsolve.cli.main(argv)`` in-process, as the console script runs it. It must stop with

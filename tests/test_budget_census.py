@@ -192,6 +192,14 @@ def _private_moments(accountant):
     return [scaler.fit(X).dp_event_]
 
 
+def _private_frequencies(accountant):
+    from dpsolve.preprocessing import PrivateCategoryEncoder
+    table = np.array([["a"], ["b"], ["a"], [None]] * 10, dtype=object)
+    encoder = PrivateCategoryEncoder(["a", "b"], epsilon=0.3, random_state=0,
+                                     accountant=accountant)
+    return [encoder.fit(table).dp_event_]
+
+
 _SOLVERS = [spec.name for spec in registry() if spec.guarantee == "dp"]
 #: every scorer dpsolve ships, and where each defines its constructor (a census path)
 _SCORERS = [scorer.name for scorer in dpsolve.private_selection.SCORERS]
@@ -233,6 +241,9 @@ RECIPES = {
     "private-moments": (
         {"dpsolve.preprocessing.private_standard_scaler.PrivateStandardScaler.__init__"},
         _private_moments),
+    "private-frequencies": (
+        {"dpsolve.preprocessing.private_category_encoder.PrivateCategoryEncoder.__init__"},
+        _private_frequencies),
 }
 # solver-noisy_sgd and solver-dp_sgd: their calibrations, up to a second and a half, paid by the
 # first test that runs them: the slow tier's in every test over the recipes

@@ -21,7 +21,7 @@ from .. import solvers as _solvers
 from .._row_ops import dual_row_norms
 from .._secure import generator as _secure_generator
 from ..solvers import plan_fit
-from ..privacy.accounting import PrivacyWarning, certify, pure_event
+from ..privacy.accounting import PrivacyStep, PrivacyWarning, certify, pure_event
 from ..privacy.budget import BudgetAccountant, ParallelGroup, charge
 from ..privacy.counts import MIN_EPSILON
 from ..privacy.quantile import PrivateEstimate
@@ -174,9 +174,14 @@ class _DPLinearModel(BaseEstimator):
         """The PrivateEstimates the fit uses as bounds (each composed into its release), and
         the releases of the private preprocessing its rows come from, which
         :func:`dpsolve.preprocessing.private_pipeline`'s pipeline sets for the fit only."""
-        bounds = [value for value in (self.row_norm, getattr(self, "label_bound", None))
-                  if isinstance(value, PrivateEstimate)]
-        return bounds + list(self.__dict__.get("_preprocessing_releases", ()))
+        return [estimate for _, estimate in self._named_estimates()]
+
+    def _named_estimates(self):
+        """:meth:`_estimates`, each with its name in the privacy report's ledger: the
+        parameter it bounds, or the preprocessing step's place in the pipeline."""
+        bounds = [(name, getattr(self, name, None)) for name in ("row_norm", "label_bound")]
+        return [(name, value) for name, value in bounds if isinstance(value, PrivateEstimate)
+                ] + list(self.__dict__.get("_preprocessing_releases", ()))
 
     def _check_public(self, loss):
         """Every check of the parameters alone, before any data is read: bools where reals are
@@ -421,7 +426,7 @@ class _DPLinearModel(BaseEstimator):
         coef, intercept = problem.split_theta(fit.theta)
         # the coefficients set to 0 (sparse models: the l1 ball's vertices); post-processing
         self.n_nonzero_ = int(np.count_nonzero(coef))
-        self._set_release(self._release(fit, prior_event))
+        self._set_release(self._release(fit, prior_event, spec.name))
         self.solver_ = spec.name
         self.row_norm_ = problem.feature_row_norm
         self.reg_ = problem.reg
@@ -450,22 +455,33 @@ class _DPLinearModel(BaseEstimator):
             return event
         return dp_accounting.ComposedDpEvent([event] + estimates)
 
-    def _release(self, fit, prior_event=None):
+    def _release(self, fit, prior_event=None, solver="fit"):
         """The Fit with the privacy of everything the model depends on (:meth:`_model_event`):
         the class counts' and the estimates' pure epsilons added to the fit's claim (basic
         composition); no guarantee at all (certified epsilon inf) if a bound was read off the
-        data."""
+        data. Its report's ledger lists the fit (named ``solver``), then each estimate."""
         event = self._model_event(fit.dp_event, prior_event)
-        if event is fit.dp_event:
-            return fit
         # the user's epsilon when the counts took their share of it (the two add up to it)
         epsilon = self.epsilon if prior_event is not None else fit.epsilon
+        own = (fit.dp_event if prior_event is None
+               else dp_accounting.ComposedDpEvent([fit.dp_event, prior_event]))
+        name = solver if prior_event is None else f"{solver} and the class counts"
+        steps = [PrivacyStep(name, epsilon, fit.delta, own)]
+        if event is fit.dp_event:
+            report = dataclasses.replace(fit.privacy, steps=tuple(steps))
+            return dataclasses.replace(fit, privacy=report)
         if self._derived_bounds():
+            steps += [PrivacyStep(f"{bound} read off the data", math.inf, 0.0,
+                                  dp_accounting.NonPrivateDpEvent())
+                      for bound in self._derived_bounds()]
             report = dataclasses.replace(fit.privacy, epsilon=epsilon,
-                                         certified_epsilon=math.inf)
+                                         certified_epsilon=math.inf, steps=tuple(steps))
             return dataclasses.replace(fit, dp_event=event, privacy=report)
-        epsilon += sum(e.epsilon for e in self._estimates())
-        report = certify(event, epsilon, fit.delta, fit.privacy.method, fit.privacy.neighbours)
+        named = self._named_estimates()
+        steps += [PrivacyStep(where, e.epsilon, 0.0, e.dp_event) for where, e in named]
+        epsilon += sum(e.epsilon for _, e in named)
+        report = certify(event, epsilon, fit.delta, fit.privacy.method, fit.privacy.neighbours,
+                         steps=steps)
         return dataclasses.replace(fit, dp_event=event, privacy=report)
 
     def _set_release(self, fit):

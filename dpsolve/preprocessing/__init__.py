@@ -24,16 +24,19 @@ For a column with no public range, :class:`PrivateRangeScaler` releases one priv
 quantiles inside a coarse public outer range) at a declared epsilon; :func:`private_pipeline`
 then composes its cost into the estimator's (:class:`PrivatePipeline`);
 :class:`PrivateStandardScaler` releases noisy means and standard deviations instead.
+:class:`PrivateCategoryEncoder` keeps the public candidate categories whose private frequency
+clears a public threshold, sending the rare ones to the unknown bucket.
 """
 from .category_encoder import PublicCategoryEncoder
 from .imputer import PublicConstantImputer
 from .pipeline import PrivatePipeline, private_pipeline
+from .private_category_encoder import PrivateCategoryEncoder
 from .private_range_scaler import PrivateRangeScaler
 from .private_standard_scaler import PrivateStandardScaler
 from .range_scaler import PublicRangeScaler
 from .row_bounds import output_row_norm
 from .schema import Schema
 
-__all__ = ["PrivatePipeline", "PrivateRangeScaler", "PrivateStandardScaler",
-           "PublicCategoryEncoder", "PublicConstantImputer", "PublicRangeScaler", "Schema",
-           "output_row_norm", "private_pipeline"]
+__all__ = ["PrivateCategoryEncoder", "PrivatePipeline", "PrivateRangeScaler",
+           "PrivateStandardScaler", "PublicCategoryEncoder", "PublicConstantImputer",
+           "PublicRangeScaler", "Schema", "output_row_norm", "private_pipeline"]

@@ -18,17 +18,18 @@ def _is_list(value):
             and not isinstance(value, (str, bytes)))
 
 
-def _checked_categories(categories):
+def _checked_categories(categories, name="categories"):
     """``categories`` as a list of per-column lists and the number of columns they give (None
-    for one list given for every column); a ValueError or TypeError naming ``categories``."""
+    for one list given for every column); a ValueError or TypeError naming the parameter,
+    ``name``."""
     if not _is_list(categories):
-        raise TypeError(f"categories must be a list of categories, or a list of such lists (one "
+        raise TypeError(f"{name} must be a list of categories, or a list of such lists (one "
                         f"per column), got {type(categories).__name__}")
     lists = list(categories)
     per_column = bool(lists) and all(_is_list(c) for c in lists)
     lists = [list(c) for c in lists] if per_column else [lists]
     for j, values in enumerate(lists):
-        where = f"categories[{j}]" if per_column else "categories"
+        where = f"{name}[{j}]" if per_column else name
         if not values:
             raise ValueError(f"{where} is empty: give at least one category")
         for value in values:
@@ -49,6 +50,22 @@ def _checked_unknown(unknown):
     if not isinstance(unknown, str) or unknown not in UNKNOWN:
         raise ValueError(f"unknown must be one of {list(UNKNOWN)}, got {unknown!r}")
     return unknown
+
+
+def one_hot(X, lists, bucket):
+    """The indicators of the object table ``X`` on the per-column category ``lists`` (one per
+    column, possibly empty): one column per category, then the unknown bucket's (a value not
+    listed, or missing) if ``bucket``."""
+    blocks = []
+    for j, values in enumerate(lists):
+        index = {value: k for k, value in enumerate(values)}
+        # the unknown bucket's position k; with "zeros" an extra column dropped below
+        where = np.fromiter((index.get(v, len(values)) if not is_missing(v) else len(values)
+                             for v in X[:, j]), dtype=np.intp, count=X.shape[0])
+        block = np.zeros((X.shape[0], len(values) + 1))
+        block[np.arange(X.shape[0]), where] = 1.0
+        blocks.append(block if bucket else block[:, :-1])
+    return np.hstack(blocks) if blocks else np.zeros((X.shape[0], 0))
 
 
 class PublicCategoryEncoder(TransformerMixin, BaseEstimator):
@@ -158,17 +175,7 @@ class PublicCategoryEncoder(TransformerMixin, BaseEstimator):
         lists, given = _checked_categories(self.categories)
         X = read_table(self, X, reset=False, numeric=False)
         check_count(self, "categories", given, X)
-        lists = lists if given is not None else lists * X.shape[1]
-        blocks = []
-        for j, values in enumerate(lists):
-            index = {value: k for k, value in enumerate(values)}
-            # the unknown bucket's position k; with "zeros" an extra column dropped below
-            where = np.fromiter((index.get(v, len(values)) if not is_missing(v) else len(values)
-                                 for v in X[:, j]), dtype=np.intp, count=X.shape[0])
-            block = np.zeros((X.shape[0], len(values) + 1))
-            block[np.arange(X.shape[0]), where] = 1.0
-            blocks.append(block if bucket else block[:, :-1])
-        return np.hstack(blocks) if blocks else np.zeros((X.shape[0], 0))
+        return one_hot(X, lists if given is not None else lists * X.shape[1], bucket)
 
     def row_norm_bound(self, norm="l2"):
         """The largest norm an output row can have, from the parameters alone.

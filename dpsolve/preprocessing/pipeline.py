@@ -74,7 +74,8 @@ class PrivatePipeline(Pipeline):
         self.steps[:-1] = head.steps
         releases = [(where, step.row_norm_estimate())
                     for where, step in private_steps(head, "the pipeline")]
-        estimator._preprocessing_releases = tuple(release for _, release in releases)
+        # each release with its place, the name it has in the privacy report's ledger
+        estimator._preprocessing_releases = tuple(releases)
         try:
             estimator.fit(Xt, y)
         finally:

@@ -15,7 +15,8 @@ neighbour relation (see :mod:`.accounting`).
   (``BoundedRangeDpEvent``), ``ApproxDpEvent``,
   ``check_event``, ``PoissonSampling``, ``UniformSampling`` (each importable from accounting
   too);
-- accounting: ``epsilon_of``, ``delta_of``, ``calibrate``, ``PrivacyReport``,
+- accounting: ``epsilon_of``, ``delta_of``, ``calibrate``, ``PrivacyReport`` (its ledger of
+  ``PrivacyStep``),
   ``PrivacyWarning``;
 - budget: ``BudgetAccountant`` (a budget across releases; ``BudgetExceededError``; the
   ``ParallelGroup`` its ``parallel()`` block yields) and ``charge``, the one path by which every
@@ -31,9 +32,9 @@ neighbour relation (see :mod:`.accounting`).
   Canonne, Kamath & Steinke 2020) and ``BitSource``, the uniform integers they draw.
 """
 from .accounting import (ACCOUNTANTS, NEIGHBOURS, ApproxDpEvent, BoundedRangeDpEvent,
-                         PoissonSampling, PrivacyReport, PrivacyWarning, PureDpEvent,
-                         UniformSampling, calibrate, certify, check_event, delta_of, epsilon_of,
-                         exponential_event, gaussian_event, pure_event, tightest_accountant)
+                         PoissonSampling, PrivacyReport, PrivacyStep, PrivacyWarning,
+                         PureDpEvent, UniformSampling, calibrate, certify, check_event,
+                         delta_of, epsilon_of, exponential_event, gaussian_event, pure_event, tightest_accountant)
 from .budget import BudgetAccountant, BudgetExceededError, ParallelGroup, charge
 from .composition import (basic_composition, drv_composition, gaussian_zcdp, group_privacy,
                           seed000_lemma1_composition, simplified_strong_composition,
@@ -54,7 +55,7 @@ __all__ = [
     "gaussian_epsilon", "gaussian_event", "gaussian_log_delta", "gaussian_noise",
     "gaussian_sigma_analytic", "gaussian_sigma_classic", "gaussian_zcdp", "group_privacy",
     "laplace_noise", "laplace_scale", "NEIGHBOURS", "ParallelGroup", "PoissonSampling",
-    "PrivacyReport", "PrivacyWarning", "private_quantile", "PrivateEstimate", "pure_event",
-    "PureDpEvent", "simplified_strong_composition", "Stream", "strong_composition",
+    "PrivacyReport", "PrivacyStep", "PrivacyWarning", "private_quantile", "PrivateEstimate",
+    "pure_event", "PureDpEvent", "simplified_strong_composition", "Stream", "strong_composition",
     "tightest_accountant", "UniformSampling", "zcdp_to_dp",
 ]

@@ -26,6 +26,7 @@ certifies.
 import dataclasses
 import functools
 import math
+import typing
 import warnings
 
 import dp_accounting
@@ -733,6 +734,30 @@ def calibrate(epsilon, delta, *, sensitivity, steps=1, sampling=None, accountant
 
 
 # -- what a fit reports --------------------------------------------------------------------------
+class PrivacyStep(typing.NamedTuple):
+    """One release composed into a model's privacy: a line of its :class:`PrivacyReport`'s
+    ledger.
+
+    Attributes
+    ----------
+    name : str
+        What was released: the fit (its solver), a bound's private estimate (the parameter it
+        is), or a preprocessing step (its place in the pipeline).
+    epsilon : float
+        The epsilon it was released at (inf for a bound read off the data, which no guarantee
+        covers).
+    delta : float
+        Its delta (0 for the pure-DP releases).
+    dp_event : dp_accounting.DpEvent
+        Its event; the steps' events composed (``ComposedDpEvent``) are the model's.
+    """
+
+    name: str
+    epsilon: float
+    delta: float
+    dp_event: dp_accounting.DpEvent
+
+
 @dataclasses.dataclass(frozen=True)
 class PrivacyReport:
     """The privacy a fit claims and what a tight accountant certifies for the noise it used.
@@ -755,6 +780,15 @@ class PrivacyReport:
         ``"basic"`` for a pure-DP claim (``delta = 0``), where basic composition is exact.
     neighbours : str, default "replace_one"
         The neighbour relation of the claim: ``"replace_one"`` or ``"add_remove"``.
+    steps : tuple of PrivacyStep, default ()
+        The ledger: each release the claim composes, in the order spent, as
+        ``(name, epsilon, delta, dp_event)``. The estimators list their fit (the solver's
+        release, with the class counts when the intercept is centred on them), then each
+        bound's :class:`~dpsolve.privacy.PrivateEstimate` and each private preprocessing step
+        of a :class:`~dpsolve.preprocessing.PrivatePipeline`; their events composed are the
+        model's ``dp_event_`` and their epsilons add up to the claimed epsilon (basic
+        composition). Empty where a solver reports its release alone: the claim is then the
+        ledger's only line. :meth:`summary` prints it.
     """
 
     epsilon: float
@@ -763,6 +797,8 @@ class PrivacyReport:
     certified_epsilon: float
     certified_by: str
     neighbours: str = NEIGHBOURS
+    # the events hold lists (unhashable): the ledger is compared, not hashed
+    steps: tuple = dataclasses.field(default=(), hash=False)
 
     @property
     def holds(self):
@@ -774,8 +810,22 @@ class PrivacyReport:
                 f"{self.certified_by} certifies epsilon = {self.certified_epsilon:.4g} "
                 f"({self.neighbours} neighbours)")
 
+    def summary(self):
+        """The claim, then the ledger: one line per step with its epsilon and delta.
 
-def certify(event, epsilon, delta, method, neighbours=NEIGHBOURS, *, stacklevel=3):
+        Returns
+        -------
+        str
+            The report's :func:`str` and, below it, each of ``steps``: its epsilon, delta
+            and name (the claim alone, as ``"total"``, when ``steps`` is empty).
+        """
+        steps = self.steps or (PrivacyStep("total", self.epsilon, self.delta, None),)
+        lines = [str(self)] + [f"  epsilon = {step.epsilon:<8.4g} delta = {step.delta:<8.3g} "
+                               f"{step.name}" for step in steps]
+        return "\n".join(lines)
+
+
+def certify(event, epsilon, delta, method, neighbours=NEIGHBOURS, *, stacklevel=3, steps=()):
     """Build a fit's PrivacyReport; warn (PrivacyWarning) if the claim is not certified.
 
     ``epsilon=None`` (explicit noise) claims what the accountant certifies. A pure-DP claim
@@ -796,6 +846,8 @@ def certify(event, epsilon, delta, method, neighbours=NEIGHBOURS, *, stacklevel=
         The neighbour relation of the claim.
     stacklevel : int, default 3
         Passed to :func:`warnings.warn`, so that the PrivacyWarning points at the user's call.
+    steps : tuple of PrivacyStep, default ()
+        The releases ``event`` composes (``PrivacyReport.steps``).
 
     Returns
     -------
@@ -811,7 +863,7 @@ def certify(event, epsilon, delta, method, neighbours=NEIGHBOURS, *, stacklevel=
     certified = epsilon_of(event, delta, accountant, neighbours)
     report = PrivacyReport(epsilon=certified if epsilon is None else epsilon, delta=delta,
                            method=method, certified_epsilon=certified, certified_by=accountant,
-                           neighbours=neighbours)
+                           neighbours=neighbours, steps=tuple(steps))
     if not report.holds:
         warnings.warn(f"the {accountant} accountant certifies epsilon={certified:.4g} for this "
                       f"noise at delta={delta:.3g}, above the claimed {epsilon:.4g} ({method})",

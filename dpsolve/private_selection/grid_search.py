@@ -19,7 +19,7 @@ except ImportError as exc:          # pragma: no cover - the extra is not instal
 
 from .._validation import check_real
 from ..preprocessing.row_bounds import learned_steps, private_steps
-from ..privacy.accounting import NEIGHBOURS, PrivacyReport, PureDpEvent, epsilon_of
+from ..privacy.accounting import NEIGHBOURS, PrivacyReport, PrivacyStep, PureDpEvent, epsilon_of
 from ..privacy.budget import charge, check_accountant
 from ._checks import (check_real_labels, check_rows, final_step, kind_of, labels,
                       real_finite_rows)
@@ -489,7 +489,8 @@ def _release_as(estimator, event, epsilon, delta, method, certified_by):
     fit = estimator.fit_
     report = PrivacyReport(
         epsilon=epsilon, delta=delta, method=method, certified_epsilon=epsilon,
-        certified_by=certified_by, neighbours=fit.privacy.neighbours)
+        certified_by=certified_by, neighbours=fit.privacy.neighbours,
+        steps=(PrivacyStep("search", epsilon, delta, event),))
     estimator._set_release(dataclasses.replace(fit, dp_event=event, privacy=report))
 
 
