@@ -18,6 +18,15 @@ Every method gets the same public information and nothing else is set (the defau
   ``bounds_y=(-1, 1)`` for diffprivlib (R^2 does not change under the map);
 * each seed draws a 75/25 train/test split (stratified for binary labels) and the noise.
 
+The real datasets also carry their raw tables (``Dataset.columns``, ``raw_frame``), fitted at the
+same total epsilon by three pipelines (``RAW_METHODS``, ``run_raw``): dpsolve's
+``private_pipeline`` with ``PublicRangeScaler`` on the same public ranges (and
+``PublicCategoryEncoder`` for the columns a codebook lists as categories), the row bound taken from
+the pipeline; the same with ``PrivateRangeScaler``, given only a coarse outer range per column
+(``outer_range``: an order of magnitude) at ``SCALER_SHARE`` of epsilon; and diffprivlib's own
+``StandardScaler`` on the public ranges at that share, then its model
+(``DiffprivlibPipeline``).
+
 diffprivlib 0.6.6 does not import with scikit-learn >= 1.8; without it its benchmarks are skipped
 (``setup`` raises NotImplementedError, asv's skip signal). Run directly
 (``python -m benchmarks.peers.bench_practitioners``) to print the slice.
@@ -52,6 +61,10 @@ class Dataset:
     source: str
     ranges: str
     y_range: tuple = None
+    #: The raw table's column names (the real datasets; None for the synthetic ones).
+    columns: tuple = None
+    #: ``{column: public category list}`` for the columns the documentation codes as categories.
+    categories: dict = None
 
     @property
     def n(self):
@@ -87,11 +100,13 @@ def breast_cancer():
     from sklearn.datasets import load_breast_cancer
 
     import dpsolve
-    X, y = load_breast_cancer(return_X_y=True)
+    data = load_breast_cancer()
+    X, y = data.data, data.target
     low, high = dpsolve.datasets.breast_cancer_ranges()
     return Dataset("breast cancer", "binary", X, (y == 0).astype(int), low, high,
                    "scikit-learn `load_breast_cancer` (569 × 30); positive = malignant (37%)",
-                   "the min and max each feature's documentation lists (DESCR)")
+                   "the min and max each feature's documentation lists (DESCR)",
+                   columns=tuple(map(str, data.feature_names)))
 
 
 def wine():
@@ -100,16 +115,19 @@ def wine():
     low, high = _descr_ranges(data.DESCR, data.data.shape[1])
     return Dataset("wine (class 0 vs rest)", "binary", data.data, (data.target == 0).astype(int),
                    low, high, "scikit-learn `load_wine` (178 × 13); positive = cultivar 0 (33%)",
-                   "the min and max each feature's documentation lists (DESCR)")
+                   "the min and max each feature's documentation lists (DESCR)",
+                   columns=tuple(map(str, data.feature_names)))
 
 
 def digits():
     from sklearn.datasets import load_digits
-    X, y = load_digits(return_X_y=True)
+    data = load_digits()
+    X, y = data.data, data.target
     p = X.shape[1]
     return Dataset("digits (0 vs rest)", "binary", X, (y == 0).astype(int), np.zeros(p),
                    np.full(p, 16.0), "scikit-learn `load_digits` (1,797 × 64); positive = "
-                   "the digit 0 (10%)", "[0, 16] for every pixel (the documented pixel range)")
+                   "the digit 0 (10%)", "[0, 16] for every pixel (the documented pixel range)",
+                   columns=tuple(map(str, data.feature_names)))
 
 
 #: Domain ranges for the diabetes data's raw features (``load_diabetes(scaled=False)``), set
@@ -123,7 +141,8 @@ DIABETES_Y = (0.0, 400.0)
 
 def diabetes():
     from sklearn.datasets import load_diabetes
-    X, y = load_diabetes(return_X_y=True, scaled=False)
+    data = load_diabetes(scaled=False)
+    X, y = data.data, data.target
     low, high = (np.array(v, dtype=float) for v in zip(*DIABETES_RANGES.values()))
     return Dataset("diabetes", "regression", X, y, low, high,
                    "scikit-learn `load_diabetes(scaled=False)` (442 × 10); y = disease "
@@ -131,13 +150,18 @@ def diabetes():
                    "domain ranges: " + ", ".join(f"{k} {a}–{b}" for k, (a, b)
                                                  in DIABETES_RANGES.items())
                    + f"; y in [{DIABETES_Y[0]:g}, {DIABETES_Y[1]:g}] (a positive score; "
-                   "Efron et al. 2004 report 25–346)", y_range=DIABETES_Y)
+                   "Efron et al. 2004 report 25–346)", y_range=DIABETES_Y,
+                   columns=tuple(map(str, data.feature_names)))
 
 
 #: statsmodels' ``fair`` data (Fair 1978): the survey's documented codes.
 FAIR_RANGES = {"rate_marriage": (1, 5), "age": (17.5, 42), "yrs_married": (0.5, 23),
                "children": (0, 5.5), "religious": (1, 4), "educ": (9, 20),
                "occupation": (1, 6), "occupation_husb": (1, 6)}
+#: The two occupations are codes of a list (student, farming or semi-skilled, white collar,
+#: teacher or nurse, manager, professional), not a scale: the raw-table variants one-hot them.
+FAIR_CATEGORIES = {"occupation": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+                   "occupation_husb": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}
 
 
 def fair():
@@ -150,7 +174,8 @@ def fair():
                    "statsmodels `datasets.fair` (6,366 × 8; Fair 1978 survey); positive = any "
                    "time in affairs (32%)",
                    "the survey's documented codes: " + ", ".join(
-                       f"{k} {a:g}–{b:g}" for k, (a, b) in FAIR_RANGES.items()))
+                       f"{k} {a:g}–{b:g}" for k, (a, b) in FAIR_RANGES.items()),
+                   columns=tuple(FAIR_RANGES), categories=FAIR_CATEGORIES)
 
 
 #: statsmodels' ``anes96`` (1996 American National Election Study): documented scales, and for
@@ -170,7 +195,7 @@ def anes96():
                    "positive = voted Dole (40%)",
                    "the documented scales (TVnews 0–7 days, the three left-right scales 1–7, PID "
                    "0–6, educ 1–7, income 1–24) and domain ranges for age (18–100) and log "
-                   "population (log 0.1 to log 10⁴, in 1000s)")
+                   "population (log 0.1 to log 10⁴, in 1000s)", columns=tuple(ANES_RANGES))
 
 
 #: statsmodels' ``star98`` (California schools, 1998): percentages in [0, 100]; domain ranges
@@ -193,7 +218,7 @@ def star98():
                    "school's pupils above the national median in maths",
                    "percentages 0–100; domain ranges AVYRSEXP 0–40 years, AVSALK 20–120 "
                    "($1000s), PERSPENK 0–20 ($1000s), PTRATIO 5–50; y in [0, 1] (a share)",
-                   y_range=(0.0, 1.0))
+                   y_range=(0.0, 1.0), columns=tuple(STAR98_RANGES))
 
 
 def synthetic(positives, p, n=8_000, public=2_000, seed=0):
@@ -317,6 +342,135 @@ def run(method, dataset, epsilon, seed, data=None):
 def mean_scores(method, dataset, epsilon, seeds):
     rows = [run(method, dataset, epsilon, seed) for seed in seeds]
     return {key: float(np.mean([r[key] for r in rows])) for key in rows[0]}
+
+
+# -- raw tables --------------------------------------------------------------------------------
+#: The variants fitted on a dataset's raw table (its columns in their own units, as a DataFrame).
+RAW_METHODS = ("public-range transformers", "private ranges", "diffprivlib pipeline")
+#: The share of the total epsilon spent on the ranges (``PrivateRangeScaler``) or the means and
+#: variances (diffprivlib's ``StandardScaler``); the model gets the rest.
+SCALER_SHARE = 0.2
+
+
+def outer_range(low, high):
+    """A coarse public range around a documented one: [0, the power of ten at or above the
+    documented maximum] for a non-negative column, else the symmetric power of ten around it
+    (an order of magnitude, not a value read off a table)."""
+    top = 10.0 ** math.ceil(math.log10(max(abs(low), abs(high))))
+    return (0.0, top) if low >= 0 else (-top, top)
+
+
+def raw_frame(dataset):
+    """The dataset's features in their own units, as a DataFrame with its column names."""
+    import pandas as pd
+    return pd.DataFrame(dataset.X, columns=list(dataset.columns))
+
+
+def raw_preprocess(dataset, private_epsilon=None, seed=None):
+    """A ColumnTransformer of the public-range transformers: ``PublicRangeScaler`` on the
+    documented ranges (or, given ``private_epsilon``, ``PrivateRangeScaler`` on the coarse outer
+    ranges at that epsilon) for the numeric columns, ``PublicCategoryEncoder`` on the codebook's
+    lists for the categorical ones."""
+    from sklearn.compose import ColumnTransformer
+
+    from dpsolve.preprocessing import (PrivateRangeScaler, PublicCategoryEncoder,
+                                       PublicRangeScaler)
+    categories = dataset.categories or {}
+    numeric = [j for j, c in enumerate(dataset.columns) if c not in categories]
+    if private_epsilon is None:
+        scaler = PublicRangeScaler([(dataset.low[j], dataset.high[j]) for j in numeric])
+    else:
+        scaler = PrivateRangeScaler([outer_range(dataset.low[j], dataset.high[j])
+                                     for j in numeric], epsilon=private_epsilon,
+                                    random_state=seed)
+    parts = [("numbers", scaler, [dataset.columns[j] for j in numeric])]
+    if categories:
+        parts.append(("categories", PublicCategoryEncoder(list(categories.values())),
+                      list(categories)))
+    return ColumnTransformer(parts)
+
+
+class DiffprivlibPipeline:
+    """diffprivlib's own pipeline on a raw table: each column clipped to its public range (a
+    public map), diffprivlib's ``StandardScaler(bounds=ranges)`` at ``SCALER_SHARE`` of epsilon,
+    then its model at the rest, given the bounds the scaled columns obey: the public ranges put
+    through the released means and scales (a post-processing of the scaler's release)."""
+
+    def __init__(self, dataset, epsilon, seed):
+        self.dataset, self.epsilon, self.seed = dataset, epsilon, seed
+
+    def _scaled(self, X):
+        d = self.dataset
+        return self.scaler.transform(np.clip(np.asarray(X, dtype=float), d.low, d.high))
+
+    def fit(self, X, y):
+        d = self.dataset
+        self.scaler = diffprivlib.models.StandardScaler(
+            epsilon=SCALER_SHARE * self.epsilon, bounds=(d.low, d.high), random_state=self.seed)
+        self.scaler.fit(np.clip(np.asarray(X, dtype=float), d.low, d.high))
+        ends = self.scaler.transform(np.vstack([d.low, d.high]))
+        rest = (1.0 - SCALER_SHARE) * self.epsilon
+        if d.kind == "binary":
+            norm = float(np.linalg.norm(np.abs(ends).max(axis=0)))
+            self.model = diffprivlib.models.LogisticRegression(epsilon=rest, data_norm=norm,
+                                                               random_state=self.seed)
+        else:
+            self.model = diffprivlib.models.LinearRegression(
+                epsilon=rest, bounds_X=(ends.min(axis=0), ends.max(axis=0)),
+                bounds_y=(-1.0, 1.0), random_state=self.seed)
+        self.model.fit(self._scaled(X), y)
+        return self
+
+    def predict(self, X):
+        return self.model.predict(self._scaled(X))
+
+    def predict_proba(self, X):
+        return self.model.predict_proba(self._scaled(X))
+
+
+def make_raw_model(method, dataset, epsilon, seed):
+    """The raw-table variant at total epsilon ``epsilon``, given only the public ranges (or, for
+    ``"private ranges"``, the coarse outer ranges)."""
+    from dpsolve.estimators import DPLinearRegression, DPLogisticRegression
+    from dpsolve.preprocessing import private_pipeline
+    if method == "diffprivlib pipeline":
+        if diffprivlib is None:
+            raise ImportError("diffprivlib is not installed")
+        return DiffprivlibPipeline(dataset, epsilon, seed)
+    if method == "public-range transformers":
+        preprocess, rest = raw_preprocess(dataset), epsilon
+    elif method == "private ranges":
+        preprocess = raw_preprocess(dataset, SCALER_SHARE * epsilon, seed)
+        rest = (1.0 - SCALER_SHARE) * epsilon
+    else:
+        raise ValueError(method)
+    if dataset.kind == "binary":
+        estimator = DPLogisticRegression(epsilon=rest, classes=[0, 1], random_state=seed)
+    else:
+        estimator = DPLinearRegression(epsilon=rest, label_bound=1.0, random_state=seed)
+    return private_pipeline(preprocess, estimator)
+
+
+def run_raw(method, dataset, epsilon, seed, frame=None):
+    """One raw-table fit on the seed's split (the rows ``split`` draws) and its held-out scores;
+    checks that the model's total epsilon is ``epsilon``."""
+    from sklearn.model_selection import train_test_split
+    frame = raw_frame(dataset) if frame is None else frame
+    y = dataset.labels()
+    train, test = train_test_split(np.arange(dataset.n), test_size=0.25, random_state=seed,
+                                   stratify=y if dataset.kind == "binary" else None)
+    model = make_raw_model(method, dataset, epsilon, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        model.fit(frame.iloc[train], y[train])
+        seconds = time.perf_counter() - start
+        out = scores(dataset.kind, model, frame.iloc[test], y[test])
+    if method != "diffprivlib pipeline" and not math.isclose(model[-1].epsilon_, epsilon,
+                                                             rel_tol=1e-12):
+        raise RuntimeError(f"{method}: total epsilon {model[-1].epsilon_}, not {epsilon}")
+    out["seconds"] = seconds
+    return out
 
 
 # -- asv ---------------------------------------------------------------------------------------
