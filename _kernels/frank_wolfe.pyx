@@ -97,9 +97,9 @@ cdef Py_ssize_t choose_vertex(const double* grad, const double* gumbel, Py_ssize
 
 
 def private_frank_wolfe(object columns, const double[::1] y, int loss, double h, double radius,
-                        double margin_bound, double reg, double weight, Py_ssize_t steps, double[::1] theta,
-                        double[::1] z, double[::1] r, double[::1] grad, double[::1] gumbel,
-                        Py_ssize_t[::1] chosen, object generator):
+                        double margin_bound, double reg, double weight, Py_ssize_t steps,
+                        double[::1] theta, double[::1] z, double[::1] r, double[::1] grad,
+                        double[::1] gumbel, Py_ssize_t[::1] chosen, object generator):
     """T = ``steps`` steps of private Frank-Wolfe from ``theta = 0``, in place.
 
     Step t (``mu_t = 2 / (t + 2)``): ``r = loss'(z; y)``, ``grad = X^T r / n + reg theta``, the
@@ -107,11 +107,11 @@ def private_frank_wolfe(object columns, const double[::1] y, int loss, double h,
     ``theta_j <- theta_j + mu s R`` and ``z <- (1 - mu) z + (mu s R) X[:, j]``.
 
     Parameters: ``margin_bound`` is ``R B`` (B the rows' l-inf bound), where the margins are
-    clipped before the derivatives; ``columns`` is ``X^T`` as the kernels take rows (a C-contiguous (p, n) float64
-    or float32 array, or ``(indptr, indices, data, p, n)`` of X in CSC); ``theta`` (p) and ``z``
-    (n) must hold zeros; ``r`` (n), ``grad`` (p) and ``gumbel`` (2p) are scratch; ``chosen``
-    (steps) receives the chosen vertex of each step (``2 j + s``); ``generator`` a numpy Generator, whose lock is
-    held for the whole run.
+    clipped before the derivatives; ``columns`` is ``X^T`` as the kernels take rows (a
+    C-contiguous (p, n) float64 or float32 array, or ``(indptr, indices, data, p, n)`` of X in
+    CSC); ``theta`` (p) and ``z`` (n) must hold zeros; ``r`` (n), ``grad`` (p) and ``gumbel``
+    (2p) are scratch; ``chosen`` (steps) receives the chosen vertex of each step (``2 j + s``);
+    ``generator`` a numpy Generator, whose lock is held for the whole run.
     """
     check_loss_parameter(loss, h)
     cdef Rows C = make_rows(columns)

@@ -213,31 +213,30 @@ def zipf_problem(p, n=L1_N, seed=0, per_row=50):
     return dpsolve.Problem(X, y, "logistic", constraint="l1", radius=L1_RADIUS)
 
 
-class ReferenceL1:
-    """theta* over the l1 ball (radius 10), logistic, n = 10⁴ CSR rows of a Zipf design with
-    p = 10⁴ and 10⁵ columns; the baseline in the same run is one certificate at theta* (one
-    pass over X computing the gap with its rounding allowance), so the ratio counts the solve
-    in passes of that kind. Target: a certified gap <= 1e-9 in seconds to a minute."""
+def _certified_solves(make, ps):
+    """For each p: the seconds ``reference_minimizer`` takes on ``make(p)`` from cold, its
+    certified gap, its theta*'s non-zeros, and the baseline: one certificate at theta*."""
+    out = {}
+    for p in ps:
+        problem = make(p)
+        seconds, solution = _seconds(lambda: dpsolve.reference_minimizer(problem, cache=False))
+        baseline = best_time(lambda: certificate(problem, solution.theta), repeat=3,
+                             min_time=0.0)
+        out[p] = {"seconds": seconds, "gap": solution.gap, "baseline": baseline,
+                  "nonzeros": int(np.count_nonzero(solution.theta))}
+    return out
 
-    params = list(L1_PS)
-    param_names = ["p"]
+
+class _CertifiedSolveTracks:
+    """The tracks of a certified solve on wide CSR rows, over ``params`` (p). Each subclass
+    defines its own ``setup_cache`` (asv keys a cache by the function's place in the file, so
+    an inherited one would be shared) and ``make(p)``."""
+
     timeout = 1800
     number, repeat, warmup_time = 1, 1, 0.0
 
-    def setup_cache(self):
-        out = {}
-        for p in L1_PS:
-            problem = zipf_problem(p)
-            seconds, solution = _seconds(lambda: dpsolve.reference_minimizer(problem,
-                                                                             cache=False))
-            baseline = best_time(lambda: certificate(problem, solution.theta), repeat=3,
-                                 min_time=0.0)
-            out[p] = {"seconds": seconds, "gap": solution.gap, "baseline": baseline,
-                      "nonzeros": int(np.count_nonzero(solution.theta))}
-        return out
-
     def setup(self, results, p):
-        self.problem = zipf_problem(p)
+        self.problem = self.make(p)
 
     def time_fresh(self, results, p):
         dpsolve.reference_minimizer(self.problem, cache=False)
@@ -258,6 +257,19 @@ class ReferenceL1:
     track_certified_gap.unit = "gap (target <= 1e-9)"
 
 
+class ReferenceL1(_CertifiedSolveTracks):
+    """theta* over the l1 ball (radius 10), logistic, n = 10⁴ CSR rows of a Zipf design with
+    p = 10⁴ and 10⁵ columns; the baseline in the same run is one certificate at theta* (one
+    pass over X computing the gap with its rounding allowance), so the ratio counts the solve
+    in passes of that kind. Target: a certified gap <= 1e-9 in seconds to a minute."""
+
+    params, param_names = list(L1_PS), ["p"]
+    make = staticmethod(zipf_problem)
+
+    def setup_cache(self):
+        return _certified_solves(zipf_problem, L1_PS)
+
+
 WIDE_N, WIDE_PS, WIDE_RADIUS, WIDE_ROW_NORM = 10_000, (10_000, 100_000), 10.0, 14.1422
 
 
@@ -269,48 +281,17 @@ def wide_problem(p, n=WIDE_N, seed=0):
     return dpsolve.Problem(X, y, "logistic", radius=WIDE_RADIUS, row_norm=WIDE_ROW_NORM)
 
 
-class ReferenceWideL2:
+class ReferenceWideL2(_CertifiedSolveTracks):
     """theta* over the l2 ball (radius 10), logistic, n = 10⁴ CSR rows of the Zipf bag of words
     with p = 10⁴ and 10⁵ columns (p >> the rows' 150 distinct words): Newton-CG on SciPy's
     sparse products. The baseline in the same run is one certificate at theta* (one pass over
     X), as for ``ReferenceL1``. Target: a certified gap <= 1e-9 in under a minute."""
 
-    params = list(WIDE_PS)
-    param_names = ["p"]
-    timeout = 1800
-    number, repeat, warmup_time = 1, 1, 0.0
+    params, param_names = list(WIDE_PS), ["p"]
+    make = staticmethod(wide_problem)
 
     def setup_cache(self):
-        out = {}
-        for p in WIDE_PS:
-            problem = wide_problem(p)
-            seconds, solution = _seconds(lambda: dpsolve.reference_minimizer(problem,
-                                                                             cache=False))
-            baseline = best_time(lambda: certificate(problem, solution.theta), repeat=3,
-                                 min_time=0.0)
-            out[p] = {"seconds": seconds, "gap": solution.gap, "baseline": baseline}
-        return out
-
-    def setup(self, results, p):
-        self.problem = wide_problem(p)
-
-    def time_fresh(self, results, p):
-        dpsolve.reference_minimizer(self.problem, cache=False)
-
-    def track_seconds(self, results, p):
-        return results[p]["seconds"]
-
-    track_seconds.unit = "s (target < 60)"
-
-    def track_ratio_to_one_certificate(self, results, p):
-        return results[p]["seconds"] / results[p]["baseline"]
-
-    track_ratio_to_one_certificate.unit = "solve time / one certificate's time"
-
-    def track_certified_gap(self, results, p):
-        return results[p]["gap"]
-
-    track_certified_gap.unit = "gap (target <= 1e-9)"
+        return _certified_solves(wide_problem, WIDE_PS)
 
 
 def _print_wide():

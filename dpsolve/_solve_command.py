@@ -41,27 +41,40 @@ def solve(parser, args):
     _input_file(args.data, "--data")
     if args.labels is not None:
         _input_file(args.labels, "--labels")
-    try:
+
+    def fit():
         X, y = load_file(args.data, args.labels, names=("--data", "--labels"))
         if loss.is_multinomial:
             check_class_memory(X.shape[0], X.shape[1] + bool(args.fit_intercept),
                                len(label_set),
                                "--n-classes" if args.n_classes is not None else "--classes")
         estimator = _estimator(args, loss, label_set)
+        estimator.fit(X, y)
+        return estimator, X, y, {}
+
+    return _fit_and_report(args, fit)
+
+
+def _fit_and_report(args, fit):
+    """Run ``fit()`` (which reads the data and returns the fitted estimator, the rows it saw
+    and entries to add to the report), then write the JSON report; returns the exit status.
+    A library error is the input's (status 2, led by its option) unless arithmetic or memory
+    failed (status 1). The warnings
+    are shown to the data holder on stderr, each once (the estimator's plan builds its
+    Problem more than once), and never written to the output."""
+    try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            estimator.fit(X, y)
+            estimator, X, y, extra = fit()
         problem, share, choice = _fitted_problem(estimator, X, y)
     except (OSError, ValueError, TypeError) as exc:
         return _fail(_message(exc, args))
     except (ArithmeticError, MemoryError) as exc:      # not the input's fault: status 1
         print(f"dpsolve: error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
-    # shown to the data holder, never written to the output; each once (the estimator's plan
-    # builds its Problem more than once)
     for message in dict.fromkeys(str(w.message) for w in caught):
         print(f"warning: {message}", file=sys.stderr)
-    report = _report(args, estimator, problem, share, choice)
+    report = {**_report(args, estimator, problem, share, choice), **extra}
     return _write_output(args, json.dumps(report, indent=2, default=_plain))
 
 
@@ -73,28 +86,19 @@ def _solve_table(parser, args, loss):
     ``[label]``; then as :func:`solve`."""
     schema, label_set = _check_schema(parser, args, loss)
     _input_file(args.data, "--data")
-    try:
-        X, y = _read_table(args.data, schema)
+    if schema.label_range is not None:
+        args.label_bound = schema.label_range
+
+    def fit():
         from .preprocessing import private_pipeline
-        if schema.label_range is not None:
-            args.label_bound = schema.label_range
+        X, y = _read_table(args.data, schema)
         pipeline = private_pipeline(schema.preprocess(), _estimator(args, loss, label_set))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            pipeline.fit(X, y)
-        estimator = pipeline[-1]
-        problem, share, choice = _fitted_problem(estimator, pipeline[:-1].transform(X), y)
-    except (OSError, ValueError, TypeError) as exc:
-        return _fail(_message(exc, args))
-    except (ArithmeticError, MemoryError) as exc:      # not the input's fault: status 1
-        print(f"dpsolve: error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    for message in dict.fromkeys(str(w.message) for w in caught):
-        print(f"warning: {message}", file=sys.stderr)
-    report = _report(args, estimator, problem, share, choice)
-    report["schema"] = {"path": str(args.schema), "label": schema.label_column,
-                        "features": [str(f) for f in pipeline[:-1].get_feature_names_out()]}
-    return _write_output(args, json.dumps(report, indent=2, default=_plain))
+        pipeline.fit(X, y)
+        features = [str(f) for f in pipeline[:-1].get_feature_names_out()]
+        return pipeline[-1], pipeline[:-1].transform(X), y, {"schema": {
+            "path": str(args.schema), "label": schema.label_column, "features": features}}
+
+    return _fit_and_report(args, fit)
 
 
 def _check_schema(parser, args, loss):

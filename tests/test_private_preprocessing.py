@@ -298,3 +298,21 @@ def test_standard_scaler_output_is_clipped_and_composed_in_a_pipeline():
     assert model[-1].privacy_report_.holds and model[-1].epsilon_ == pytest.approx(1.4)
     assert budget.spent()[0] == pytest.approx(1.4)
     assert model[0].dp_event_ == dp_accounting.ComposedDpEvent([PureDpEvent(0.05)] * 8)
+
+
+def test_a_pipeline_refuses_the_estimators_bad_parameters_before_a_step_spends():
+    """The estimator's checks of its parameters alone run before the private step is fitted:
+    a refusal there leaves the budget uncharged and the scaler unfitted."""
+    pd = pytest.importorskip("pandas")
+    from dpsolve import BudgetAccountant
+    from dpsolve.estimators import DPLogisticRegression
+    from dpsolve.preprocessing import PrivateRangeScaler, private_pipeline
+    budget = BudgetAccountant(10.0)
+    table = pd.DataFrame({"a": np.linspace(0.0, 9.0, 40)})
+    model = private_pipeline(
+        PrivateRangeScaler([(0.0, 100.0)], 0.5, accountant=budget),
+        DPLogisticRegression(epsilon=1.0, classes=[0, 1], solver="no_such_solver",
+                             accountant=budget))
+    with pytest.raises(ValueError, match="solver must be 'auto' or one of"):
+        model.fit(table, np.arange(40) % 2)
+    assert budget.ledger == () and not hasattr(model[0], "ranges_")

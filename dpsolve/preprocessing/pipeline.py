@@ -62,6 +62,9 @@ class PrivatePipeline(Pipeline):
             raise ValueError("memory must be None: a private step is fitted, and spends its "
                              "epsilon, at every fit, never read back from a cache")
         estimator = self._final_estimator
+        # the estimator's checks of its parameters alone, before any step spends its epsilon
+        estimator._validate_params()
+        estimator._check_public(estimator._loss)
         head = Pipeline(self.steps[:-1], verbose=self.verbose)
         budget = getattr(estimator, "accountant", None)
         for where, step in private_steps(head, "the pipeline"):

@@ -5,16 +5,15 @@ import math
 import numbers
 from fractions import Fraction
 
-import dp_accounting
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_real
-from ..privacy.budget import ESTIMATE_NEIGHBOURS, charge, check_accountant
+from ..privacy.budget import check_accountant
 from ..privacy.discrete import BitSource, discrete_laplace
 from ..privacy.events import pure_event
-from ..privacy.quantile import PrivateEstimate
+from ._release import SpendsPrivacy
 from ._tables import check_count, check_norm, input_names, is_missing, n_columns, read_table
 from .category_encoder import _checked_categories, _checked_unknown, one_hot
 from .private_range_scaler import _checked_random_state
@@ -56,7 +55,7 @@ def _noisy_counts(counts, scale, bits):
     return [count + discrete_laplace(scale, rng=bits) for count in counts]
 
 
-class PrivateCategoryEncoder(TransformerMixin, BaseEstimator):
+class PrivateCategoryEncoder(SpendsPrivacy, TransformerMixin, BaseEstimator):
     """One-hot encode categorical columns on the public candidate categories whose private
     frequency clears a public threshold; the others, and any value not a candidate, go to the
     unknown bucket.
@@ -143,8 +142,6 @@ class PrivateCategoryEncoder(TransformerMixin, BaseEstimator):
     """
 
     #: Fitted privately: a pipeline composes its cost into the estimator's downstream.
-    spends_privacy = True
-
     def __init__(self, candidates, epsilon, *, min_frequency=0.01, unknown="bucket",
                  random_state=None, accountant=None):
         self.candidates = candidates
@@ -193,9 +190,7 @@ class PrivateCategoryEncoder(TransformerMixin, BaseEstimator):
         n, q = X.shape
         lists = lists if given is not None else lists * q
         threshold = value * n if share else value
-        event = dp_accounting.ComposedDpEvent([pure_event(epsilon / q) for _ in range(q)])
-        charge(self.accountant, event, neighbours=ESTIMATE_NEIGHBOURS,
-               label=type(self).__name__)
+        event = self._charged(pure_event(epsilon / q) for _ in range(q))
         # exact: the scale 2 q / epsilon as the rational it is, not a rounded float
         scale = Fraction(COUNT_SENSITIVITY * q) / Fraction(epsilon)
         bits = BitSource(np.random.default_rng(random_state))
@@ -246,26 +241,6 @@ class PrivateCategoryEncoder(TransformerMixin, BaseEstimator):
         _, given = _checked_categories(self.candidates, "candidates")
         count = n_columns(self, given, "candidates")
         return math.sqrt(count) if norm == "l2" else 1.0
-
-    def row_norm_estimate(self, norm="l2"):
-        """The fitted encoder's release as a bound for an estimator downstream: a
-        :class:`~dpsolve.privacy.PrivateEstimate` whose value is :meth:`row_norm_bound` and
-        whose cost is the fit's (``epsilon_``, ``dp_event_``), as
-        :meth:`PrivateRangeScaler.row_norm_estimate`.
-
-        Parameters
-        ----------
-        norm : {"l2", "linf"}, default="l2"
-            As in :meth:`row_norm_bound`.
-
-        Returns
-        -------
-        PrivateEstimate
-            The bound, ``epsilon_`` and ``dp_event_``.
-        """
-        check_is_fitted(self, "categories_")
-        return PrivateEstimate(value=self.row_norm_bound(norm), epsilon=self.epsilon_,
-                               dp_event=self.dp_event_)
 
     def get_feature_names_out(self, input_features=None):
         """The output columns' names: ``<column>_<category>`` for each kept candidate, and

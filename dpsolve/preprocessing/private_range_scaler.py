@@ -3,16 +3,16 @@ a coarse public outer range per column: it spends a declared epsilon, releases t
 then maps each column onto [0, 1] (or [-1, 1]) as :class:`PublicRangeScaler` does."""
 import numbers
 
-import dp_accounting
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_real
-from ..privacy.budget import ESTIMATE_NEIGHBOURS, charge, check_accountant
+from ..privacy.budget import check_accountant
 from ..privacy.events import pure_event
-from ..privacy.quantile import PrivateEstimate, _release
-from ._tables import check_count, check_norm, input_names, n_columns, read_table
+from ..privacy.quantile import _release
+from ._release import KeepsColumnNames, SpendsPrivacy
+from ._tables import check_count, check_norm, n_columns, read_table
 from .range_scaler import _checked_feature_range, _checked_ranges, scale_columns
 
 
@@ -49,7 +49,8 @@ def _released_range(first, second, low, high):
     return (a, b) if a < b else (low, high)
 
 
-class PrivateRangeScaler(TransformerMixin, BaseEstimator):
+class PrivateRangeScaler(SpendsPrivacy, KeepsColumnNames, TransformerMixin,
+                         BaseEstimator):
     """Map each numeric column onto [0, 1] or [-1, 1] from a range released privately: two
     quantiles of the column by Smith (2011)'s exponential mechanism, inside a coarse public
     outer range; values outside the released range are clipped.
@@ -133,8 +134,6 @@ class PrivateRangeScaler(TransformerMixin, BaseEstimator):
     """
 
     #: Fitted privately: a pipeline composes its cost into the estimator's downstream.
-    spends_privacy = True
-
     def __init__(self, outer_ranges, epsilon, *, quantiles=(0.05, 0.95), feature_range=(0, 1),
                  random_state=None, accountant=None):
         self.outer_ranges = outer_ranges
@@ -179,9 +178,7 @@ class PrivateRangeScaler(TransformerMixin, BaseEstimator):
         low, high = np.broadcast_to(low, (p,)), np.broadcast_to(high, (p,))
         share = epsilon / (2 * p)
         events = [pure_event(share) for _ in range(2 * p)]
-        event = dp_accounting.ComposedDpEvent(events)
-        charge(self.accountant, event, neighbours=ESTIMATE_NEIGHBOURS,
-               label=type(self).__name__)
+        event = self._charged(events)
         rng = np.random.default_rng(random_state)
         ranges = np.empty((p, 2))
         for j in range(p):
@@ -232,41 +229,3 @@ class PrivateRangeScaler(TransformerMixin, BaseEstimator):
         count = n_columns(self, given, "outer_ranges")
         return float(np.sqrt(count)) if norm == "l2" else 1.0
 
-    def row_norm_estimate(self, norm="l2"):
-        """The fitted scaler's release as a bound for an estimator downstream: a
-        :class:`~dpsolve.privacy.PrivateEstimate` whose value is :meth:`row_norm_bound` and
-        whose cost is the fit's (``epsilon_``, ``dp_event_``).
-
-        Given as an estimator's ``row_norm`` on the transformed table (also inside
-        :class:`~dpsolve.private_selection.PrivateGridSearch`), the scaler's cost is composed
-        into the model's ``epsilon_`` and ``dp_event_``, once, as a private bound's is.
-
-        Parameters
-        ----------
-        norm : {"l2", "linf"}, default="l2"
-            As in :meth:`row_norm_bound`.
-
-        Returns
-        -------
-        PrivateEstimate
-            The bound, ``epsilon_`` and ``dp_event_``.
-        """
-        check_is_fitted(self, "ranges_")
-        return PrivateEstimate(value=self.row_norm_bound(norm), epsilon=self.epsilon_,
-                               dp_event=self.dp_event_)
-
-    def get_feature_names_out(self, input_features=None):
-        """The output columns' names: the input columns' names.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-            The input columns' names; by default the fitted ``feature_names_in_``.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str
-            One name per output column.
-        """
-        check_is_fitted(self, "ranges_")
-        return np.asarray(input_names(self, input_features, self.n_features_in_), dtype=object)

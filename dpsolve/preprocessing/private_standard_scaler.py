@@ -4,16 +4,15 @@ scaled, and clipped to a public number of standard deviations so that the output
 public."""
 import math
 
-import dp_accounting
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_real
-from ..privacy.budget import ESTIMATE_NEIGHBOURS, charge, check_accountant
+from ..privacy.budget import check_accountant
 from ..privacy.events import pure_event
-from ..privacy.quantile import PrivateEstimate
-from ._tables import check_count, check_norm, input_names, n_columns, read_table
+from ._release import KeepsColumnNames, SpendsPrivacy
+from ._tables import check_count, check_norm, n_columns, read_table
 from .private_range_scaler import _checked_random_state
 from .range_scaler import _checked_ranges
 
@@ -37,7 +36,8 @@ def _moments(column, low, high, n, share, rng):
     return middle + mean, scale
 
 
-class PrivateStandardScaler(TransformerMixin, BaseEstimator):
+class PrivateStandardScaler(SpendsPrivacy, KeepsColumnNames, TransformerMixin,
+                            BaseEstimator):
     """Centre and scale each numeric column by a mean and a standard deviation released
     privately (the Laplace mechanism on sums of the values clipped to public ranges), and clip
     the result to ``[-clip, clip]``.
@@ -115,8 +115,6 @@ class PrivateStandardScaler(TransformerMixin, BaseEstimator):
     """
 
     #: Fitted privately: a pipeline composes its cost into the estimator's downstream.
-    spends_privacy = True
-
     def __init__(self, ranges, epsilon, *, clip=3.0, random_state=None, accountant=None):
         self.ranges = ranges
         self.epsilon = epsilon
@@ -162,9 +160,7 @@ class PrivateStandardScaler(TransformerMixin, BaseEstimator):
                              f"{epsilon:g} overflows float64 in the sums of squares or their "
                              "noise; give narrower ranges")
         events = [pure_event(share) for _ in range(2 * p)]
-        event = dp_accounting.ComposedDpEvent(events)
-        charge(self.accountant, event, neighbours=ESTIMATE_NEIGHBOURS,
-               label=type(self).__name__)
+        event = self._charged(events)
         rng = np.random.default_rng(random_state)
         moments = [_moments(X[:, j], float(low[j]), float(high[j]), n, share, rng)
                    for j in range(p)]
@@ -218,38 +214,3 @@ class PrivateStandardScaler(TransformerMixin, BaseEstimator):
         count = n_columns(self, given, "ranges")
         return clip * math.sqrt(count) if norm == "l2" else clip
 
-    def row_norm_estimate(self, norm="l2"):
-        """The fitted scaler's release as a bound for an estimator downstream: a
-        :class:`~dpsolve.privacy.PrivateEstimate` whose value is :meth:`row_norm_bound` and
-        whose cost is the fit's (``epsilon_``, ``dp_event_``), as
-        :meth:`PrivateRangeScaler.row_norm_estimate`.
-
-        Parameters
-        ----------
-        norm : {"l2", "linf"}, default="l2"
-            As in :meth:`row_norm_bound`.
-
-        Returns
-        -------
-        PrivateEstimate
-            The bound, ``epsilon_`` and ``dp_event_``.
-        """
-        check_is_fitted(self, "mean_")
-        return PrivateEstimate(value=self.row_norm_bound(norm), epsilon=self.epsilon_,
-                               dp_event=self.dp_event_)
-
-    def get_feature_names_out(self, input_features=None):
-        """The output columns' names: the input columns' names.
-
-        Parameters
-        ----------
-        input_features : array-like of str or None, default=None
-            The input columns' names; by default the fitted ``feature_names_in_``.
-
-        Returns
-        -------
-        feature_names_out : ndarray of str
-            One name per output column.
-        """
-        check_is_fitted(self, "mean_")
-        return np.asarray(input_names(self, input_features, self.n_features_in_), dtype=object)

@@ -157,11 +157,7 @@ def _checked_columns(columns, where):
         raise ValueError(f"{where}: needs at least one [columns.<name>] table")
     for name, spec in columns.items():
         at = f"{where}: [columns.{name}]"
-        if not isinstance(spec, dict):
-            raise ValueError(f"{at}: must be a table (range = [low, high] or categories = [...])")
-        unknown = sorted(set(spec) - set(COLUMN_KEYS))
-        if unknown:
-            raise ValueError(f"{at}.{unknown[0]}: unknown key; accepted: {', '.join(COLUMN_KEYS)}")
+        _check_table(spec, COLUMN_KEYS, at, "range = [low, high] or categories = [...]")
         if ("range" in spec) == ("categories" in spec):
             raise ValueError(f"{at}: give exactly one of range = [low, high] (a numeric column) "
                              "and categories = [...] (a categorical one)")
@@ -180,16 +176,16 @@ def _checked_columns(columns, where):
             if spec.get("unknown", "bucket") not in ("bucket", "zeros"):
                 raise ValueError(f"{at}.unknown: must be \"bucket\" or \"zeros\", got "
                                  f"{spec['unknown']!r}")
+            if "missing" in spec and not (isinstance(spec["missing"], str)
+                                          or _is_real(spec["missing"])):
+                raise ValueError(f"{at}.missing: a categorical column's missing value must be "
+                                 f"a string or a number, got {spec['missing']!r}")
     return dict(columns)
 
 
 def _checked_label(label, where):
     at = f"{where}: [label]"
-    if not isinstance(label, dict):
-        raise ValueError(f"{at}: must be a table (column = ..., classes or range)")
-    unknown = sorted(set(label) - set(LABEL_KEYS))
-    if unknown:
-        raise ValueError(f"{at}.{unknown[0]}: unknown key; accepted: {', '.join(LABEL_KEYS)}")
+    _check_table(label, LABEL_KEYS, at, "column = ..., classes or range")
     column = label.get("column")
     if not isinstance(column, str) or not column:
         raise ValueError(f"{at}.column: the label's column name (a string), got {column!r}")
@@ -203,6 +199,15 @@ def _checked_label(label, where):
         return column, list(classes), None
     _check_range(label["range"], f"{at}.range")
     return column, None, tuple(float(v) for v in label["range"])
+
+
+def _check_table(table, keys, at, form):
+    """Refuse a schema entry that is not a TOML table, or has a key not among ``keys``."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{at}: must be a table ({form})")
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise ValueError(f"{at}.{unknown[0]}: unknown key; accepted: {', '.join(keys)}")
 
 
 def _is_real(value):

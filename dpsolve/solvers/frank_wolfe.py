@@ -258,7 +258,8 @@ def run(problem, partition, plan, rng):
     theta = np.zeros(p)
     _frank_wolfe.private_frank_wolfe(
         columns, np.ascontiguousarray(problem.y, dtype=np.float64), loss.kernel_id,
-        loss.kernel_param, problem.radius, problem.radius * problem.row_norm, problem.reg, plan.run_inputs["weight"], plan.steps,
+        loss.kernel_param, problem.radius, problem.radius * problem.row_norm, problem.reg,
+        plan.run_inputs["weight"], plan.steps,
         theta, np.zeros(n), np.empty(n), np.empty(p), np.empty(2 * p),
         np.empty(plan.steps, dtype=np.intp), rng)
     return Released(theta=theta)
