@@ -8,6 +8,8 @@ public-bound setting of Chaudhuri, Monteleoni & Sarwate 2011), and scikit-learn'
 encoders read minima, means and categories off them. The transformers of
 :mod:`dpsolve.preprocessing` map each column by public choices only, state the row bound their
 output obeys, and :func:`~dpsolve.preprocessing.private_pipeline` gives it to the estimator.
+Where only an order of magnitude is public, a private scaler releases the ranges at a share of
+ε, and the model in scikit-learn's own pipeline composes that share into its own.
 One :class:`dpsolve.BudgetAccountant` is charged by the fit and by a private grid search
 (:class:`~dpsolve.private_selection.PrivateGridSearch`, the random-stopping selection of
 Liu & Talwar 2019), and its ledger lists every release and its cost.
@@ -30,8 +32,9 @@ from sklearn.pipeline import make_pipeline
 
 import dpsolve
 from dpsolve.estimators import DPLogisticRegression
-from dpsolve.preprocessing import (PublicCategoryEncoder, PublicConstantImputer,
-                                   PublicRangeScaler, output_row_norm, private_pipeline)
+from dpsolve.preprocessing import (PrivateRangeScaler, PublicCategoryEncoder,
+                                   PublicConstantImputer, PublicRangeScaler, output_row_norm,
+                                   private_pipeline)
 from dpsolve.private_selection import PrivateGridSearch
 
 rng = np.random.default_rng(0)
@@ -107,10 +110,43 @@ print("test AUC of the released model:",
       round(roc_auc_score(y_test, best.decision_function(X_test)), 3))
 
 # %%
+# When a range is not known: a private scaler in scikit-learn's pipeline
+# -----------------------------------------------------------------------
+# Suppose only an order of magnitude is public for the amounts: an income and a balance under
+# $1 million, an age under 150. :class:`~dpsolve.preprocessing.PrivateRangeScaler` releases
+# each column's 0.05 and 0.95 quantiles inside those outer ranges, at ε = 0.3 for the three
+# columns (0.05 per quantile), and maps them as the public scaler does. A quantile released at
+# so small an ε inside a range a hundred times wider than the bulk of the column can land far
+# above it, as the balance's upper end may below: that is the price of knowing only an order
+# of magnitude, paid in accuracy, never in privacy. Its output's row bound is public all the
+# same (√3 for the three columns, whatever the table), so ``output_row_norm`` still gives the
+# estimator its ``row_norm``. In scikit-learn's own ``make_pipeline`` the model composes the
+# scaler's release into its own: its ``epsilon_`` is 0.3 + 1 = 1.3, and its privacy report
+# lists both. The scaler charges the same budget, before it reads a record; a scaler on
+# another budget, or an estimator with a bad parameter, is refused before anything is spent.
+private_numbers = make_pipeline(
+    PublicConstantImputer(fill_value=[40_000.0, 45.0, 0.0]),
+    PrivateRangeScaler(outer_ranges=[(0.0, 1e6), (0.0, 150.0), (0.0, 1e6)], epsilon=0.3,
+                       random_state=0, accountant=budget))
+private_preprocess = ColumnTransformer([
+    ("numbers", private_numbers, ["income", "age", "balance"]),
+    ("plan", PublicCategoryEncoder(categories=[["basic", "plus", "premium"]]), ["plan"])])
+private_ranges = make_pipeline(private_preprocess, DPLogisticRegression(
+    epsilon=1.0, classes=[0, 1], row_norm=output_row_norm(private_preprocess),
+    accountant=budget, random_state=0)).fit(X_train, y_train)
+released = private_ranges[0].named_transformers_["numbers"][-1].ranges_
+print("released ranges:", np.round(released, -2).tolist())
+print("epsilon:", round(private_ranges[-1].epsilon_, 12),
+      "holds:", private_ranges[-1].privacy_report_.holds)
+print(private_ranges[-1].privacy_report_.summary())
+print("test AUC:",
+      round(roc_auc_score(y_test, private_ranges.decision_function(X_test)), 3))
+
+# %%
 # The ledger
 # ----------
 # Every release charged to the budget, with its cost, and what remains. Pure ε composes by
-# addition: 1 + 3.3 = 4.3 of 6.
+# addition: 1 + 3.3 + 0.3 + 1 = 5.6 of 6.
 print(budget.report())
 
 spent = np.cumsum([charge.epsilon for charge in budget.ledger])

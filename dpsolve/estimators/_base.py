@@ -25,6 +25,7 @@ from ..privacy.accounting import PrivacyStep, PrivacyWarning, certify, pure_even
 from ..privacy.budget import BudgetAccountant, ParallelGroup, charge
 from ..privacy.counts import MIN_EPSILON
 from ..privacy.quantile import PrivateEstimate
+from ..preprocessing._enclosing_pipeline import check_same_budget, upstream_releases
 from ..problem import Problem
 from ..solvers.choose import choose_solver
 from ..tuning import choice_reg, prediction_options, prediction_reg
@@ -172,8 +173,8 @@ class _DPLinearModel(BaseEstimator):
 
     def _estimates(self):
         """The PrivateEstimates the fit uses as bounds (each composed into its release), and
-        the releases of the private preprocessing its rows come from, which
-        :func:`dpsolve.preprocessing.private_pipeline`'s pipeline sets for the fit only."""
+        the releases of the private preprocessing its rows come from when a scikit-learn
+        ``Pipeline`` is fitting it (the private steps before it)."""
         return [estimate for _, estimate in self._named_estimates()]
 
     def _named_estimates(self):
@@ -181,7 +182,15 @@ class _DPLinearModel(BaseEstimator):
         parameter it bounds, or the preprocessing step's place in the pipeline."""
         bounds = [(name, getattr(self, name, None)) for name in ("row_norm", "label_bound")]
         return [(name, value) for name, value in bounds if isinstance(value, PrivateEstimate)
-                ] + list(self.__dict__.get("_preprocessing_releases", ()))
+                ] + upstream_releases(self)
+
+    def _check_preceding_step(self, step):
+        """The checks a private ``step`` fitted before this estimator in a ``Pipeline`` runs
+        before it spends its epsilon: this estimator's parameters alone, and that the step
+        charges this estimator's budget."""
+        self._validate_params()
+        self._check_public(self._loss)
+        check_same_budget(step, self.accountant, type(self).__name__)
 
     def _check_public(self, loss):
         """Every check of the parameters alone, before any data is read: bools where reals are

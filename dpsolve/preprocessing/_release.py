@@ -6,6 +6,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..privacy.budget import ESTIMATE_NEIGHBOURS, charge
 from ..privacy.quantile import PrivateEstimate
+from ._enclosing_pipeline import check_before_spending
 from ._tables import input_names
 
 
@@ -13,15 +14,18 @@ class SpendsPrivacy:
     """Mixin of a transformer whose ``fit`` is a private release: ``epsilon_`` and
     ``dp_event_`` once fitted, and ``row_norm_bound(norm)`` a public bound on its output rows.
 
-    :class:`~dpsolve.preprocessing.PrivatePipeline` finds such steps by ``spends_privacy`` and
-    composes their cost into the estimator's.
+    A private estimator fitted after such a step by a scikit-learn ``Pipeline`` (or
+    :class:`~dpsolve.preprocessing.PrivatePipeline`) finds it by ``spends_privacy`` and composes
+    its cost into the estimator's.
     """
 
     spends_privacy = True
 
     def _charged(self, events):
         """The ``ComposedDpEvent`` of ``events``, charged once to ``self.accountant`` (under
-        replace-one neighbours, as every private estimate is), before any value is read."""
+        replace-one neighbours, as every private estimate is), before any value is read; first
+        the checks of the estimator this step feeds in the Pipeline being fitted, if any."""
+        check_before_spending(self)
         event = dp_accounting.ComposedDpEvent(list(events))
         charge(self.accountant, event, neighbours=ESTIMATE_NEIGHBOURS,
                label=type(self).__name__)

@@ -11,12 +11,15 @@ class PrivatePipeline(Pipeline):
     whose fit composes the preprocessing's releases into the estimator's.
 
     Built by :func:`private_pipeline` when the preprocessing holds a transformer that spends
-    epsilon (:class:`PrivateRangeScaler`). ``fit`` fits the preprocessing (each private step
-    spending its epsilon, charged to its ``accountant``), then the estimator on the
-    transformed table with the private steps' releases composed into its ``epsilon_``,
+    epsilon (:class:`PrivateRangeScaler`). ``fit`` is ``Pipeline.fit``: each private step runs
+    the estimator's checks of its parameters (and that the step charges the estimator's
+    budget), then spends its epsilon, charged to its ``accountant``; the estimator, fitted on
+    the transformed table, composes the private steps' releases into its ``epsilon_``,
     ``dp_event_`` and ``privacy_report_``, as the events of private bounds are: the total is
     the sum of the steps' epsilons and the fit's (adaptive composition; basic composition for
-    the pure-DP steps). Its steps are then as in a ``Pipeline``.
+    the pure-DP steps). A plain scikit-learn ``Pipeline`` composes them the same way (the
+    estimator finds the private steps of the Pipelines fitting it); this one adds the
+    refusal of a cache and of fit parameters, and the ledger ``privacy_steps_``.
 
     Parameters
     ----------
@@ -61,31 +64,13 @@ class PrivatePipeline(Pipeline):
         if self.memory is not None:
             raise ValueError("memory must be None: a private step is fitted, and spends its "
                              "epsilon, at every fit, never read back from a cache")
-        estimator = self._final_estimator
-        # the estimator's checks of its parameters alone, before any step spends its epsilon
-        estimator._validate_params()
-        estimator._check_public(estimator._loss)
-        head = Pipeline(self.steps[:-1], verbose=self.verbose)
-        budget = getattr(estimator, "accountant", None)
-        for where, step in private_steps(head, "the pipeline"):
-            if budget is not None and step.accountant is not budget:
-                raise ValueError(
-                    f"{where} ({type(step).__name__}): its accountant must be the estimator's "
-                    "budget, so that the budget is charged with the step's epsilon before the "
-                    "table is read (and once); set the same BudgetAccountant on both")
-        Xt = head.fit_transform(X, y)
-        self.steps[:-1] = head.steps
-        releases = [(where, step.row_norm_estimate())
-                    for where, step in private_steps(head, "the pipeline")]
-        # each release with its place, the name it has in the privacy report's ledger
-        estimator._preprocessing_releases = tuple(releases)
-        try:
-            estimator.fit(Xt, y)
-        finally:
-            del estimator._preprocessing_releases
-        own = estimator.epsilon_ - sum(release.epsilon for _, release in releases)
-        self.privacy_steps_ = [(where, release.epsilon) for where, release in releases] + [
-            (self.steps[-1][0], own)]
+        # the steps' own checks run the estimator's before any of them spends
+        # (check_before_spending); its fit composes their releases (upstream_releases)
+        super().fit(X, y)
+        releases = [(where, step.epsilon_) for name, head in self.steps[:-1]
+                    for where, step in private_steps(head, f"the pipeline's step {name!r}")]
+        own = self._final_estimator.epsilon_ - sum(epsilon for _, epsilon in releases)
+        self.privacy_steps_ = releases + [(self.steps[-1][0], own)]
         return self
 
 

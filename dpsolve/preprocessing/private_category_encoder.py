@@ -75,7 +75,8 @@ class PrivateCategoryEncoder(SpendsPrivacy, TransformerMixin, BaseEstimator):
     :class:`PublicCategoryEncoder` does on its lists, so that every output row's norm is at most
     ``sqrt(q)`` whatever was kept (:meth:`row_norm_bound`, public), and a private estimator
     downstream composes the encoder's event with its own
-    (:func:`dpsolve.preprocessing.private_pipeline`).
+    (in a scikit-learn ``Pipeline``, or
+    :func:`dpsolve.preprocessing.private_pipeline`).
 
     Parameters
     ----------

@@ -66,7 +66,8 @@ class PrivateRangeScaler(SpendsPrivacy, KeepsColumnNames, TransformerMixin,
     table, so the output rows' bound (:meth:`row_norm_bound`) is public, as for the public
     scaler (the public-bound setting of Chaudhuri-Monteleoni-Sarwate 2011), and a private
     estimator downstream composes the scaler's event with its own fit's
-    (:func:`dpsolve.preprocessing.private_pipeline`).
+    (in a scikit-learn ``Pipeline``, or
+    :func:`dpsolve.preprocessing.private_pipeline`).
 
     Parameters
     ----------

@@ -54,7 +54,8 @@ class PrivateStandardScaler(SpendsPrivacy, KeepsColumnNames, TransformerMixin,
     post-processing. ``transform`` maps ``x -> clip((clip(x, low_j, high_j) - mean_j) /
     scale_j, -clip, clip)``, so every output row's norm is at most ``clip sqrt(p)`` whatever
     the table (:meth:`row_norm_bound`, public), and a private estimator downstream composes the
-    scaler's event with its own (:func:`dpsolve.preprocessing.private_pipeline`).
+    scaler's event with its own (in a scikit-learn ``Pipeline``, or
+    :func:`dpsolve.preprocessing.private_pipeline`).
 
     Parameters
     ----------
