@@ -16,8 +16,10 @@ and the output then says that no guarantee holds.
 The JSON written holds the solver's release (``theta``), the model's coefficients and
 intercept, the privacy delivered (the model's: the private base rate's share composed in), the
 solver's settings, the choice (with ``--solver auto``), the estimator's settings and the
-problem's public description. Nothing in it is read off the data beyond n and p, unless a
-bound was not given (``privacy.read_off_the_data`` names it).
+problem's public description. ``privacy.ledger`` lists each release the model's privacy
+composes (its ``privacy_report_.steps``: the fit, each private bound, each private
+preprocessing step), with its epsilon, delta and DpEvent. Nothing in it is read off the data
+beyond n and p, unless a bound was not given (``privacy.read_off_the_data`` names it).
 """
 import json
 import sys
@@ -294,7 +296,8 @@ def _report(args, estimator, problem, share, choice):
                     # "inf" where a bound was read off the data (JSON has no inf)
                     "certified_epsilon": _plain(fit.privacy.certified_epsilon),
                     "certified_by": fit.privacy.certified_by, "dp_event": str(fit.dp_event),
-                    "read_off_the_data": estimator._derived_bounds()},
+                    "read_off_the_data": estimator._derived_bounds(),
+                    "ledger": _ledger(estimator.privacy_report_)},
         "noise": dict(fit.noise), "steps": fit.steps,
         "settings": {k: _plain(v) for k, v in fit.settings.items()},
         **({} if choice is None else {"chosen_by": {
@@ -306,6 +309,14 @@ def _report(args, estimator, problem, share, choice):
         "problem": {k: _plain(v) for k, v in problem.describe().items()},
     }
     return report
+
+
+def _ledger(report):
+    """The report's ledger as the JSON holds it: each release the model's privacy composes
+    (the fit, each private bound, each private preprocessing step), with its epsilon
+    (``"inf"`` for a bound read off the data), delta and DpEvent."""
+    return [{"name": step.name, "epsilon": _plain(step.epsilon), "delta": step.delta,
+             "dp_event": str(step.dp_event)} for step in report.steps]
 
 
 def _model(estimator, share):

@@ -100,12 +100,15 @@ print("test AUC:", round(roc_auc_score(y_test, model.decision_function(X_test)),
 # Three ridge strengths. Each run fits at ε = 1 on part of the training rows and scores the
 # rest at ε = 0.1; the best of a random number of runs is :math:`3 \times (1 + 0.1) = 3.3`-DP,
 # whatever the number of candidates, and the search charges the estimator's budget once,
-# before any fit.
+# before any fit. The released model's privacy report lists the parts the search's ε
+# composes: here the selection alone (E[K] = 3 runs, each a fit and a private score); a
+# private row bound would come first, and ``refit=True`` would add the refit.
 search = PrivateGridSearch(model, {"dplogisticregression__reg": [1e-3, 1e-2, 1e-1]},
                            score_epsilon=0.1, random_state=0).fit(X_train, y_train)
 best = search.best_estimator_
 print("chosen:", search.best_params_)
 print("search epsilon:", round(search.epsilon_, 4), "holds:", best[-1].privacy_report_.holds)
+print(best[-1].privacy_report_.summary())
 print("test AUC of the released model:",
       round(roc_auc_score(y_test, best.decision_function(X_test)), 3))
 

@@ -75,6 +75,10 @@ def test_a_mapped_csv_fits_with_only_epsilon_the_row_bound_and_the_classes(oj):
                                      if report["solver"] == "objective_perturbation" else 0.0)
     assert report["problem"]["fit_intercept"] and report["problem"]["radius"] is None
     assert report["problem"]["reg"] == model["reg_"] and report["classes"] == [0, 1]
+    # the ledger: one release, the fit (with the class counts its intercept is centred on)
+    counts = " and the class counts" if model["prior_share_"] > 0 else ""
+    assert privacy["ledger"] == [{"name": report["solver"] + counts, "epsilon": 1.0,
+                                  "delta": 0.0, "dp_event": privacy["dp_event"]}]
     # the same code path: the estimator with these settings and seed gives the same model
     X, y = _mapped()
     estimator = DPLogisticRegression(epsilon=1.0, row_norm=2.0, classes=[0, 1],
@@ -146,6 +150,12 @@ def test_a_bound_not_given_is_the_estimators_warning_and_no_guarantee(oj):
     privacy = report["privacy"]
     assert privacy["read_off_the_data"] == ["row_norm"] and privacy["holds"] is False
     assert privacy["certified_epsilon"] == "inf"
+    # the ledger names the fit's release and the bound no guarantee covers ("inf": JSON has
+    # no infinity)
+    fit, bound = privacy["ledger"]
+    assert fit["epsilon"] == 1.0 and fit["name"].startswith(report["solver"])
+    assert bound == {"name": "row_norm read off the data", "epsilon": "inf", "delta": 0.0,
+                     "dp_event": "NonPrivateDpEvent()"}
 
 
 @pytest.mark.slow

@@ -75,6 +75,12 @@ def test_raw_table_fits_with_only_epsilon_and_the_schema(files):
     report = json.loads(out)
     assert report["privacy"]["holds"] and report["privacy"]["epsilon"] == 1.0
     assert report["privacy"]["read_off_the_data"] == []
+    # the ledger: one release, the fit (with the class counts its intercept is centred on) at
+    # the whole epsilon; the schema's transformers read nothing off the table, spend nothing
+    counts = " and the class counts" if report["model"]["prior_share_"] > 0 else ""
+    assert report["privacy"]["ledger"] == [{
+        "name": report["solver"] + counts, "epsilon": 1.0, "delta": 0.0,
+        "dp_event": report["privacy"]["dp_event"]}]
     # two scaled columns and one one-hot group: sqrt(1 + 1 + 1)
     assert report["model"]["row_norm_"] == pytest.approx(math.sqrt(3.0), rel=1e-13)
     assert report["schema"]["features"] == [

@@ -50,7 +50,8 @@ def test_docs_build_without_warnings(tmp_path):
 @pytest.mark.slow
 def test_raw_table_example_warns_about_nothing_and_its_ledger_adds_up(capsys, monkeypatch):
     # the gallery's raw-table example (a few seconds) raises no PrivacyWarning and no other
-    # warning: every bound is public; its budget's ledger holds the fit and the search, 1 + 3.3
+    # warning: every bound is public; its budget's ledger holds the fit, the search, the private
+    # scaler and the fit behind it, 1 + 3.3 + 0.3 + 1
     import runpy
     import matplotlib
     matplotlib.use("Agg")
@@ -61,12 +62,17 @@ def test_raw_table_example_warns_about_nothing_and_its_ledger_adds_up(capsys, mo
         scope = runpy.run_path(str(ROOT / "examples" / "plot_raw_table.py"), run_name="__main__")
     plt.close("all")
     out = capsys.readouterr().out
-    assert out.count("holds: True") == 2
+    assert out.count("holds: True") == 3
     budget = scope["budget"]
-    assert [charge.labels for charge in budget.ledger] == [("objective_perturbation",),
-                                                          ("private selection",)]
-    assert budget.spent()[0] == pytest.approx(1.0 + 3.3, rel=1e-12)
+    assert [charge.labels for charge in budget.ledger] == [
+        ("objective_perturbation",), ("private selection",), ("PrivateRangeScaler",),
+        ("objective_perturbation",)]
+    assert budget.spent()[0] == pytest.approx(1.0 + 3.3 + 0.3 + 1.0, rel=1e-12)
     assert budget.report() in out
+    # the released model's ledger: the search's selection, its one part here
+    report = scope["best"][-1].privacy_report_
+    assert report.summary() in out and len(report.steps) == 1
+    assert report.steps[0].name.startswith("private selection (liu_talwar: E[K] = 3 runs")
 
 
 def test_landing_page_quick_start_prints_what_the_page_shows():

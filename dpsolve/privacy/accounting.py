@@ -781,14 +781,18 @@ class PrivacyReport:
     neighbours : str, default "replace_one"
         The neighbour relation of the claim: ``"replace_one"`` or ``"add_remove"``.
     steps : tuple of PrivacyStep, default ()
-        The ledger: each release the claim composes, in the order spent, as
-        ``(name, epsilon, delta, dp_event)``. The estimators list their fit (the solver's
-        release, with the class counts when the intercept is centred on them), then each
-        bound's :class:`~dpsolve.privacy.PrivateEstimate` and each private preprocessing step
-        of a :class:`~dpsolve.preprocessing.PrivatePipeline`; their events composed are the
+        The ledger: each release the claim composes, as ``(name, epsilon, delta, dp_event)``.
+        The estimators list their fit (the solver's release, with the class counts when the
+        intercept is centred on them), then each bound's
+        :class:`~dpsolve.privacy.PrivateEstimate` and each private preprocessing step of a
+        :class:`~dpsolve.preprocessing.PrivatePipeline`; their events composed are the
         model's ``dp_event_`` and their epsilons add up to the claimed epsilon (basic
-        composition). Empty where a solver reports its release alone: the claim is then the
-        ledger's only line. :meth:`summary` prints it.
+        composition). A :class:`~dpsolve.private_selection.PrivateGridSearch`'s model lists
+        the search's parts in the order spent (the private bounds, the selection, the refit),
+        each at the search's delta: their events composed are its ``dp_event_``, but at
+        delta > 0 their epsilons need not add up to the claim, which composes them at delta
+        once. Empty where a solver reports its release alone: the claim is then the ledger's
+        only line. :meth:`summary` prints it.
     """
 
     epsilon: float
@@ -817,9 +821,16 @@ class PrivacyReport:
         -------
         str
             The report's :func:`str` and, below it, each of ``steps``: its epsilon, delta
-            and name (the claim alone, as ``"total"``, when ``steps`` is empty).
+            and name (the claim alone, as ``"total"``, when ``steps`` is empty). When the
+            steps' epsilons, all finite, do not add up to the claim (parts at delta > 0
+            composed by a tight accountant), a last line gives the claim as
+            ``"total (composed, not the steps' sum)"``.
         """
         steps = self.steps or (PrivacyStep("total", self.epsilon, self.delta, None),)
+        parts = math.fsum(step.epsilon for step in steps)
+        if math.isfinite(parts) and not math.isclose(parts, self.epsilon, rel_tol=1e-9):
+            steps += (PrivacyStep("total (composed, not the steps' sum)", self.epsilon,
+                                  self.delta, None),)
         lines = [str(self)] + [f"  epsilon = {step.epsilon:<8.4g} delta = {step.delta:<8.3g} "
                                f"{step.name}" for step in steps]
         return "\n".join(lines)

@@ -122,7 +122,20 @@ class PrivateGridSearch(BaseEstimator):
         With ``refit=False`` the best run's model (trained on the training part); with
         ``refit=True`` the refit on all records. Its ``epsilon_``, ``delta_``, ``dp_event_``
         and ``privacy_report_`` are the whole search's: it is released by the search, not by
-        one fit. None if no run took place (Poisson: K = 0).
+        one fit. The report's ledger (``privacy_report_.steps``, printed by its
+        ``summary()``) lists the search's parts in the order spent: each private estimate
+        the settings use as a bound (named by its parameter, ``row_norm``; at delta 0, its
+        pure epsilon), the selection (named with its method, E[K], the number of settings
+        and the scorer: one run is the fit that dominates every setting's and the private
+        score) and, with ``refit=True``, the refit (the fit that dominates every setting's on
+        all the records), the last two at the search's ``delta``, each epsilon certified by
+        the tightest accountant that reads that part alone. Their events composed
+        (``ComposedDpEvent``) are ``dp_event_``. Their epsilons need not add up to
+        ``epsilon_``: the selection and the refit are composed at ``delta`` once (tight
+        accounting, RDP or PLD), so at delta > 0 the total is usually below the sum (whose
+        guarantee would hold at the sum of the deltas); with ``delta=0`` (pure DP, basic
+        composition, exact there) the total is the sum. None if no run took place
+        (Poisson: K = 0).
     best_params_ : dict
     best_score_ : float
         The best run's noisy held-out score (with ``refit=True``, of the model fitted on the
@@ -133,8 +146,8 @@ class PrivateGridSearch(BaseEstimator):
         What :func:`select` released; with ``refit=True`` its ``output`` is None (the run's
         model is not returned).
     epsilon_, delta_ : float
-        The search's privacy: the selection's (and the refit's) epsilon plus the estimates'
-        (basic composition).
+        The search's privacy: the epsilon of the selection (composed with the refit's) at
+        ``delta``, plus the estimates' (basic composition).
     dp_event_ : dp_accounting.DpEvent
     """
 
@@ -185,7 +198,8 @@ class PrivateGridSearch(BaseEstimator):
         fraction, score_epsilon, refit = self._check_options()
         scorer = self._scorer(score_epsilon, final)
         grid, models = self._candidates(scorer)
-        estimates = _unique(e for model in models for e in final_step(model)._estimates())
+        named = _named_estimates(models)
+        estimates = [estimate for _, estimate in named]
         y = labels(y)
         check_rows(X, y)
         _check_classes(final, y)
@@ -204,7 +218,8 @@ class PrivateGridSearch(BaseEstimator):
         selection = select(_runner(models, planned, scorer, train, val, own), range(len(grid)),
                            run_event, method=self.method, mean=self.mean, shape=self.shape,
                            delta=delta, rng=run_rng)
-        event, epsilon, certified_by = _search_privacy(selection, plan_all, estimates)
+        event, epsilon, certified_by, ledger = _search_privacy(
+            selection, plan_all, named, _selection_name(selection, len(grid), scorer))
         best = selection.output
         if refit:
             best = _refit_winner(models, selection, plan_all.planned, X, y, refit_rng, own)
@@ -212,7 +227,7 @@ class PrivateGridSearch(BaseEstimator):
         if best is not None:
             how = (f"private selection ({selection.method})"
                    + (" and refit" if refit else ""))
-            _release_as(final_step(best), event, epsilon, delta, how, certified_by)
+            _release_as(final_step(best), event, epsilon, delta, how, certified_by, ledger)
         self.scorer_ = scorer
         self.selection_ = selection
         self.best_estimator_ = best
@@ -307,9 +322,10 @@ class PrivateGridSearch(BaseEstimator):
         """The refit's plan for every setting, on all the records ``(X, y)``, composed with
         the selection's event and checked to be finite at ``delta``: a :class:`_RefitPlan`."""
         planned = [_planned_event(m, X, y) for m in models]
-        event = dp_accounting.ComposedDpEvent([selection_event, _dominating_event(planned)])
+        refit = _dominating_event(planned)
+        event = dp_accounting.ComposedDpEvent([selection_event, refit])
         accountant, epsilon = accounted(event, delta, "search")
-        return _RefitPlan(planned, event, accountant, epsilon)
+        return _RefitPlan(planned, refit, event, accountant, epsilon)
 
 
 class _RefitPlan(NamedTuple):
@@ -319,8 +335,10 @@ class _RefitPlan(NamedTuple):
     ----------
     planned : list of dp_accounting.DpEvent
         Each setting's refit event (all the records).
+    refit : dp_accounting.DpEvent
+        The refit of whichever setting wins: one that dominates every setting's.
     event : dp_accounting.DpEvent
-        The selection composed with the refit of whichever setting wins.
+        The selection composed with ``refit``.
     accountant : str
         The accountant that certified ``epsilon``.
     epsilon : float
@@ -328,6 +346,7 @@ class _RefitPlan(NamedTuple):
     """
 
     planned: list
+    refit: Any
     event: Any
     accountant: str
     epsilon: float
@@ -419,22 +438,48 @@ def _runner(models, planned, scorer, train, val, own):
     return run
 
 
-def _search_privacy(selection, plan_all, estimates):
-    """The search's event, epsilon and what certified it.
+def _search_privacy(selection, plan_all, named, selection_name):
+    """The search's event, epsilon, what certified it, and its ledger.
 
-    The selection's (with a refit, ``plan_all``'s: the selection and the refit), composed
-    with the private estimates by basic composition. Returns ``(event, epsilon,
-    certified_by)``.
+    The ledger's parts, in the order spent: each private estimate the settings use as a bound
+    (released before the search, composed in once; pure, at delta 0), the selection at the
+    search's delta and, with a refit (``plan_all``), the refit at that delta, each part's
+    epsilon certified by the tightest accountant that reads it (:func:`accounted`). The event
+    is the parts' composed. The epsilon is the selection's (with a refit, the selection and
+    the refit composed, at delta once), plus the estimates' by basic composition.
+
+    Returns
+    -------
+    tuple
+        ``(event, epsilon, certified_by, steps)``, ``steps`` a tuple of PrivacyStep.
     """
+    delta = selection.delta
+    steps = [PrivacyStep(name, e.epsilon, 0.0, e.dp_event) for name, e in named]
+    steps.append(PrivacyStep(selection_name, selection.epsilon, delta, selection.dp_event))
     if plan_all is not None:
-        event, epsilon, name = plan_all.event, plan_all.epsilon, plan_all.accountant
+        steps.append(PrivacyStep("refit of the selected setting on all the records",
+                                 accounted(plan_all.refit, delta, "refit")[1], delta,
+                                 plan_all.refit))
+        epsilon, name = plan_all.epsilon, plan_all.accountant
     else:
-        event, epsilon, name = selection.dp_event, selection.epsilon, selection.accountant
-    if estimates:
-        event = dp_accounting.ComposedDpEvent([event] + [e.dp_event for e in estimates])
-        epsilon += sum(e.epsilon for e in estimates)
-        name = f"{name} and basic composition"
-    return event, epsilon, name
+        epsilon, name = selection.epsilon, selection.accountant
+    event = (steps[0].dp_event if len(steps) == 1
+             else dp_accounting.ComposedDpEvent([step.dp_event for step in steps]))
+    if named:
+        epsilon += sum(e.epsilon for _, e in named)
+        name = name if name == "basic" else f"{name} and basic composition"
+    return event, epsilon, name, tuple(steps)
+
+
+def _selection_name(selection, settings, scorer):
+    """The selection's name in the ledger, from public choices only: the distribution of
+    the number of runs and its mean, the number of settings, and what a run releases."""
+    shape = (f", shape {selection.dp_event.shape:g}"
+             if selection.method == "negative_binomial" else "")
+    return (f"private selection ({selection.method}{shape}: E[K] = "
+            f"{selection.expected_runs:g} runs over {settings} settings, each a fit and a "
+            f"private {scorer.name or type(scorer).__name__} score at epsilon "
+            f"{scorer.epsilon:g})")
 
 
 def _refit_winner(models, selection, planned, X, y, rng, own):
@@ -484,23 +529,28 @@ def _check_estimator(estimator):
     return final
 
 
-def _release_as(estimator, event, epsilon, delta, method, certified_by):
-    """Give the released model the privacy attributes of the search that released it."""
+def _release_as(estimator, event, epsilon, delta, method, certified_by, steps):
+    """Give the released model the privacy attributes of the search that released it, with
+    the search's ledger (:func:`_search_privacy`)."""
     fit = estimator.fit_
     report = PrivacyReport(
         epsilon=epsilon, delta=delta, method=method, certified_epsilon=epsilon,
-        certified_by=certified_by, neighbours=fit.privacy.neighbours,
-        steps=(PrivacyStep("search", epsilon, delta, event),))
+        certified_by=certified_by, neighbours=fit.privacy.neighbours, steps=steps)
     estimator._set_release(dataclasses.replace(fit, dp_event=event, privacy=report))
 
 
-def _unique(items):
-    """The items in order, each object once (by identity)."""
-    seen, out = set(), []
-    for item in items:
-        if id(item) not in seen:
-            seen.add(id(item))
-            out.append(item)
+def _named_estimates(models):
+    """The private estimates the settings use as bounds, each once (by identity), in order,
+    with its name in the ledger: the parameter it bounds (``row_norm``, ``label_bound``),
+    numbered when settings give that parameter different estimates."""
+    seen, counts, out = set(), {}, []
+    for model in models:
+        for name, estimate in final_step(model)._named_estimates():
+            if id(estimate) not in seen:
+                seen.add(id(estimate))
+                counts[name] = counts.get(name, 0) + 1
+                out.append((name if counts[name] == 1 else f"{name} ({counts[name]})",
+                            estimate))
     return out
 
 
