@@ -150,3 +150,33 @@ def test_the_model_stores_nothing_of_the_pipeline():
     direct = clone(_model()).fit(scaler.transform(X), y)
     assert set(vars(in_pipeline)) == set(vars(direct))
     assert b"PrivateRangeScaler" not in pickle.dumps(in_pipeline.get_params())
+
+
+def test_a_search_after_a_private_step_composes_it_once():
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = _table(600)
+    budget = BudgetAccountant(5.0)
+    search = PrivateGridSearch(
+        DPLogisticRegression(row_norm=np.sqrt(3), classes=[0, 1], accountant=budget),
+        {"epsilon": [0.5, 1.0]}, score_epsilon=0.1, random_state=0)
+    pipeline = make_pipeline(
+        PrivateRangeScaler(OUTER, epsilon=0.3, random_state=0, accountant=budget), search)
+    best = pipeline.fit(X, y)[-1].best_estimator_
+    # pure: the step's 0.3 and Liu-Talwar's 3 (1 + 0.1) add up, charged once each
+    assert pipeline[-1].epsilon_ == best.epsilon_ == pytest.approx(3.6, rel=1e-12)
+    assert budget.spent()[0] == pytest.approx(3.6, rel=1e-12)
+    assert best.privacy_report_.steps[0].name == "the pipeline's step 'privaterangescaler'"
+    with pytest.raises(ValueError, match="accountant must be the estimator's budget"):
+        make_pipeline(PrivateRangeScaler(OUTER, epsilon=0.3), clone(search)).fit(X, y)
+    assert budget.spent()[0] == pytest.approx(3.6, rel=1e-12)
+
+
+def test_a_search_takes_one_release_once_however_many_estimates_carry_it():
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = _table(600)
+    scaler = PrivateRangeScaler(OUTER, epsilon=0.3, random_state=0).fit(X)
+    first, second = scaler.row_norm_estimate(), scaler.row_norm_estimate()
+    search = PrivateGridSearch(DPLogisticRegression(epsilon=0.5, classes=[0, 1], row_norm=first),
+                               {"row_norm": [first, second]}, score_epsilon=0.1,
+                               random_state=0).fit(scaler.transform(X), y)
+    assert search.epsilon_ == pytest.approx(0.3 + 3 * 0.6, rel=1e-12)

@@ -170,3 +170,13 @@ def test_the_pages_search_ledger_prints_what_the_page_shows():
         exec(compile(code, "docs/preprocessing.md", "exec"), {})
     assert buffer.getvalue() == printed
     assert printed.splitlines()[-1].endswith("total (composed, not the steps' sum)")
+
+
+def test_a_regressions_ledger_names_the_labels_mean_it_releases():
+    from dpsolve.estimators import DPLinearRegression
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(300, 2)) / math.sqrt(2)
+    y = np.clip(X @ [0.5, -0.3] + 0.1 * rng.normal(size=300), -1, 1)
+    model = DPLinearRegression(epsilon=1.0, row_norm=1.0, label_bound=1.0,
+                               random_state=0).fit(X, y)
+    assert model.privacy_report_.steps[0].name == f"{model.solver_} and the labels' mean"

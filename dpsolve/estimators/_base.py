@@ -131,6 +131,7 @@ class _DPLinearModel(BaseEstimator):
     """What the three estimators share: the parameters, one fit lifecycle, the attributes."""
 
     _loss = None            # set by each estimator (the binary or squared loss)
+    _prior_name = "the class counts"    # the private statistic the prior releases
 
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -474,7 +475,7 @@ class _DPLinearModel(BaseEstimator):
         epsilon = self.epsilon if prior_event is not None else fit.epsilon
         own = (fit.dp_event if prior_event is None
                else dp_accounting.ComposedDpEvent([fit.dp_event, prior_event]))
-        name = solver if prior_event is None else f"{solver} and the class counts"
+        name = solver if prior_event is None else f"{solver} and {self._prior_name}"
         steps = [PrivacyStep(name, epsilon, fit.delta, own)]
         if event is fit.dp_event:
             report = dataclasses.replace(fit.privacy, steps=tuple(steps))

@@ -68,6 +68,7 @@ class DPLinearRegression(RegressorMixin, _DPLinearModel):
     """
 
     _loss = "squared"
+    _prior_name = "the labels' mean"
     _parameter_constraints = {
         **_DPLinearModel._parameter_constraints,
         "radius": [Interval(numbers.Real, 0, None, closed="neither"), None],

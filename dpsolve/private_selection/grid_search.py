@@ -18,6 +18,7 @@ except ImportError as exc:          # pragma: no cover - the extra is not instal
                       "pip install 'dpsolve[estimators]'") from exc
 
 from .._validation import check_real
+from ..preprocessing._enclosing_pipeline import check_same_budget, upstream_releases
 from ..preprocessing.row_bounds import learned_steps, private_steps
 from ..privacy.accounting import NEIGHBOURS, PrivacyReport, PrivacyStep, PureDpEvent, epsilon_of
 from ..privacy.budget import charge, check_accountant
@@ -65,7 +66,9 @@ class PrivateGridSearch(BaseEstimator):
     then fitted again on all the records, with fresh noise, and the search's event is the
     selection's composed with the refit's (the event that dominates every setting's fit on all
     records). The events of the :class:`~dpsolve.privacy.PrivateEstimate` bounds the settings
-    use are composed in once (released once, not per run). The budget, ``accountant``, is
+    use are composed in once (released once, not per run), and so are the releases of the
+    private preprocessing before the search when a scikit-learn ``Pipeline`` fits it
+    (``make_pipeline(PrivateRangeScaler(...), PrivateGridSearch(...))``). The budget, ``accountant``, is
     charged once with the whole search's event before any fit: refused, nothing runs.
 
     Each run's noise, and the refit's, is drawn from the search's stream and passed to the
@@ -198,7 +201,8 @@ class PrivateGridSearch(BaseEstimator):
         fraction, score_epsilon, refit = self._check_options()
         scorer = self._scorer(score_epsilon, final)
         grid, models = self._candidates(scorer)
-        named = _named_estimates(models)
+        # the private steps before the search in a Pipeline fitting it, then the bounds
+        named = _named_estimates(models, upstream_releases(self))
         estimates = [estimate for _, estimate in named]
         y = labels(y)
         check_rows(X, y)
@@ -237,6 +241,15 @@ class PrivateGridSearch(BaseEstimator):
         self.delta_ = selection.delta
         self.dp_event_ = event
         return self
+
+    def _check_preceding_step(self, step):
+        """The checks a private ``step`` fitted before the search in a ``Pipeline`` runs before
+        it spends its epsilon: the search's estimator and options, and that the step charges
+        the search's budget (the search composes the step's release into its own)."""
+        budget, _ = self._budget()
+        _check_estimator(self.estimator)
+        self._check_options()
+        check_same_budget(step, budget, type(self).__name__)
 
     def _budget(self):
         """The budget to charge and the estimator's own accountant.
@@ -539,15 +552,20 @@ def _release_as(estimator, event, epsilon, delta, method, certified_by, steps):
     estimator._set_release(dataclasses.replace(fit, dp_event=event, privacy=report))
 
 
-def _named_estimates(models):
-    """The private estimates the settings use as bounds, each once (by identity), in order,
-    with its name in the ledger: the parameter it bounds (``row_norm``, ``label_bound``),
-    numbered when settings give that parameter different estimates."""
+def _named_estimates(models, upstream=()):
+    """The releases the search composes once, in order, each with its name in the ledger: the
+    ``upstream`` private preprocessing (``(where, release)``), then the private estimates the
+    settings use as bounds, named by the parameter they bound (``row_norm``, ``label_bound``)
+    and numbered when settings give that parameter different estimates. A release is taken
+    once, by its event (the same release given twice is one release)."""
     seen, counts, out = set(), {}, []
+    for name, estimate in upstream:
+        seen.add(id(estimate.dp_event))
+        out.append((name, estimate))
     for model in models:
         for name, estimate in final_step(model)._named_estimates():
-            if id(estimate) not in seen:
-                seen.add(id(estimate))
+            if id(estimate.dp_event) not in seen:
+                seen.add(id(estimate.dp_event))
                 counts[name] = counts.get(name, 0) + 1
                 out.append((name if counts[name] == 1 else f"{name} ({counts[name]})",
                             estimate))
