@@ -180,3 +180,84 @@ def test_a_search_takes_one_release_once_however_many_estimates_carry_it():
                                {"row_norm": [first, second]}, score_epsilon=0.1,
                                random_state=0).fit(scaler.transform(X), y)
     assert search.epsilon_ == pytest.approx(0.3 + 3 * 0.6, rel=1e-12)
+
+
+def _raw_table(n=400, seed=0):
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    table = pd.DataFrame({"income": rng.lognormal(10.5, 0.6, n),
+                          "age": rng.integers(18, 80, n).astype(float),
+                          "plan": rng.choice(["basic", "plus", "legacy", None], n)})
+    table.loc[rng.random(n) < 0.1, "income"] = np.nan
+    return table, (rng.random(n) < table["age"].to_numpy() / 100).astype(int)
+
+
+def _public_preprocess(ranges=((0.0, 1e6), (0.0, 150.0))):
+    from sklearn.compose import ColumnTransformer
+    from dpsolve.preprocessing import PublicCategoryEncoder, PublicConstantImputer
+    numbers = make_pipeline(PublicConstantImputer(fill_value=[40_000.0, 45.0]),
+                            PublicRangeScaler(list(ranges)))
+    return ColumnTransformer([("numbers", numbers, ["income", "age"]),
+                              ("plan", PublicCategoryEncoder([["basic", "plus"]]), ["plan"])])
+
+
+@pytest.mark.parametrize("constraint, norm, bound", [("l2", "l2", np.sqrt(3)),
+                                                     ("l1", "linf", 1.0)])
+def test_the_estimator_takes_the_row_bound_its_pipeline_states(constraint, norm, bound):
+    import warnings
+    from dpsolve.preprocessing import output_row_norm
+    from dpsolve.privacy import PrivacyWarning
+    table, y = _raw_table()
+    budget = BudgetAccountant(2.0)
+    options = {"radius": 5.0} if constraint == "l1" else {}
+    model = DPLogisticRegression(epsilon=1.0, classes=[0, 1], constraint=constraint,
+                                 accountant=budget, random_state=0, **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)     # nothing read off the data
+        pipeline = make_pipeline(_public_preprocess(), model).fit(table, y)
+    fitted = pipeline[-1]
+    assert fitted.row_norm is None
+    assert fitted.row_norm_ == output_row_norm(_public_preprocess(), norm) == pytest.approx(
+        bound, rel=1e-13)
+    assert fitted.privacy_report_.holds and fitted.epsilon_ == pytest.approx(1.0, rel=1e-12)
+    given = make_pipeline(_public_preprocess(), clone(model).set_params(
+        row_norm=fitted.row_norm_, accountant=None)).fit(table, y)
+    assert np.array_equal(given[-1].coef_, fitted.coef_)
+
+
+def test_a_step_that_states_no_bound_leaves_row_norm_read_off_the_data():
+    from sklearn.preprocessing import FunctionTransformer
+    from dpsolve.privacy import PrivacyWarning
+    X, y = _table()
+    with pytest.warns(PrivacyWarning, match="row_norm was not given"):
+        model = make_pipeline(PublicRangeScaler(OUTER), FunctionTransformer(np.exp),
+                              DPLogisticRegression(epsilon=1.0, classes=[0, 1])).fit(X, y)[-1]
+    assert not model.privacy_report_.holds
+    with pytest.raises(ValueError, match="row_norm not given"):
+        make_pipeline(PublicRangeScaler(OUTER), FunctionTransformer(np.exp),
+                      DPLogisticRegression(epsilon=1.0, classes=[0, 1],
+                                           accountant=BudgetAccountant(2.0))).fit(X, y)
+
+
+def test_a_range_for_every_column_states_its_bound_once_fitted():
+    # PrivateRangeScaler's one outer range for every column: its width is known once fitted,
+    # so the step's early checks cannot refuse the bound the fit will find
+    X, y = _table()
+    budget = BudgetAccountant(2.0)
+    model = make_pipeline(PrivateRangeScaler(OUTER, epsilon=0.25, accountant=budget),
+                          DPLogisticRegression(epsilon=1.0, classes=[0, 1],
+                                               accountant=budget)).fit(X, y)[-1]
+    assert model.row_norm_ == pytest.approx(np.sqrt(3), rel=1e-13)
+    assert model.epsilon_ == pytest.approx(1.25, rel=1e-12) and model.privacy_report_.holds
+
+
+def test_a_search_of_a_plain_pipeline_takes_the_stated_bound():
+    from dpsolve.private_selection import PrivateGridSearch
+    table, y = _raw_table(600)
+    search = PrivateGridSearch(
+        make_pipeline(_public_preprocess(), DPLogisticRegression(classes=[0, 1])),
+        {"dplogisticregression__epsilon": [0.5, 1.0]}, score_epsilon=0.1,
+        random_state=0).fit(table, y)
+    best = search.best_estimator_[-1]
+    assert best.row_norm == pytest.approx(np.sqrt(3), rel=1e-13)
+    assert best.privacy_report_.holds and search.epsilon_ == pytest.approx(3.3, rel=1e-12)

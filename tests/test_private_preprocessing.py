@@ -201,7 +201,7 @@ def test_private_grid_search_composes_the_scalers_release_once():
     assert search.epsilon_ == pytest.approx(without.epsilon_ + 0.3, rel=1e-9)
     inside = private_pipeline(PrivateRangeScaler([(-10, 10)] * 3, epsilon=0.3),
                               DPLogisticRegression(classes=[0, 1]))
-    with pytest.raises(ValueError, match="fitted privately.*row_norm_estimate"):
+    with pytest.raises(ValueError, match="fitted privately.*put it before the search"):
         PrivateGridSearch(inside, {"dplogisticregression__epsilon": [1.0]}).fit(X, y)
 
 

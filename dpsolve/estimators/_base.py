@@ -25,7 +25,8 @@ from ..privacy.accounting import PrivacyStep, PrivacyWarning, certify, pure_even
 from ..privacy.budget import BudgetAccountant, ParallelGroup, charge
 from ..privacy.counts import MIN_EPSILON
 from ..privacy.quantile import PrivateEstimate
-from ..preprocessing._enclosing_pipeline import check_same_budget, upstream_releases
+from ..preprocessing._enclosing_pipeline import (check_same_budget, upstream_releases,
+                                                  upstream_row_norm)
 from ..problem import Problem
 from ..solvers.choose import choose_solver
 from ..tuning import choice_reg, prediction_options, prediction_reg
@@ -170,7 +171,14 @@ class _DPLinearModel(BaseEstimator):
     def _derived_bounds(self):
         """The names of the bounds this fit would read off the data (not given, not estimated
         privately): no guarantee covers them."""
-        return ["row_norm"] if self.row_norm is None else []
+        stated = self._pipeline_row_norm() if self.row_norm is None else self.row_norm
+        return ["row_norm"] if stated is None else []
+
+    def _pipeline_row_norm(self):
+        """The row bound the public preprocessing before this estimator states, when a
+        ``Pipeline`` is fitting it (:func:`~dpsolve.preprocessing.output_row_norm` of the steps
+        before it, in the norm ``row_norm`` is read in), else None."""
+        return upstream_row_norm(self, "linf" if self.constraint == "l1" else "l2")
 
     def _estimates(self):
         """The PrivateEstimates the fit uses as bounds (each composed into its release), and
@@ -237,13 +245,17 @@ class _DPLinearModel(BaseEstimator):
         return rng
 
     def _row_norm(self, X):
-        """The public row bound, or the data's largest row norm with a PrivacyWarning (in the
-        dual norm of the constraint's: l2 for ``"l2"``, the largest ``|x_ij|`` for
-        ``"l1"``)."""
+        """The public row bound: given, or stated by the preprocessing before the estimator in
+        a Pipeline (:meth:`_pipeline_row_norm`); else the data's largest row norm with a
+        PrivacyWarning (in the dual norm of the constraint's: l2 for ``"l2"``, the largest
+        ``|x_ij|`` for ``"l1"``)."""
         if isinstance(self.row_norm, PrivateEstimate):
             return float(self.row_norm.value)
         if self.row_norm is not None:
             return float(self.row_norm)
+        stated = self._pipeline_row_norm()
+        if isinstance(stated, float):
+            return stated
         which = "l-inf norm (largest |entry|)" if self.constraint == "l1" else "norm"
         warnings.warn(
             f"{type(self).__name__}: row_norm was not given, so the largest row {which} of X "

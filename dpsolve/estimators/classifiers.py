@@ -242,7 +242,9 @@ class DPLogisticRegression(_DPClassifier):
         (``constraint="l2"``) or the L-inf norm, the largest ``|x_ij|`` (``"l1"``); rows above
         it are scaled onto it. A PrivateEstimate's
         epsilon is composed into the fit's (and charged to ``accountant`` unless it already
-        was). None: the data's largest row norm, with a PrivacyWarning; the fit then has no
+        was). None: in a scikit-learn ``Pipeline``, the bound the public preprocessing before
+        the estimator states (:func:`dpsolve.preprocessing.output_row_norm` of those steps);
+        else the data's largest row norm, with a PrivacyWarning, and the fit then has no
         guarantee (``epsilon_`` inf) and ``accountant`` must be None.
     fit_intercept : bool, default True
         Fit an intercept, as the coefficient of a public constant feature of value

@@ -16,7 +16,11 @@ import sys
 
 from sklearn.pipeline import Pipeline
 
-from .row_bounds import private_steps
+from ._tables import WidthUnknown
+from .row_bounds import output_row_norm, private_steps
+
+#: What :func:`upstream_row_norm` returns while a step still needs its fit to state its bound.
+NOT_YET_KNOWN = "not yet known"
 
 #: The code of ``Pipeline.fit`` itself, under scikit-learn's ``_fit_context`` wrapper.
 _PIPELINE_FIT = inspect.unwrap(Pipeline.fit).__code__
@@ -70,6 +74,44 @@ def upstream_releases(estimator):
                  ] + found
         target = pipeline
     return found
+
+
+def upstream_row_norm(estimator, norm):
+    """The bound the preprocessing before ``estimator`` states for its output rows, in the
+    Pipelines fitting it: :func:`output_row_norm` of the steps before it in the innermost
+    Pipeline that has some (an outer one's when ``estimator`` is alone in its Pipeline), from
+    their public parameters.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator being fitted, or checked before a step before it spends.
+    norm : {"l2", "linf"}
+        The norm its ``row_norm`` bounds.
+
+    Returns
+    -------
+    float, None or NOT_YET_KNOWN
+        The bound; None when no Pipeline is fitting ``estimator`` or a step states no bound
+        (or 0, every column dropped);
+        :data:`NOT_YET_KNOWN` when a step needs its fit to state it (a range given once for
+        every column, checked before that step is fitted).
+    """
+    target = estimator
+    for pipeline in _fitting_pipelines():
+        if pipeline._final_estimator is not target:
+            continue
+        head = pipeline[:-1]
+        if any(not (step is None or step == "passthrough") for _, step in head.steps):
+            try:
+                bound = output_row_norm(head, norm)
+            except WidthUnknown:
+                return NOT_YET_KNOWN
+            except ValueError:
+                return None
+            return bound if bound > 0.0 else None
+        target = pipeline
+    return None
 
 
 def check_before_spending(step):

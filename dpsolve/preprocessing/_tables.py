@@ -71,6 +71,11 @@ def check_count(estimator, parameter, given, X):
                          f"{parameter} gives {given} (one for each column)")
 
 
+class WidthUnknown(ValueError):
+    """A per-column parameter given once for every column, asked for before the fit has
+    counted the columns."""
+
+
 def n_columns(estimator, given, parameter):
     """The number of input columns: ``given`` by the per-column parameter, else the fitted
     ``n_features_in_``; a ValueError naming ``parameter`` if neither is known."""
@@ -78,8 +83,8 @@ def n_columns(estimator, given, parameter):
         return given
     if hasattr(estimator, "n_features_in_"):
         return estimator.n_features_in_
-    raise ValueError(f"{type(estimator).__name__}'s {parameter} gives one entry for every "
-                     "column, so the number of columns is known only once fitted "
+    raise WidthUnknown(f"{type(estimator).__name__}'s {parameter} gives one entry for every "
+                       "column, so the number of columns is known only once fitted "
                      "(n_features_in_): fit it first, or give one entry per column")
 
 

@@ -19,7 +19,7 @@ except ImportError as exc:          # pragma: no cover - the extra is not instal
 
 from .._validation import check_real
 from ..preprocessing._enclosing_pipeline import check_same_budget, upstream_releases
-from ..preprocessing.row_bounds import learned_steps, private_steps
+from ..preprocessing.row_bounds import learned_steps, output_row_norm, private_steps
 from ..privacy.accounting import NEIGHBOURS, PrivacyReport, PrivacyStep, PureDpEvent, epsilon_of
 from ..privacy.budget import charge, check_accountant
 from ._checks import (check_real_labels, check_rows, final_step, kind_of, labels,
@@ -74,7 +74,8 @@ class PrivateGridSearch(BaseEstimator):
     Each run's noise, and the refit's, is drawn from the search's stream and passed to the
     fit (``fit(X, y, rng=...)``); nothing the search returns holds it, so with
     ``random_state=None`` the released model's noise cannot be regenerated.
-    ``best_estimator_.get_params()`` are the estimator's as given, with the winning setting.
+    ``best_estimator_.get_params()`` are the estimator's as given, with the winning setting
+    (and, in a pipeline whose estimator has ``row_norm=None``, the row bound its steps state).
 
     Parameters
     ----------
@@ -85,7 +86,9 @@ class PrivateGridSearch(BaseEstimator):
         learns from the records (``StandardScaler``, ...) would release what it learnt, and is
         refused. Its bounds
         (``row_norm``, ``classes``, ``label_bound``) must be public or private estimates: a
-        bound read off the data is refused. Its ``accountant``, if set, is the budget the
+        bound read off the data is refused. In a Pipeline, ``row_norm=None`` takes the bound
+        the steps before the estimator state (:func:`dpsolve.preprocessing.output_row_norm`),
+        as the Pipeline's own fit does. Its ``accountant``, if set, is the budget the
         search charges (once, for the whole search; the runs' fits are not charged one by one).
     param_grid : dict or list of dict
         As scikit-learn's ``ParameterGrid`` (public values; the privacy parameters ``epsilon``
@@ -197,7 +200,7 @@ class PrivateGridSearch(BaseEstimator):
         Every check of the arguments, and the budget's charge, come before any fit.
         """
         budget, own = self._budget()
-        final = _check_estimator(self.estimator)
+        final = _check_estimator(_stated_bound(self.estimator))
         fraction, score_epsilon, refit = self._check_options()
         scorer = self._scorer(score_epsilon, final)
         grid, models = self._candidates(scorer)
@@ -247,7 +250,7 @@ class PrivateGridSearch(BaseEstimator):
         it spends its epsilon: the search's estimator and options, and that the step charges
         the search's budget (the search composes the step's release into its own)."""
         budget, _ = self._budget()
-        _check_estimator(self.estimator)
+        _check_estimator(_stated_bound(self.estimator))
         self._check_options()
         check_same_budget(step, budget, type(self).__name__)
 
@@ -291,7 +294,7 @@ class PrivateGridSearch(BaseEstimator):
         if not grid:
             raise ValueError("param_grid is empty")
         accountant = _parameter(self.estimator, "accountant")
-        models = [clone(self.estimator).set_params(**{**params, accountant: None})
+        models = [_stated_bound(clone(self.estimator).set_params(**{**params, accountant: None}))
                   for params in grid]
         for model in models:
             _check_estimator(model)
@@ -509,6 +512,23 @@ def _refit_winner(models, selection, planned, X, y, rng, own):
     return best
 
 
+def _stated_bound(estimator):
+    """``estimator``; or, for a Pipeline whose estimator has ``row_norm=None`` and whose steps
+    before it state a row bound (:func:`~dpsolve.preprocessing.output_row_norm`, from their
+    public parameters), a clone with that bound as ``row_norm``: the bound the Pipeline's own
+    fit would take, set before the runs are planned."""
+    final = final_step(estimator)
+    if not hasattr(estimator, "steps") or getattr(final, "row_norm", 0.0) is not None:
+        return estimator
+    try:
+        bound = output_row_norm(estimator[:-1], "linf" if final.constraint == "l1" else "l2")
+    except ValueError:          # a step states no bound: refused as a bound off the data
+        return estimator
+    if not bound > 0.0:
+        return estimator
+    return clone(estimator).set_params(**{_parameter(estimator, "row_norm"): bound})
+
+
 def _check_estimator(estimator):
     """The search's estimator: one of dpsolve's estimators, alone or at the end of a pipeline
     of stateless transformers, with no bound read off the data. Returns the estimator."""
@@ -518,9 +538,8 @@ def _check_estimator(estimator):
                 raise ValueError(
                     f"estimator: {where} ({type(private).__name__}) is fitted privately, and "
                     "each of the search's runs would refit it and spend its epsilon again; "
-                    "fit it once on the whole table outside the search, search on its "
-                    "transformed table, and give the estimator its release as row_norm "
-                    "(row_norm=scaler.row_norm_estimate()), which the search composes once")
+                    "put it before the search, make_pipeline(step, PrivateGridSearch(...)), "
+                    "which fits it once on the whole table and composes its release once")
             for where, kind in learned_steps(step, f"the pipeline's step {name!r}"):
                 raise ValueError(
                     f"estimator: {where} ({kind}) learns from the records when fitted, and "
