@@ -315,3 +315,10 @@ def test_a_pipeline_refuses_the_estimators_bad_parameters_before_a_step_spends()
     with pytest.raises(ValueError, match="solver must be 'auto' or one of"):
         model.fit(table, np.arange(40) % 2)
     assert budget.ledger == () and not hasattr(model[0], "ranges_")
+
+
+def test_standard_scaler_default_clip_is_the_measured_one():
+    """clip=0.5 (docs/preprocessing.md, "Choosing the defaults"): the row bound 0.5 sqrt(p)."""
+    scaler = PrivateStandardScaler([(-4, 4)] * 4, epsilon=0.4)
+    assert scaler.clip == 0.5
+    assert scaler.row_norm_bound("l2") == 1.0 and scaler.row_norm_bound("linf") == 0.5

@@ -366,28 +366,42 @@ def raw_frame(dataset):
     return pd.DataFrame(dataset.X, columns=list(dataset.columns))
 
 
+def numeric_columns(dataset):
+    """The raw table's columns that the documentation does not code as categories, by index."""
+    categories = dataset.categories or {}
+    return [j for j, c in enumerate(dataset.columns) if c not in categories]
+
+
+def raw_columns(dataset, scaler, encoder=None):
+    """A ColumnTransformer of ``scaler`` on the numeric columns and, for a dataset with
+    categorical columns, ``encoder`` on them (by default ``PublicCategoryEncoder`` on the
+    codebook's lists)."""
+    from sklearn.compose import ColumnTransformer
+
+    from dpsolve.preprocessing import PublicCategoryEncoder
+    categories = dataset.categories or {}
+    parts = [("numbers", scaler, [dataset.columns[j] for j in numeric_columns(dataset)])]
+    if categories:
+        if encoder is None:
+            encoder = PublicCategoryEncoder(list(categories.values()))
+        parts.append(("categories", encoder, list(categories)))
+    return ColumnTransformer(parts)
+
+
 def raw_preprocess(dataset, private_epsilon=None, seed=None):
     """A ColumnTransformer of the public-range transformers: ``PublicRangeScaler`` on the
     documented ranges (or, given ``private_epsilon``, ``PrivateRangeScaler`` on the coarse outer
     ranges at that epsilon) for the numeric columns, ``PublicCategoryEncoder`` on the codebook's
     lists for the categorical ones."""
-    from sklearn.compose import ColumnTransformer
-
-    from dpsolve.preprocessing import (PrivateRangeScaler, PublicCategoryEncoder,
-                                       PublicRangeScaler)
-    categories = dataset.categories or {}
-    numeric = [j for j, c in enumerate(dataset.columns) if c not in categories]
+    from dpsolve.preprocessing import PrivateRangeScaler, PublicRangeScaler
+    numeric = numeric_columns(dataset)
     if private_epsilon is None:
         scaler = PublicRangeScaler([(dataset.low[j], dataset.high[j]) for j in numeric])
     else:
         scaler = PrivateRangeScaler([outer_range(dataset.low[j], dataset.high[j])
                                      for j in numeric], epsilon=private_epsilon,
                                     random_state=seed)
-    parts = [("numbers", scaler, [dataset.columns[j] for j in numeric])]
-    if categories:
-        parts.append(("categories", PublicCategoryEncoder(list(categories.values())),
-                      list(categories)))
-    return ColumnTransformer(parts)
+    return raw_columns(dataset, scaler)
 
 
 class DiffprivlibPipeline:
@@ -428,10 +442,18 @@ class DiffprivlibPipeline:
         return self.model.predict_proba(self._scaled(X))
 
 
+def raw_estimator(dataset, epsilon, seed):
+    """dpsolve's estimator at its defaults for a raw-table pipeline, at ``epsilon``: given only
+    the labels' public set or bound (the row bound is the pipeline's)."""
+    from dpsolve.estimators import DPLinearRegression, DPLogisticRegression
+    if dataset.kind == "binary":
+        return DPLogisticRegression(epsilon=epsilon, classes=[0, 1], random_state=seed)
+    return DPLinearRegression(epsilon=epsilon, label_bound=1.0, random_state=seed)
+
+
 def make_raw_model(method, dataset, epsilon, seed):
     """The raw-table variant at total epsilon ``epsilon``, given only the public ranges (or, for
     ``"private ranges"``, the coarse outer ranges)."""
-    from dpsolve.estimators import DPLinearRegression, DPLogisticRegression
     from dpsolve.preprocessing import private_pipeline
     if method == "diffprivlib pipeline":
         if diffprivlib is None:
@@ -444,33 +466,36 @@ def make_raw_model(method, dataset, epsilon, seed):
         rest = (1.0 - SCALER_SHARE) * epsilon
     else:
         raise ValueError(method)
-    if dataset.kind == "binary":
-        estimator = DPLogisticRegression(epsilon=rest, classes=[0, 1], random_state=seed)
-    else:
-        estimator = DPLinearRegression(epsilon=rest, label_bound=1.0, random_state=seed)
-    return private_pipeline(preprocess, estimator)
+    return private_pipeline(preprocess, raw_estimator(dataset, rest, seed))
 
 
-def run_raw(method, dataset, epsilon, seed, frame=None):
-    """One raw-table fit on the seed's split (the rows ``split`` draws) and its held-out scores;
-    checks that the model's total epsilon is ``epsilon``."""
+def fit_raw(model, dataset, seed, frame=None, epsilon=None):
+    """Fit ``model`` on the seed's training rows of the raw table (the rows ``split`` draws) and
+    score it on the held-out rows, with the fit's time (s); given ``epsilon``, check that the
+    fitted pipeline's total (its estimator's ``epsilon_``) is ``epsilon``."""
     from sklearn.model_selection import train_test_split
     frame = raw_frame(dataset) if frame is None else frame
     y = dataset.labels()
     train, test = train_test_split(np.arange(dataset.n), test_size=0.25, random_state=seed,
                                    stratify=y if dataset.kind == "binary" else None)
-    model = make_raw_model(method, dataset, epsilon, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
         model.fit(frame.iloc[train], y[train])
         seconds = time.perf_counter() - start
         out = scores(dataset.kind, model, frame.iloc[test], y[test])
-    if method != "diffprivlib pipeline" and not math.isclose(model[-1].epsilon_, epsilon,
-                                                             rel_tol=1e-12):
-        raise RuntimeError(f"{method}: total epsilon {model[-1].epsilon_}, not {epsilon}")
+    if epsilon is not None and not math.isclose(model[-1].epsilon_, epsilon, rel_tol=1e-12):
+        raise RuntimeError(f"total epsilon {model[-1].epsilon_}, not {epsilon}")
     out["seconds"] = seconds
     return out
+
+
+def run_raw(method, dataset, epsilon, seed, frame=None):
+    """One raw-table fit on the seed's split and its held-out scores; checks that the model's
+    total epsilon is ``epsilon``."""
+    model = make_raw_model(method, dataset, epsilon, seed)
+    return fit_raw(model, dataset, seed, frame,
+                   None if method == "diffprivlib pipeline" else epsilon)
 
 
 # -- asv ---------------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ Public: each column mapped from its documented range (``breast_cancer_ranges()``
 at the whole epsilon. Private: each column's range released as its (0.05, 0.95) private
 quantiles inside a coarse outer range, [0, the power of ten above the documented maximum],
 at a share of epsilon, the fit at the rest. Private moments: PrivateStandardScaler with the
-same coarse outer ranges as its clipping ranges (clip=3), at the same share. All through ``private_pipeline`` with
-``DPLogisticRegression`` at its defaults. Each seed draws a new stratified 75/25 split and new
+same coarse outer ranges as its clipping ranges, at its default clip and the same share. All
+through ``private_pipeline`` with ``DPLogisticRegression`` at its defaults. Each seed draws a new stratified 75/25 split and new
 noise; the table gives the mean test AUC and a 95% interval for the mean difference (private
 minus public, paired by seed: 1.96 standard errors), for each private variant.
 """
