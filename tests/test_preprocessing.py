@@ -272,3 +272,38 @@ def test_unfitted_transform_of_a_dataframe_warns_nothing():
         filled = PublicConstantImputer(["m"]).transform(table[["c"]])
     assert scaled.tolist() == [[0.5], [1.0]] and encoded.tolist() == [[1, 0], [0, 1]]
     assert filled.tolist() == [["x"], ["m"]]
+
+
+def _cells():
+    from hypothesis import strategies as st
+    import pandas as pd
+    return st.lists(st.one_of(
+        st.floats(allow_nan=True, allow_infinity=False), st.none(), st.integers(-3, 3),
+        st.sampled_from(["a", "b", "", "nan", "1.5"]), st.booleans(),
+        st.sampled_from([np.float32("nan"), np.float64(2.0), np.int64(1), np.bool_(True),
+                         pd.NA, pd.NaT, b"a"])), max_size=30)
+
+
+@pytest.mark.slow
+def test_the_vectorised_cell_checks_agree_with_the_cell_by_cell_ones():
+    # missing_mask, category_codes and the imputer's all-real test decide by the cells'
+    # types; each must give what is_missing, dict.get and isinstance give cell by cell
+    import numbers
+    from hypothesis import given, settings
+    from dpsolve.preprocessing._tables import (category_codes, is_missing, missing_cells,
+                                               missing_mask)
+    from dpsolve.preprocessing.imputer import _all_real
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(_cells())
+    def check(cells):
+        column = np.empty(len(cells), dtype=object)
+        column[:] = cells
+        assert missing_mask(column).tolist() == missing_cells(column).astype(bool).tolist()
+        index = {"a": 0, 1: 1, 2.0: 2, b"a": 3}
+        expected = [4 if is_missing(v) else index.get(v, 4) for v in cells]
+        assert category_codes(column, index, 4).tolist() == expected
+        assert _all_real(column.reshape(-1, 1)) == all(
+            isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in cells)
+
+    check()

@@ -3,6 +3,7 @@ with its columns' names, missing cells, per-column parameters and the output's n
 
 Nothing here reads a value to decide a setting: the number of columns and their names are the
 table's public schema."""
+import itertools
 import math
 import numbers
 
@@ -39,6 +40,36 @@ def is_missing(value):
 
 #: :func:`is_missing` over an object array, element by element.
 missing_cells = np.frompyfunc(is_missing, 1, 1)
+
+#: Cell types that are never missing and compare equal to themselves.
+_PLAIN = (str, bytes, int, np.integer, np.bool_)
+
+
+def missing_mask(column):
+    """:func:`is_missing` of every cell of the 1-d object array ``column``, as a bool array.
+
+    Decided by the set of the cells' types: where they are plain (numbers, strings, None),
+    None is found by NumPy's comparison with None and NaN by ``x != x``, in NumPy's loops
+    rather than by one Python call per cell; any other type (pandas' NA among them) takes
+    :func:`is_missing` cell by cell. The same answer either way (``tests/test_preprocessing.py``)."""
+    kinds = set(map(type, column))
+    floats = any(issubclass(t, (float, np.floating)) for t in kinds)
+    if not all(t is type(None) or issubclass(t, (float, np.floating) + _PLAIN) for t in kinds):
+        return missing_cells(column).astype(bool)
+    mask = np.equal(column, None)
+    if floats:
+        mask |= np.not_equal(column, column)
+    return mask
+
+
+def category_codes(column, index, default):
+    """``index[v]`` for each cell ``v`` of the 1-d object array ``column``; ``default`` for a
+    missing cell (:func:`missing_mask`) or a value not in the dict ``index``. As
+    ``index.get(v, default)`` cell by cell, in ``map``'s loop, with the missing cells looked up
+    as None (never a category)."""
+    cells = np.where(missing_mask(column), None, column)
+    return np.fromiter(map(index.get, cells, itertools.repeat(default)), dtype=np.intp,
+                       count=len(column))
 
 
 def read_table(estimator, X, *, reset, numeric):

@@ -6,7 +6,8 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ._tables import check_count, check_norm, input_names, is_missing, n_columns, read_table
+from ._tables import (category_codes, check_count, check_norm, input_names, is_missing,
+                      n_columns, read_table)
 
 #: What an unknown (or missing) value becomes: a column of its own per input column, or
 #: zeros in all of the column's outputs.
@@ -60,8 +61,7 @@ def one_hot(X, lists, bucket):
     for j, values in enumerate(lists):
         index = {value: k for k, value in enumerate(values)}
         # the unknown bucket's position k; with "zeros" an extra column dropped below
-        where = np.fromiter((index.get(v, len(values)) if not is_missing(v) else len(values)
-                             for v in X[:, j]), dtype=np.intp, count=X.shape[0])
+        where = category_codes(X[:, j], index, len(values))
         block = np.zeros((X.shape[0], len(values) + 1))
         block[np.arange(X.shape[0]), where] = 1.0
         blocks.append(block if bucket else block[:, :-1])

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ._tables import check_count, input_names, missing_cells, n_columns, read_table
+from ._tables import check_count, input_names, missing_mask, n_columns, read_table
 
 
 def _checked_fill_values(fill_value):
@@ -27,9 +27,11 @@ def _checked_fill_values(fill_value):
     return values, (len(values) if per_column else None)
 
 
-#: Whether each cell of an object array is a real number (not a bool, not a string).
-_real_cells = np.frompyfunc(
-    lambda v: isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)), 1, 1)
+def _all_real(X):
+    """Whether every cell of the object array ``X`` is a real number (not a bool, not a
+    string): decided once per type of cell, not once per cell."""
+    return all(issubclass(t, numbers.Real) and not issubclass(t, (bool, np.bool_))
+               for t in set(map(type, X.ravel())))
 
 
 class PublicConstantImputer(TransformerMixin, BaseEstimator):
@@ -129,9 +131,9 @@ class PublicConstantImputer(TransformerMixin, BaseEstimator):
         values = values if given is not None else values * X.shape[1]
         for j, value in enumerate(values):
             column = X[:, j]
-            column[missing_cells(column).astype(bool)] = value
+            column[missing_mask(column)] = value
         # numbers stay numbers; a string ("1.5" included) keeps the table an object array
-        return X.astype(np.float64) if _real_cells(X).all() else X
+        return X.astype(np.float64) if _all_real(X) else X
 
     def get_feature_names_out(self, input_features=None):
         """The output columns' names: the input columns' names.

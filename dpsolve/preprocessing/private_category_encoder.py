@@ -14,7 +14,8 @@ from ..privacy.budget import check_accountant
 from ..privacy.discrete import BitSource, discrete_laplace
 from ..privacy.events import pure_event
 from ._release import SpendsPrivacy
-from ._tables import check_count, check_norm, input_names, is_missing, n_columns, read_table
+from ._tables import (category_codes, check_count, check_norm, input_names, n_columns,
+                      read_table)
 from .category_encoder import _checked_categories, _checked_unknown, one_hot
 from .private_range_scaler import _checked_random_state
 
@@ -41,13 +42,8 @@ def _checked_min_frequency(min_frequency):
 def _candidate_counts(column, candidates):
     """How many cells of ``column`` hold each candidate (a missing cell holds none)."""
     index = {value: k for k, value in enumerate(candidates)}
-    counts = [0] * len(candidates)
-    for value in column:
-        if not is_missing(value):
-            k = index.get(value)
-            if k is not None:
-                counts[k] += 1
-    return counts
+    codes = category_codes(column, index, len(candidates))
+    return [int(count) for count in np.bincount(codes, minlength=len(candidates) + 1)[:-1]]
 
 
 def _noisy_counts(counts, scale, bits):
