@@ -261,3 +261,27 @@ def test_a_search_of_a_plain_pipeline_takes_the_stated_bound():
     best = search.best_estimator_[-1]
     assert best.row_norm == pytest.approx(np.sqrt(3), rel=1e-13)
     assert best.privacy_report_.holds and search.epsilon_ == pytest.approx(3.3, rel=1e-12)
+
+
+def test_a_pipeline_subclass_with_its_own_fit_is_seen_too():
+    # as imbalanced-learn's Pipeline: its own fit, fitting the steps in place
+    from sklearn.pipeline import Pipeline
+
+    class OwnFit(Pipeline):
+        def fit(self, X, y=None, **params):
+            for _, step in self.steps[:-1]:
+                X = step.fit_transform(X, y)
+            self.steps[-1][1].fit(X, y)
+            return self
+
+    X, y = _table()
+    budget = BudgetAccountant(3.0)
+    scaler = PrivateRangeScaler(OUTER, epsilon=0.25, random_state=1, accountant=budget)
+    with pytest.raises(ValueError, match="solver must be"):     # refused before the charge
+        OwnFit([("scale", scaler), ("model", _model(solver="nope", accountant=budget))]).fit(X, y)
+    assert budget.spent()[0] == 0.0
+    model = OwnFit([("scale", scaler), ("model", DPLogisticRegression(
+        epsilon=1.0, classes=[0, 1], accountant=budget, random_state=0))]).fit(X, y)[-1]
+    assert model.epsilon_ == pytest.approx(1.25, rel=1e-12)
+    assert model.row_norm_ == pytest.approx(np.sqrt(3), rel=1e-13)
+    assert budget.spent()[0] == pytest.approx(1.25, rel=1e-12)

@@ -6,12 +6,11 @@ table; nothing of the transformers reaches that call. A model fitted on the outp
 transformer that spent epsilon (:class:`PrivateRangeScaler`) depends on that release too, so
 its guarantee is the composition of both: reporting the fit's epsilon alone would claim a
 guarantee the model does not have. So the estimator's ``fit`` looks for the Pipelines whose
-``fit`` is calling it (the frames of ``Pipeline.fit`` on the thread's stack whose last step is
-the estimator, or a Pipeline ending in it) and composes the releases of their fitted private
+``fit`` is calling it (the frames of a ``Pipeline``'s ``fit`` on the thread's stack whose last
+step is the estimator, or a Pipeline ending in it) and composes the releases of their fitted private
 steps into its own; and a private step, before it spends, runs the checks of the estimator at
 the end of the Pipeline fitting it, so that a refusal there comes before the step's charge.
 """
-import inspect
 import sys
 
 from sklearn.pipeline import Pipeline
@@ -22,16 +21,16 @@ from .row_bounds import output_row_norm, private_steps
 #: What :func:`upstream_row_norm` returns while a step still needs its fit to state its bound.
 NOT_YET_KNOWN = "not yet known"
 
-#: The code of ``Pipeline.fit`` itself, under scikit-learn's ``_fit_context`` wrapper.
-_PIPELINE_FIT = inspect.unwrap(Pipeline.fit).__code__
-
-
 def _fitting_pipelines():
-    """The Pipelines whose ``fit`` is running in this thread, innermost first."""
+    """The Pipelines whose ``fit`` is running in this thread, innermost first: the frames of a
+    method named ``fit`` whose ``self`` is a ``Pipeline`` (scikit-learn's, or a subclass's own
+    ``fit``, such as imbalanced-learn's)."""
     frame = sys._getframe(1)
     while frame is not None:
-        if frame.f_code is _PIPELINE_FIT:
-            yield frame.f_locals["self"]
+        if frame.f_code.co_name == "fit":
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, Pipeline):
+                yield owner
         frame = frame.f_back
 
 
