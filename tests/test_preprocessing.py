@@ -270,7 +270,7 @@ def test_unfitted_transform_of_a_dataframe_warns_nothing():
         scaled = PublicRangeScaler([(0, 1)]).transform(table[["a"]])
         encoded = PublicCategoryEncoder([["x"]]).transform(table[["c"]])
         filled = PublicConstantImputer(["m"]).transform(table[["c"]])
-    assert scaled.tolist() == [[0.5], [1.0]] and encoded.tolist() == [[1, 0], [0, 1]]
+    assert scaled.tolist() == [[0.0], [1.0]] and encoded.tolist() == [[1, 0], [0, 1]]
     assert filled.tolist() == [["x"], ["m"]]
 
 

@@ -392,15 +392,17 @@ def raw_preprocess(dataset, private_epsilon=None, seed=None):
     """A ColumnTransformer of the public-range transformers: ``PublicRangeScaler`` on the
     documented ranges (or, given ``private_epsilon``, ``PrivateRangeScaler`` on the coarse outer
     ranges at that epsilon) for the numeric columns, ``PublicCategoryEncoder`` on the codebook's
-    lists for the categorical ones."""
+    lists for the categorical ones. The scalers map onto [0, 1], as the page's hand-mapped
+    features do (``feature_range=(0, 1)`` given: the scalers' default is (-1, 1))."""
     from dpsolve.preprocessing import PrivateRangeScaler, PublicRangeScaler
     numeric = numeric_columns(dataset)
     if private_epsilon is None:
-        scaler = PublicRangeScaler([(dataset.low[j], dataset.high[j]) for j in numeric])
+        scaler = PublicRangeScaler([(dataset.low[j], dataset.high[j]) for j in numeric],
+                                   feature_range=(0, 1))
     else:
         scaler = PrivateRangeScaler([outer_range(dataset.low[j], dataset.high[j])
                                      for j in numeric], epsilon=private_epsilon,
-                                    random_state=seed)
+                                    feature_range=(0, 1), random_state=seed)
     return raw_columns(dataset, scaler)
 
 

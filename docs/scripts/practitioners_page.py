@@ -225,8 +225,10 @@ def raw_section(rows, datasets, seeds):
         "- **hand-mapped**: dpsolve's column above (the features mapped to [0, 1] by hand).",
         "- **public-range transformers**: `private_pipeline(ColumnTransformer(...), "
         "DPLogisticRegression(epsilon=ε, classes=[0, 1]))` (or `DPLinearRegression(epsilon=ε, "
-        "label_bound=1)`), the `ColumnTransformer` a `PublicRangeScaler` on the same documented "
-        "ranges for the numeric columns and, for the affairs data, a `PublicCategoryEncoder` "
+        "label_bound=1)`), the `ColumnTransformer` a `PublicRangeScaler(ranges, "
+        "feature_range=(0, 1))` on the same documented ranges for the numeric columns (onto "
+        "[0, 1], as the hand mapping; both range scalers' default is [−1, 1], which measures "
+        "better: [Choosing the defaults](preprocessing.md#choosing-the-defaults)) and, for the affairs data, a `PublicCategoryEncoder` "
         "on the codebook's six occupation codes for `occupation` and `occupation_husb` (which "
         "are codes of a list, not a scale; the hand mapping scales them). The row bound is the "
         "pipeline's (`output_row_norm`): nothing is given to the estimator but ε and the labels.",

@@ -23,7 +23,10 @@ that the total is epsilon).
   reference), ``PrivateRangeScaler`` at its defaults inside the page's coarse outer ranges, and
   ``PrivateStandardScaler`` with the same outer ranges as its clipping ranges at each ``clip``
   of ``CLIPS``; a private scaler spends ``SHARE`` of epsilon, the fit the rest. The affairs
-  data's two occupation codes go through ``PublicCategoryEncoder`` in every variant.
+  data's two occupation codes go through ``PublicCategoryEncoder`` in every variant. The range
+  scalers map onto [0, 1] (``feature_range=(0, 1)``, given: the page's mapping and the
+  scalers' default when these tables were measured; ``feature_range_default.py`` measures
+  (-1, 1), their default now).
 * The encoders, on the tables with categorical columns: the affairs data (statsmodels' ``fair``:
   two columns of six occupation codes) and ISLR's ``Wage`` data (from the ``ISLP`` package's
   wheel, when installed: seven columns, the census region's nine codebook divisions of which
@@ -182,9 +185,9 @@ def variant(name, dataset, epsilon, seed):
     spent, rest = share * epsilon, (1.0 - share) * epsilon
     if kind == "ranges":        # the practitioner page's private-ranges variant
         return core.raw_preprocess(dataset, spent, seed), rest
-    scaler, encoder = PublicRangeScaler(_documented(dataset)), None
+    scaler, encoder = PublicRangeScaler(_documented(dataset), feature_range=(0, 1)), None
     if kind == "public outer ranges":
-        scaler = PublicRangeScaler(_outer(dataset))
+        scaler = PublicRangeScaler(_outer(dataset), feature_range=(0, 1))
     elif kind == "standard":
         scaler = PrivateStandardScaler(_outer(dataset), epsilon=spent, clip=value,
                                        random_state=seed)

@@ -2,8 +2,8 @@
 table (a pandas DataFrame of numbers in their units, categories as strings, missing cells) to
 the bounded rows a private estimator needs.
 
-- :class:`PublicRangeScaler` maps each numeric column from a public range onto [0, 1] (or
-  [-1, 1]), clipping what falls outside;
+- :class:`PublicRangeScaler` maps each numeric column from a public range onto [-1, 1] (or
+  [0, 1]), clipping what falls outside;
 - :class:`PublicCategoryEncoder` one-hot encodes categorical columns from public category lists,
   an unknown value going to a declared bucket;
 - :class:`PublicConstantImputer` fills missing cells with public constants;

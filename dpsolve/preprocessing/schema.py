@@ -12,7 +12,7 @@ states the row bound a private estimator needs::
     # range = [0.0, 6.0]           # the label's public range
 
     [columns.income]
-    range = [0, 250000]            # mapped onto [0, 1], clipped outside
+    range = [0, 250000]            # mapped onto [-1, 1], clipped outside
     missing = 40000                # optional: the value a missing cell takes
 
     [columns.plan]
