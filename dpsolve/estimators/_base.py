@@ -275,14 +275,21 @@ class _DPLinearModel(BaseEstimator):
         return (self.fit_intercept and loss.binary
                 and solver in _centred_solvers(loss.name))
 
-    def _prior_share(self, loss, solver):
+    def _auto_prior_share(self, n):
+        """The share ``prior_share="auto"`` spends on the prior where it is usable, from
+        public constants: the class counts' ``AUTO_PRIOR_SHARE`` (the regressor's depends on n
+        and epsilon)."""
+        return AUTO_PRIOR_SHARE
+
+    def _prior_share(self, loss, solver, n):
         """The share of epsilon spent on the private class counts (0: none), from public
-        settings only: ``prior_share``, or with "auto" 0.1 when a binary fit with an intercept
-        runs a solver that takes a centre (``loss``: the Problem's loss object)."""
+        settings only: ``prior_share``, or with "auto" :meth:`_auto_prior_share` (0.1 for the
+        classifiers) when a binary fit with an intercept runs a solver that takes a centre
+        (``loss``: the Problem's loss object; ``n``: the number of rows, public)."""
         share = getattr(self, "prior_share", 0.0)
         usable = self._prior_usable(loss, solver)
         if isinstance(share, str):
-            share = AUTO_PRIOR_SHARE if usable else 0.0
+            share = self._auto_prior_share(n) if usable else 0.0
         elif share > 0.0 and not usable:
             why = ("fit_intercept=False" if not self.fit_intercept else
                    "the problem is not binary" if loss.is_multinomial else
@@ -343,7 +350,7 @@ class _DPLinearModel(BaseEstimator):
             if reserved in options:
                 raise ValueError(f"solver_options must not set {reserved!r}: the estimator centres "
                                  "the intercept on the private base rate itself (prior_share)")
-        share = self._prior_share(problem.loss_object, name)
+        share = self._prior_share(problem.loss_object, name, problem.n)
         if share:
             options.update(self._prior_options(problem))
         epsilon = self.epsilon * (1.0 - share)
