@@ -285,3 +285,16 @@ def test_a_pipeline_subclass_with_its_own_fit_is_seen_too():
     assert model.epsilon_ == pytest.approx(1.25, rel=1e-12)
     assert model.row_norm_ == pytest.approx(np.sqrt(3), rel=1e-13)
     assert budget.spent()[0] == pytest.approx(1.25, rel=1e-12)
+
+
+def test_a_search_refuses_its_grid_before_the_step_before_it_spends():
+    from dpsolve.private_selection import PrivateGridSearch
+    X, y = _table()
+    budget = BudgetAccountant(5.0)
+    search = PrivateGridSearch(
+        DPLogisticRegression(row_norm=np.sqrt(3), classes=[0, 1], accountant=budget), [],
+        score_epsilon=0.1, random_state=0)
+    scaler = PrivateRangeScaler(OUTER, epsilon=0.3, accountant=budget)
+    with pytest.raises(ValueError, match="param_grid is empty"):
+        make_pipeline(scaler, search).fit(X, y)
+    assert budget.spent()[0] == 0.0 and not hasattr(scaler, "dp_event_")

@@ -107,16 +107,27 @@ class WidthUnknown(ValueError):
     counted the columns."""
 
 
-def n_columns(estimator, given, parameter):
+def n_columns(estimator, given, parameter, input_features=None):
     """The number of input columns: ``given`` by the per-column parameter, else the fitted
-    ``n_features_in_``; a ValueError naming ``parameter`` if neither is known."""
+    ``n_features_in_``, else the number of ``input_features`` (names asked for before the
+    fit); a :class:`WidthUnknown` naming ``parameter`` if none is known."""
     if given is not None:
         return given
     if hasattr(estimator, "n_features_in_"):
         return estimator.n_features_in_
+    if input_features is not None:
+        return len(input_features)
     raise WidthUnknown(f"{type(estimator).__name__}'s {parameter} gives one entry for every "
                        "column, so the number of columns is known only once fitted "
                      "(n_features_in_): fit it first, or give one entry per column")
+
+
+def bounded_rows(count, norm, entry=1.0):
+    """The bound on the norm of rows of ``count`` columns, each entry at most ``entry`` in
+    absolute value (or, for one-hot blocks, ``count`` blocks of at most one 1):
+    ``entry sqrt(count)`` in l2, ``entry`` in l-infinity. ``norm`` is checked."""
+    check_norm(norm)
+    return entry * math.sqrt(count) if norm == "l2" else entry
 
 
 def input_names(estimator, input_features, count):

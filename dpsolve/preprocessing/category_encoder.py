@@ -1,12 +1,11 @@
 """A one-hot encoder from public category lists: each categorical column becomes one column
 per listed category, and a value outside the list (or missing) goes to a declared bucket. It
 learns nothing from the data."""
-import math
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ._tables import (category_codes, check_count, check_norm, input_names, is_missing,
+from ._tables import (bounded_rows, category_codes, check_count, input_names, is_missing,
                       n_columns, read_table)
 
 #: What an unknown (or missing) value becomes: a column of its own per input column, or
@@ -51,6 +50,16 @@ def _checked_unknown(unknown):
     if not isinstance(unknown, str) or unknown not in UNKNOWN:
         raise ValueError(f"unknown must be one of {list(UNKNOWN)}, got {unknown!r}")
     return unknown
+
+
+def indicator_names(names, lists, bucket):
+    """The one-hot columns' names: ``<column>_<category>`` for each of a column's ``lists``,
+    then ``<column>_<unknown>`` if ``bucket``."""
+    out = []
+    for name, values in zip(names, lists):
+        out += [f"{name}_{value}" for value in values] + ([f"{name}_<unknown>"] if bucket
+                                                           else [])
+    return np.asarray(out, dtype=object)
 
 
 def one_hot(X, lists, bucket):
@@ -195,10 +204,8 @@ class PublicCategoryEncoder(TransformerMixin, BaseEstimator):
         bound : float
             The bound on every output row's norm.
         """
-        check_norm(norm)
         _, given = _checked_categories(self.categories)
-        count = n_columns(self, given, "categories")
-        return math.sqrt(count) if norm == "l2" else 1.0
+        return bounded_rows(n_columns(self, given, "categories"), norm)
 
     def get_feature_names_out(self, input_features=None):
         """The output columns' names: ``<column>_<category>``, and ``<column>_<unknown>`` for
@@ -217,14 +224,6 @@ class PublicCategoryEncoder(TransformerMixin, BaseEstimator):
         """
         bucket = _checked_unknown(self.unknown) == "bucket"
         lists, given = _checked_categories(self.categories)
-        count = given if given is not None else getattr(self, "n_features_in_", None)
-        if count is None and input_features is None:
-            n_columns(self, given, "categories")
-        count = count if count is not None else len(input_features)
-        names = input_names(self, input_features, count)
-        lists = lists if given is not None else lists * count
-        out = []
-        for name, values in zip(names, lists):
-            out += [f"{name}_{value}" for value in values] + ([f"{name}_<unknown>"] if bucket
-                                                               else [])
-        return np.asarray(out, dtype=object)
+        count = n_columns(self, given, "categories", input_features)
+        return indicator_names(input_names(self, input_features, count),
+                               lists if given is not None else lists * count, bucket)

@@ -150,8 +150,5 @@ class PublicConstantImputer(TransformerMixin, BaseEstimator):
             One name per output column.
         """
         _, given = _checked_fill_values(self.fill_value)
-        count = given if given is not None else getattr(self, "n_features_in_", None)
-        if count is None and input_features is None:
-            n_columns(self, given, "fill_value")
-        count = count if count is not None else len(input_features)
+        count = n_columns(self, given, "fill_value", input_features)
         return np.asarray(input_names(self, input_features, count), dtype=object)

@@ -1,7 +1,6 @@
 """A one-hot encoder that drops rare categories privately: each public candidate category's count
 is released with exact discrete Laplace noise, the candidates whose noisy count clears a public
 threshold are kept, and the rest go to the unknown bucket."""
-import math
 import numbers
 from fractions import Fraction
 
@@ -14,9 +13,8 @@ from ..privacy.budget import check_accountant
 from ..privacy.discrete import BitSource, discrete_laplace
 from ..privacy.events import pure_event
 from ._release import SpendsPrivacy
-from ._tables import (category_codes, check_count, check_norm, input_names, n_columns,
-                      read_table)
-from .category_encoder import _checked_categories, _checked_unknown, one_hot
+from ._tables import bounded_rows, category_codes, check_count, input_names, n_columns, read_table
+from .category_encoder import _checked_categories, _checked_unknown, indicator_names, one_hot
 from .private_range_scaler import _checked_random_state
 
 #: The l1 sensitivity of one column's candidate counts under replace-one neighbours: the
@@ -234,10 +232,8 @@ class PrivateCategoryEncoder(SpendsPrivacy, TransformerMixin, BaseEstimator):
         bound : float
             ``sqrt(q)`` in l2 and 1 in l-infinity, for ``q`` input columns.
         """
-        check_norm(norm)
         _, given = _checked_categories(self.candidates, "candidates")
-        count = n_columns(self, given, "candidates")
-        return math.sqrt(count) if norm == "l2" else 1.0
+        return bounded_rows(n_columns(self, given, "candidates"), norm)
 
     def get_feature_names_out(self, input_features=None):
         """The output columns' names: ``<column>_<category>`` for each kept candidate, and
@@ -255,9 +251,5 @@ class PrivateCategoryEncoder(SpendsPrivacy, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "categories_")
         bucket = _checked_unknown(self.unknown) == "bucket"
-        names = input_names(self, input_features, self.n_features_in_)
-        out = []
-        for name, values in zip(names, self.categories_):
-            out += [f"{name}_{value}" for value in values] + ([f"{name}_<unknown>"] if bucket
-                                                               else [])
-        return np.asarray(out, dtype=object)
+        return indicator_names(input_names(self, input_features, self.n_features_in_),
+                               self.categories_, bucket)

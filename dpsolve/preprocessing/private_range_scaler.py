@@ -12,7 +12,7 @@ from ..privacy.budget import check_accountant
 from ..privacy.events import pure_event
 from ..privacy.quantile import _release
 from ._release import KeepsColumnNames, SpendsPrivacy
-from ._tables import check_count, check_norm, n_columns, read_table
+from ._tables import bounded_rows, check_count, n_columns, read_table
 from .range_scaler import _checked_feature_range, _checked_ranges, scale_columns
 
 
@@ -227,8 +227,6 @@ class PrivateRangeScaler(SpendsPrivacy, KeepsColumnNames, TransformerMixin,
         bound : float
             ``sqrt(p)`` in l2 and 1 in l-infinity, for ``p`` columns.
         """
-        check_norm(norm)
         *_, given = _checked_ranges(self.outer_ranges, "outer_ranges")
-        count = n_columns(self, given, "outer_ranges")
-        return float(np.sqrt(count)) if norm == "l2" else 1.0
+        return bounded_rows(n_columns(self, given, "outer_ranges"), norm)
 

@@ -12,7 +12,7 @@ from .._validation import check_real
 from ..privacy.budget import check_accountant
 from ..privacy.events import pure_event
 from ._release import KeepsColumnNames, SpendsPrivacy
-from ._tables import check_count, check_norm, n_columns, read_table
+from ._tables import bounded_rows, check_count, n_columns, read_table
 from .private_range_scaler import _checked_random_state
 from .range_scaler import _checked_ranges
 
@@ -215,9 +215,7 @@ class PrivateStandardScaler(SpendsPrivacy, KeepsColumnNames, TransformerMixin,
         bound : float
             ``clip sqrt(p)`` in l2 and ``clip`` in l-infinity, for ``p`` columns.
         """
-        check_norm(norm)
         clip = check_real(self.clip, "clip", low=0.0)
         *_, given = _checked_ranges(self.ranges)
-        count = n_columns(self, given, "ranges")
-        return clip * math.sqrt(count) if norm == "l2" else clip
+        return bounded_rows(n_columns(self, given, "ranges"), norm, clip)
 

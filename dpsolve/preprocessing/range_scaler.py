@@ -5,7 +5,7 @@ import math
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from ._tables import check_count, check_norm, input_names, n_columns, read_table, real_number
+from ._tables import bounded_rows, check_count, input_names, n_columns, read_table, real_number
 
 #: The output ranges the scaler maps onto.
 FEATURE_RANGES = ((0.0, 1.0), (-1.0, 1.0))
@@ -184,10 +184,8 @@ class PublicRangeScaler(TransformerMixin, BaseEstimator):
         bound : float
             The bound on every output row's norm.
         """
-        check_norm(norm)
         *_, given = _checked_ranges(self.ranges)
-        count = n_columns(self, given, "ranges")
-        return math.sqrt(count) if norm == "l2" else 1.0
+        return bounded_rows(n_columns(self, given, "ranges"), norm)
 
     def get_feature_names_out(self, input_features=None):
         """The output columns' names: the input columns' names.
@@ -204,8 +202,5 @@ class PublicRangeScaler(TransformerMixin, BaseEstimator):
             One name per output column.
         """
         *_, given = _checked_ranges(self.ranges)
-        count = given if given is not None else getattr(self, "n_features_in_", None)
-        if count is None and input_features is None:
-            n_columns(self, given, "ranges")
-        count = count if count is not None else len(input_features)
+        count = n_columns(self, given, "ranges", input_features)
         return np.asarray(input_names(self, input_features, count), dtype=object)

@@ -114,6 +114,23 @@ def _bound(transformer, norm, name):
     return float(transformer.row_norm_bound(norm))
 
 
+def leaf_steps(transformer, name):
+    """Every step of ``transformer`` that is no composite, each as ``(where, step)``, looked
+    for inside a ``Pipeline``, ``ColumnTransformer`` or ``FeatureUnion`` (a fitted
+    ``ColumnTransformer``'s fitted parts); ``"drop"``, None and ``"passthrough"`` are none.
+    ``where`` names the step from ``name``, how the messages call ``transformer``."""
+    if _is_skipped(transformer) or _is_passthrough(transformer):
+        return []
+    if hasattr(transformer, "steps"):
+        return [found for step_name, step in transformer.steps
+                for found in leaf_steps(step, f"{name}'s step {step_name!r}")]
+    parts = _parts(transformer)
+    if parts is not None:
+        return [found for part_name, step, _ in parts
+                for found in leaf_steps(step, f"{name}'s {part_name!r}")]
+    return [(name, transformer)]
+
+
 def learned_steps(transformer, name="estimator"):
     """The steps of ``transformer`` that learn from the records when fitted, each as
     ``(where, type name)``: those whose scikit-learn ``requires_fit`` tag is True, or that have
@@ -131,18 +148,8 @@ def learned_steps(transformer, name="estimator"):
     found : list of tuple
         ``(where, type name)`` of each learning step, empty if none learns.
     """
-    if _is_skipped(transformer) or _is_passthrough(transformer):
-        return []
-    if hasattr(transformer, "steps"):
-        return [found for step_name, step in transformer.steps
-                for found in learned_steps(step, f"{name}'s step {step_name!r}")]
-    parts = _parts(transformer)
-    if parts is not None:
-        return [found for part_name, step, _ in parts
-                for found in learned_steps(step, f"{name}'s {part_name!r}")]
-    if not hasattr(transformer, "__sklearn_tags__") or transformer.__sklearn_tags__().requires_fit:
-        return [(name, type(transformer).__name__)]
-    return []
+    return [(where, type(step).__name__) for where, step in leaf_steps(transformer, name)
+            if not hasattr(step, "__sklearn_tags__") or step.__sklearn_tags__().requires_fit]
 
 
 def private_steps(transformer, name="preprocess"):
@@ -163,13 +170,5 @@ def private_steps(transformer, name="preprocess"):
     found : list of tuple
         ``(where, step)`` of each private step, empty if none spends epsilon.
     """
-    if _is_skipped(transformer) or _is_passthrough(transformer):
-        return []
-    if hasattr(transformer, "steps"):
-        return [found for step_name, step in transformer.steps
-                for found in private_steps(step, f"{name}'s step {step_name!r}")]
-    parts = _parts(transformer)
-    if parts is not None:
-        return [found for part_name, step, _ in parts
-                for found in private_steps(step, f"{name}'s {part_name!r}")]
-    return [(name, transformer)] if getattr(transformer, "spends_privacy", False) else []
+    return [(where, step) for where, step in leaf_steps(transformer, name)
+            if getattr(step, "spends_privacy", False)]

@@ -247,11 +247,13 @@ class PrivateGridSearch(BaseEstimator):
 
     def _check_preceding_step(self, step):
         """The checks a private ``step`` fitted before the search in a ``Pipeline`` runs before
-        it spends its epsilon: the search's estimator and options, and that the step charges
-        the search's budget (the search composes the step's release into its own)."""
+        it spends its epsilon: the search's estimator, options, grid and scorer, and that the
+        step charges the search's budget (the search composes the step's release into its
+        own)."""
         budget, _ = self._budget()
-        _check_estimator(_stated_bound(self.estimator))
-        self._check_options()
+        final = _check_estimator(_stated_bound(self.estimator))
+        _, score_epsilon, _ = self._check_options()
+        self._candidates(self._scorer(score_epsilon, final))     # the grid and the scorer
         check_same_budget(step, budget, type(self).__name__)
 
     def _budget(self):
